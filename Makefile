@@ -1,0 +1,120 @@
+# mamba-kernels-from-scratch: every chapter builds into build/.
+#   make            build everything           make check    all checks, summary line last
+#   make bench      plots/data/*.csv (GPU)      make plots    figures + README tables
+#   make run        every chapter as a reader   make sanitize compute-sanitizer on GPU checks
+#   make asan       CPU parts under ASan/UBSan  make clean    remove build/
+# CUDA_ARCH defaults to the present GPU's (e.g. sm_90), else sm_90.
+
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc))
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+CC        ?= gcc
+GPU_CC    := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
+CUDA_ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
+COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
+
+CFLAGS   := -std=c11 -O2 -g -Wall -Wextra -Werror -Icommon -Ibuild -I$(CUDA_HOME)/include
+NVFLAGS  := -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 -Icommon -Werror all-warnings \
+            -Xcompiler -Wall,-Wextra,-Werror
+LDFLAGS  := -arch=$(CUDA_ARCH)
+LDLIBS   := -lm
+
+CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2
+GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2
+
+COMMON_C  := args check csv fixtures gpu half npy oracle rng scan_driver
+COMMON_CU := floors
+COMMON_OBJ := $(COMMON_C:%=build/obj/common/%.o) $(COMMON_CU:%=build/obj/common/%.o)
+
+# What each program links: its own files, then the previous stage it checks against.
+OBJS_test_oracle    := build/obj/common/test_oracle.o
+OBJS_00_ssm_basics  := build/obj/00_ssm_basics/main.o build/obj/00_ssm_basics/cpu.o
+OBJS_01_naive_scan  := build/obj/01_naive_scan/main.o build/obj/01_naive_scan/cpu.o \
+                       build/obj/01_naive_scan/kernels.o
+OBJS_02_parallel_scan := build/obj/02_parallel_scan/main.o build/obj/02_parallel_scan/cpu.o \
+                       build/obj/02_parallel_scan/kernels.o build/obj/01_naive_scan/cpu.o \
+                       build/obj/01_naive_scan/kernels.o
+OBJS_03_fused_cuda  := build/obj/03_fused_cuda/main.o build/obj/03_fused_cuda/cpu.o \
+                       build/obj/03_fused_cuda/kernels.o build/obj/02_parallel_scan/kernels.o
+OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cpu.o \
+                       build/obj/04_fp16_half2/kernels.o build/obj/03_fused_cuda/kernels.o
+
+PROGRAMS := test_oracle $(CHAPTERS)
+BINS := $(PROGRAMS:%=build/%)
+
+.PHONY: all check bench plots run sanitize asan clean help FORCE
+# Every .cu file is compiled, linked or not, so a kernel that does not build fails.
+ALL_CU_OBJ := $(patsubst %.cu,build/obj/%.o,$(wildcard */*.cu))
+all: $(BINS) $(ALL_CU_OBJ)
+
+help:
+	@sed -n '2,6p' Makefile | sed 's/^# //'
+
+# The commit goes into the CSV rows; rewritten only when it changes.
+build/commit.h: FORCE
+	@mkdir -p build
+	@echo '#define GIT_COMMIT "$(COMMIT)"' > build/commit.h.tmp
+	@cmp -s build/commit.h.tmp build/commit.h || mv build/commit.h.tmp build/commit.h
+	@rm -f build/commit.h.tmp
+
+build/obj/common/csv.o build/asan/obj/common/csv.o: build/commit.h
+
+build/obj/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+build/obj/%.o: %.cu $(wildcard common/*.h) $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+# The ASan build recompiles the C files; CUDA objects are linked as they are.
+asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/floors.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
+
+define link_rules
+build/$(1): $$(OBJS_$(1)) $$(COMMON_OBJ)
+	$$(NVCC) $$(LDFLAGS) $$^ -o $$@ $$(LDLIBS)
+build/asan/$(1): $$(call asan_objs,$$(OBJS_$(1)) $$(COMMON_OBJ))
+	$$(CC) $$(ASAN_FLAGS) $$^ -o $$@ -L$$(CUDA_HOME)/lib64 -lcudart_static -ldl -lpthread -lrt -lstdc++ -lm
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call link_rules,$(p))))
+
+# Every program's checks, then the bad-input cases; REQUIRE_GPU=1 counts a skip as a failure.
+check: all
+	@REQUIRE_GPU=$(REQUIRE_GPU) sh tests/run_checks.sh
+
+# Benchmarks (GPU only): rows go to build/bench/ first, and replace plots/data/<chapter>.csv
+# only when the run produced rows, so committed data is never overwritten by an empty run.
+bench: all
+	@mkdir -p build/bench plots/data
+	@for c in $(GPU_CHAPTERS); do \
+	  rm -f build/bench/$$c.csv; \
+	  COMMIT=$(COMMIT) build/$$c all --bench --csv build/bench/$$c.csv; rc=$$?; \
+	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then echo "bench: $$c failed (exit $$rc)"; exit 1; fi; \
+	  if [ -s build/bench/$$c.csv ]; then cp build/bench/$$c.csv plots/data/$$c.csv; \
+	    echo "bench: wrote plots/data/$$c.csv"; \
+	  else echo "bench: $$c: no GPU rows (needs a CUDA device); plots/data/$$c.csv left as it was"; fi; \
+	done
+
+plots:
+	@sh plots/draw.sh
+
+run: all
+	@for c in $(CHAPTERS); do echo; echo "=== $$c ==="; build/$$c; rc=$$?; \
+	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; done
+
+# compute-sanitizer on every GPU version's check at small awkward shapes.
+SANITIZE_SHAPES := --batch 2 --dim 8 --dstate 7 --seqlen 1,37,1100 --groups 2 --h0
+sanitize: all
+	@sh tests/sanitize.sh "$(GPU_CHAPTERS)" "$(SANITIZE_SHAPES)"
+
+# The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+asan: $(PROGRAMS:%=build/asan/%)
+	@ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  CUDA_VISIBLE_DEVICES= BIN=build/asan sh tests/run_checks.sh
+
+build/asan/obj/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) build/commit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+clean:
+	rm -rf build

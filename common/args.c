@@ -1,0 +1,175 @@
+/* The one command-line parser. */
+#include "args.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+const char *g_prog = "program";
+
+void die_usage(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", g_prog);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(EXIT_USAGE);
+}
+
+typedef struct {
+    const char *flag;
+    unsigned bit;
+    const char *help;
+} FlagInfo;
+
+static const FlagInfo FLAGS[] = {
+    {"--check", ARG_CHECK, "run the checks (default when neither --check nor --bench)"},
+    {"--bench", ARG_BENCH, "time the versions at the benchmark shapes"},
+    {"--list", ARG_LIST, "list the numbered versions"},
+    {"--batch", ARG_BATCH, "B[,B...]  batch sizes"},
+    {"--dim", ARG_DIM, "D  channels"},
+    {"--dstate", ARG_DSTATE, "N  state size"},
+    {"--seqlen", ARG_SEQLEN, "L[,L...]  sequence lengths"},
+    {"--heads", ARG_HEADS, "H  heads (Mamba-2)"},
+    {"--headdim", ARG_HEADDIM, "P  head dimension (Mamba-2)"},
+    {"--groups", ARG_GROUPS, "G  groups of B/C"},
+    {"--chunk", ARG_CHUNK, "Q  chunk size (power of two)"},
+    {"--dtype", ARG_DTYPE, "fp32|fp16"},
+    {"--no-z", ARG_NO_Z, "no z gate"},
+    {"--no-D", ARG_NO_D, "no D skip term"},
+    {"--no-bias", ARG_NO_BIAS, "no delta_bias / dt_bias"},
+    {"--no-softplus", ARG_NO_SOFTPLUS, "no softplus on delta / dt"},
+    {"--h0", ARG_H0, "give an initial state"},
+    {"--hydra", ARG_HYDRA, "Hydra form of the bidirectional scan"},
+    {"--form", ARG_FORM, "m1|m2  decode form"},
+    {"--graph", ARG_GRAPH, "capture the token loop in a CUDA graph"},
+    {"--seed", ARG_SEED, "S  seed of the random inputs"},
+    {"--reps", ARG_REPS, "R  timed repetitions (>= 20)"},
+    {"--csv", ARG_CSV, "FILE  append benchmark rows to FILE"},
+    {"--dump", ARG_DUMP, "DIR  write inputs and outputs as .npy + meta.json"},
+    {"--load", ARG_LOAD, "DIR  read inputs (and outputs to check) from DIR"},
+};
+#define NFLAGS (int)(sizeof(FLAGS) / sizeof(FLAGS[0]))
+
+static void usage(unsigned allowed, const char *summary) {
+    printf("%s\n\nusage: %s [VERSION|all] [flags]\n", summary, g_prog);
+    for (int i = 0; i < NFLAGS; i++)
+        if (allowed & FLAGS[i].bit) printf("  %-14s %s\n", FLAGS[i].flag, FLAGS[i].help);
+    printf("  %-14s %s\n", "--help", "this text");
+    printf("\nexit codes: 0 all checks passed, 1 a check failed, 2 bad usage or input,\n"
+           "            3 passed but the GPU parts were skipped (no usable CUDA device)\n");
+}
+
+static int64_t parse_size(const char *flag, const char *s) {
+    if (!s) die_usage("%s needs a value (try --help)", flag);
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0')
+        die_usage("%s: '%s' is not an integer (try --help)", flag, s);
+    if (v < 1) die_usage("%s: must be at least 1, got %lld", flag, v);
+    if (v > ((int64_t)1 << 40)) die_usage("%s: %lld is out of range", flag, v);
+    return (int64_t)v;
+}
+
+static int parse_list(const char *flag, const char *s, int64_t *out) {
+    if (!s) die_usage("%s needs a value (try --help)", flag);
+    char buf[512];
+    if (strlen(s) >= sizeof(buf)) die_usage("%s: list too long", flag);
+    strcpy(buf, s);
+    int n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == ARGS_MAX_LIST) die_usage("%s: at most %d values", flag, ARGS_MAX_LIST);
+        out[n++] = parse_size(flag, tok);
+    }
+    if (n == 0) die_usage("%s: empty list", flag);
+    return n;
+}
+
+void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *summary) {
+    memset(a, 0, sizeof(*a));
+    a->seed = 1234;
+    a->reps = 20;
+    a->dtype = DT_FP32;
+    const char *slash = strrchr(argv[0], '/');
+    g_prog = slash ? slash + 1 : argv[0];
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(allowed, summary);
+            exit(EXIT_OK);
+        }
+        if (arg[0] != '-') {  // VERSION or "all"
+            if (!(allowed & ARG_VERSION)) die_usage("unexpected argument '%s' (try --help)", arg);
+            if (a->given & ARG_VERSION) die_usage("more than one version given ('%s')", arg);
+            a->given |= ARG_VERSION;
+            if (strcmp(arg, "all") == 0) { a->version = 0; continue; }
+            a->version = (int)parse_size("VERSION", arg);
+            continue;
+        }
+        int f = -1;
+        for (int k = 0; k < NFLAGS; k++)
+            if (strcmp(arg, FLAGS[k].flag) == 0) f = k;
+        if (f < 0) die_usage("unknown flag '%s' (try --help)", arg);
+        unsigned bit = FLAGS[f].bit;
+        if (!(allowed & bit)) die_usage("flag %s is not used by this chapter (try --help)", arg);
+        a->given |= bit;
+        switch (bit) {
+        case ARG_CHECK: a->check = true; break;
+        case ARG_BENCH: a->bench = true; break;
+        case ARG_LIST: a->list = true; break;
+        case ARG_NO_Z: a->no_z = true; break;
+        case ARG_NO_D: a->no_D = true; break;
+        case ARG_NO_BIAS: a->no_bias = true; break;
+        case ARG_NO_SOFTPLUS: a->no_softplus = true; break;
+        case ARG_H0: a->h0 = true; break;
+        case ARG_HYDRA: a->hydra = true; break;
+        case ARG_GRAPH: a->graph = true; break;
+        case ARG_BATCH: a->nbatch = parse_list(arg, val, a->batch); i++; break;
+        case ARG_SEQLEN: a->nseqlen = parse_list(arg, val, a->seqlen); i++; break;
+        case ARG_DIM: a->dim = parse_size(arg, val); i++; break;
+        case ARG_DSTATE: a->dstate = parse_size(arg, val); i++; break;
+        case ARG_HEADS: a->heads = parse_size(arg, val); i++; break;
+        case ARG_HEADDIM: a->headdim = parse_size(arg, val); i++; break;
+        case ARG_GROUPS: a->groups = parse_size(arg, val); i++; break;
+        case ARG_CHUNK:
+            a->chunk = parse_size(arg, val); i++;
+            if (a->chunk & (a->chunk - 1)) die_usage("--chunk: %lld is not a power of two", (long long)a->chunk);
+            break;
+        case ARG_SEED: a->seed = (uint64_t)parse_size(arg, val); i++; break;
+        case ARG_REPS:
+            a->reps = (int)parse_size(arg, val); i++;
+            if (a->reps < 20 || a->reps > 100000) die_usage("--reps: need 20..100000, got %d", a->reps);
+            break;
+        case ARG_DTYPE:
+            if (!val) die_usage("--dtype needs fp32 or fp16");
+            if (strcmp(val, "fp32") == 0) a->dtype = DT_FP32;
+            else if (strcmp(val, "fp16") == 0) a->dtype = DT_FP16;
+            else die_usage("--dtype: '%s' is not fp32 or fp16", val);
+            i++;
+            break;
+        case ARG_FORM:
+            if (!val) die_usage("--form needs m1 or m2");
+            if (strcmp(val, "m1") == 0) a->form = 1;
+            else if (strcmp(val, "m2") == 0) a->form = 2;
+            else die_usage("--form: '%s' is not m1 or m2", val);
+            i++;
+            break;
+        case ARG_CSV: case ARG_DUMP: case ARG_LOAD:
+            if (!val || val[0] == '\0') die_usage("%s needs a path", arg);
+            if (bit == ARG_CSV) a->csv = val;
+            if (bit == ARG_DUMP) a->dump = val;
+            if (bit == ARG_LOAD) a->load = val;
+            i++;
+            break;
+        default: die_usage("flag %s not handled", arg);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+/* The one command line every chapter shares (DESIGN section 5):
+ *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
+ *     [--dim D] [--dstate N] [--seqlen 512,2048] [--heads H] [--headdim P]
+ *     [--groups G] [--chunk Q] [--dtype fp32|fp16] [--no-z] [--no-D] [--no-bias]
+ *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--graph] [--seed S]
+ *     [--reps R] [--csv FILE] [--dump DIR] [--load DIR] [--help]
+ * A chapter passes the set of flags it uses; any other flag is an error. */
+#ifndef ARGS_H
+#define ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scan.h"
+
+enum {
+    ARG_CHECK = 1u << 0, ARG_BENCH = 1u << 1, ARG_LIST = 1u << 2,
+    ARG_BATCH = 1u << 3, ARG_DIM = 1u << 4, ARG_DSTATE = 1u << 5,
+    ARG_SEQLEN = 1u << 6, ARG_HEADS = 1u << 7, ARG_HEADDIM = 1u << 8,
+    ARG_GROUPS = 1u << 9, ARG_CHUNK = 1u << 10, ARG_DTYPE = 1u << 11,
+    ARG_NO_Z = 1u << 12, ARG_NO_D = 1u << 13, ARG_NO_BIAS = 1u << 14,
+    ARG_NO_SOFTPLUS = 1u << 15, ARG_H0 = 1u << 16, ARG_HYDRA = 1u << 17,
+    ARG_FORM = 1u << 18, ARG_GRAPH = 1u << 19, ARG_SEED = 1u << 20,
+    ARG_REPS = 1u << 21, ARG_CSV = 1u << 22, ARG_DUMP = 1u << 23,
+    ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25,
+    /* what the Mamba-1 scan chapters (01-04) accept */
+    ARGS_SCAN = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_DSTATE |
+                ARG_SEQLEN | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
+                ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV | ARG_DUMP |
+                ARG_LOAD | ARG_VERSION,
+};
+
+#define ARGS_MAX_LIST 16
+
+typedef struct {
+    unsigned given;                 // ARG_* bits of the flags that appeared
+    int version;                    // VERSION, 0 for "all" or none given
+    bool check, bench, list;
+    int64_t batch[ARGS_MAX_LIST];   int nbatch;
+    int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;
+    int64_t dim, dstate, heads, headdim, groups, chunk;
+    DType dtype;
+    bool no_z, no_D, no_bias, no_softplus, h0, hydra, graph;
+    int form;                       // 1 (m1) or 2 (m2); 0 when not given
+    uint64_t seed;
+    int reps;
+    const char *csv, *dump, *load;
+} Args;
+
+/* Parse argv. --help prints usage and exits 0. Anything wrong (unknown flag,
+ * a flag outside `allowed`, missing or non-numeric value, a size < 1) prints
+ * one line "<prog>: <what is wrong> (try --help)" and exits 2. */
+void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *summary);
+
+/* Exit 2 with one formatted line "<prog>: <message>". */
+void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The program name (argv[0] basename), set by args_parse. */
+extern const char *g_prog;
+
+#endif

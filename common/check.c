@@ -1,0 +1,89 @@
+/* The validator: tolerances, the NaN-safe element test, check lines, counters. */
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Never looser than the official tests (DESIGN section 3). */
+const Tol TOLERANCES[TOL_COUNT] = {
+    [TOL_FP32_SCAN] = {"fp32", 6e-4, 2e-3, 0.0},
+    [TOL_FP16] = {"fp16", 3e-3, 5e-3, 0.0},
+    [TOL_DECODE_FP32] = {"decode fp32", 3e-4, 1e-3, 0.0},
+    [TOL_DECODE_FP16] = {"decode fp16", 5e-3, 1e-2, 0.0},
+    [TOL_FIXTURE] = {"fixture", 1e-4, 1e-5, 1e-5},
+    [TOL_EXACT] = {"exact", 1e-12, 1e-12, 1e-12},
+};
+
+static int n_pass, n_fail, n_skip;
+
+static CheckResult compare(const float *got32, const double *got64, const double *ref,
+                           int64_t n, Tol tol) {
+    CheckResult r = {0.0, 0.0, n, 0, true};
+    double err2 = 0.0, ref2 = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got32 ? (double)got32[i] : got64[i];
+        double e = fabs(g - ref[i]);
+        /* Written so that NaN fails: a comparison with NaN is false. */
+        if (!(e <= tol.atol + tol.rtol * fabs(ref[i]))) r.n_bad++;
+        if (!(e <= r.max_abs)) r.max_abs = e;  // NaN sticks
+        err2 += e * e;
+        ref2 += ref[i] * ref[i];
+    }
+    r.rel_l2 = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+    r.pass = r.n_bad == 0 && !isnan(r.rel_l2) &&
+             (tol.max_rel_l2 <= 0.0 || r.rel_l2 <= tol.max_rel_l2);
+    return r;
+}
+
+CheckResult compare_f32(const float *got, const double *ref, int64_t n, Tol tol) {
+    return compare(got, NULL, ref, n, tol);
+}
+
+CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol) {
+    return compare(NULL, got, ref, n, tol);
+}
+
+CheckResult check_merge(CheckResult a, CheckResult b) {
+    CheckResult r;
+    r.max_abs = (isnan(a.max_abs) || isnan(b.max_abs)) ? NAN : fmax(a.max_abs, b.max_abs);
+    r.rel_l2 = fmax(a.rel_l2, b.rel_l2);
+    if (isnan(a.rel_l2) || isnan(b.rel_l2)) r.rel_l2 = NAN;
+    r.n = a.n + b.n;
+    r.n_bad = a.n_bad + b.n_bad;
+    r.pass = a.pass && b.pass;
+    return r;
+}
+
+void check_report(const char *label, CheckResult r, Tol tol) {
+    printf("  %-52s max_abs %.2e  rel_l2 %.2e  tol %s (rtol %.0e atol %.0e",
+           label, r.max_abs, r.rel_l2, tol.name, tol.rtol, tol.atol);
+    if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
+    printf(")  %s", r.pass ? "PASS" : "FAIL");
+    if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
+    printf("\n");
+    if (r.pass) n_pass++; else n_fail++;
+}
+
+void check_skip(const char *label, const char *reason) {
+    printf("  %-52s SKIP (%s)\n", label, reason);
+    n_skip++;
+}
+
+void check_report_bool(const char *label, bool pass, const char *detail) {
+    printf("  %-52s %s  %s\n", label, detail ? detail : "", pass ? "PASS" : "FAIL");
+    if (pass) n_pass++; else n_fail++;
+}
+
+int check_failures(void) { return n_fail; }
+int check_passes(void) { return n_pass; }
+int check_skips(void) { return n_skip; }
+
+int check_exit_code(bool gpu_skipped) {
+    if (n_fail > 0) return EXIT_FAIL;
+    if (gpu_skipped) return EXIT_GPU_SKIPPED;
+    return EXIT_OK;
+}
+
+void check_summary(const char *program) {
+    printf("%s checks: %d passed, %d failed, %d skipped\n", program, n_pass, n_fail, n_skip);
+}

@@ -1,0 +1,60 @@
+/* The validator: one tolerance table, NaN-safe element test, check lines and
+ * the pass/fail/skip counters that decide a chapter's exit code. */
+#ifndef CHECK_H
+#define CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit codes of every chapter program (DESIGN section 3). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_GPU_SKIPPED = 3 };
+
+typedef enum {
+    TOL_FP32_SCAN,    // fp32 scans on CUDA cores (Mamba-1, SSD, bidirectional)
+    TOL_FP16,         // fp16 inputs, or fp16/bf16 tensor-core operands
+    TOL_DECODE_FP32,  // decode step, fp32 state
+    TOL_DECODE_FP16,  // decode step, fp16
+    TOL_FIXTURE,      // fp64 oracle vs the official fp32 fixtures
+    TOL_EXACT,        // two computations that must agree to rounding (fp64)
+    TOL_COUNT
+} TolKind;
+
+typedef struct {
+    const char *name;
+    double rtol, atol;   // element passes when |got - ref| <= atol + rtol*|ref|
+    double max_rel_l2;   // and the relative L2 error is at most this (0: not used)
+} Tol;
+
+extern const Tol TOLERANCES[TOL_COUNT];
+
+typedef struct {
+    double max_abs;      // max |got - ref| (NaN if any element is NaN)
+    double rel_l2;       // ||got - ref|| / ||ref||
+    int64_t n, n_bad;    // elements compared, elements out of tolerance
+    bool pass;
+} CheckResult;
+
+/* Compare n values; got is fp32 or fp64, ref is fp64. NaN in got or ref fails. */
+CheckResult compare_f32(const float *got, const double *ref, int64_t n, Tol tol);
+CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol);
+/* Merge two results (for y and last_state in one line). */
+CheckResult check_merge(CheckResult a, CheckResult b);
+
+/* Print one check line and count it:
+ *   "  <label>  max_abs 1.2e-06  rel_l2 3.4e-07  tol rtol 6e-04 atol 2e-03  PASS" */
+void check_report(const char *label, CheckResult r, Tol tol);
+/* Print and count a skipped check with its reason. */
+void check_skip(const char *label, const char *reason);
+/* Count a check decided elsewhere (e.g. "perturbed output must fail"). */
+void check_report_bool(const char *label, bool pass, const char *detail);
+
+/* Counters and the exit code: 1 if any check failed; else 3 if any check was
+ * skipped because the GPU is missing (gpu_skipped); else 0. */
+int check_failures(void);
+int check_passes(void);
+int check_skips(void);
+int check_exit_code(bool gpu_skipped);
+/* Print "checks: N passed, N failed, N skipped" for this program. */
+void check_summary(const char *program);
+
+#endif

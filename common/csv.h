@@ -1,0 +1,27 @@
+/* The benchmark CSV (DESIGN section 5): one row per (version, config). */
+#ifndef CSV_H
+#define CSV_H
+
+#include <stdint.h>
+
+#define CSV_HEADER                                                                  \
+    "chapter,version,name,dtype,batch,dim,heads,headdim,groups,dstate,seqlen,chunk," \
+    "flags,ms_median,ms_min,bytes,exps,flops,gbps,bw_gbps,exp_rate,floor_ms,"        \
+    "time_over_floor,peak_mib,workspace_mib,rel_l2_err,device,commit"
+
+typedef struct {
+    const char *chapter, *name, *dtype, *flags;
+    int version;
+    int64_t batch, dim, heads, headdim, groups, dstate, seqlen, chunk;
+    double ms_median, ms_min, bytes, exps, flops, gbps, bw_gbps, exp_rate;
+    double floor_ms, time_over_floor, peak_mib, workspace_mib, rel_l2_err;
+} CsvRow;
+
+/* Append a row to path, writing the header first when the file is new or
+ * empty. device and commit are filled in here. */
+void csv_append(const char *path, const CsvRow *r);
+
+/* The commit: $COMMIT if set, else the build's git commit, else "unknown". */
+const char *commit_id(void);
+
+#endif

@@ -1,0 +1,14 @@
+/* The fp64 oracle against the official fixtures (common/fixtures/README.md):
+ * each folder's inputs go through the oracle and every output it holds gets a
+ * check line (relative L2 <= 1e-5), then a perturbed copy of y must fail.
+ * A folder that cannot be loaded is a failed check with the reason. */
+#ifndef FIXTURES_H
+#define FIXTURES_H
+
+/* mamba1 and mamba1_plain (selective_scan_ref). dir holds the folders. */
+void fixtures_check_mamba1(const char *dir);
+
+/* All seven: mamba1, mamba1_plain, ssd, bidir, bidir_hydra, decode_m1, decode_m2. */
+void fixtures_check_all(const char *dir);
+
+#endif

@@ -1,0 +1,46 @@
+/* The GPU side of the harness, callable from C: is a device usable, the
+ * device-memory tracker (peak and workspace MiB), and the CUDA-event timer
+ * that flushes L2 between repetitions. */
+#ifndef GPU_H
+#define GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when a CUDA device can be used. False (and the reason in
+ * gpu_unavailable_reason) on cudaErrorNoDevice, cudaErrorInsufficientDriver
+ * or any failure of the device query. Queried once, then cached. */
+bool gpu_available(void);
+const char *gpu_unavailable_reason(void);
+const char *gpu_name(void);        // "NVIDIA H200", or "cpu" without a device
+int gpu_sm_count(void);
+size_t gpu_l2_bytes(void);
+size_t gpu_free_bytes(void);
+
+/* ---- device-memory tracker ---- */
+typedef enum { MEM_INPUT, MEM_OUTPUT, MEM_WORKSPACE } MemRole;
+
+/* cudaMalloc through the tracker. If the device cannot hold it, prints one
+ * line naming `what` and the bytes and exits 2. */
+void *dev_alloc(size_t bytes, MemRole role, const char *what);
+void dev_free(void *p);
+/* Fill with 0xff bytes: NaN in fp32 and fp16, so unwritten outputs fail checks. */
+void dev_poison(void *p, size_t bytes);
+void mem_reset_peak(void);          // start of one forward's accounting
+double mem_peak_mib(void);          // largest live total since the reset
+double mem_workspace_mib(void);     // that peak minus inputs and outputs live then
+
+/* Copies (checked). */
+void h2d(void *dst, const void *src, size_t bytes);
+void d2h(void *dst, const void *src, size_t bytes);
+void gpu_sync(void);
+
+/* ---- timer ---- */
+typedef void (*GpuFn)(void *ctx);
+typedef struct { double median_ms, min_ms; int reps; } Timing;
+
+/* Runs fn a few times to warm up, then `reps` times (>= 20), each preceded by
+ * a write of a buffer twice the L2 size and timed alone with CUDA events. */
+Timing gpu_time(GpuFn fn, void *ctx, int reps);
+
+#endif

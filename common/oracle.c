@@ -1,0 +1,320 @@
+/* The fp64 oracle. Every operation comes down to one routine, scan_row: the
+ * Mamba-1 recurrence of selective_scan_ref for one channel, written as plain
+ * loops in double. SSD, both bidirectional forms and the Mamba-1 scan only
+ * differ in where each row finds its inputs (strides), which is exactly the
+ * official Mamba-2 -> Mamba-1 mapping (ssd_selective_scan in
+ * mamba_ssm/ops/triton/ssd_combined.py). The decode step mirrors
+ * selective_state_update_ref (mamba_ssm/ops/triton/selective_state_update.py). */
+#include "oracle.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *oracle_alloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "oracle: cannot allocate %zu bytes\n", bytes);
+        exit(2);
+    }
+    return p;
+}
+
+/* ---- scalar pieces ---- */
+
+/* torch.nn.functional.softplus(x) with its default beta 1, threshold 20. */
+double oracle_softplus(double x) { return x <= 20.0 ? log1p(exp(x)) : x; }
+
+/* silu(z) = z * sigmoid(z); exp(-z) = inf for very negative z gives 0, as it should. */
+static double silu(double z) { return z / (1.0 + exp(-z)); }
+
+void oracle_discretize(DiscRule rule, double a, double b, double dt, double *abar, double *bbar) {
+    switch (rule) {
+    case DISC_ZOH:
+        /* abar = exp(dt a), bbar = (exp(dt a) - 1) / a * b, with expm1 so that
+         * small dt*a keeps its digits; the limit a -> 0 is dt * b. */
+        *abar = exp(dt * a);
+        *bbar = a == 0.0 ? dt * b : expm1(dt * a) / a * b;
+        break;
+    case DISC_EULER_B:
+        /* deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+         * deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u) */
+        *abar = exp(dt * a);
+        *bbar = dt * b;
+        break;
+    case DISC_EULER:
+        *abar = 1.0 + dt * a;
+        *bbar = dt * b;
+        break;
+    }
+}
+
+/* ---- one row of the Mamba-1 scan ---- */
+
+/* Where one channel's inputs live. Element t of a sequence input is at
+ * ptr[t * stride]; a pointer at the last step with a negative stride walks
+ * time backwards (flip). Per-channel scalars are single pointers. */
+typedef struct {
+    int64_t L, N;
+    bool softplus;
+    const float *u;     int64_t u_t;          // u_t = u[t * u_t]
+    const float *delta; int64_t delta_t;      // delta_t = delta[t * delta_t]
+    const float *z;     int64_t z_t;          // NULL without z
+    const float *A;     int64_t A_n;          // A[n] = A[n * A_n]; A_n = 0: one value for every n
+    const float *B;     int64_t B_n, B_t;     // B_t[n] = B[n * B_n + t * B_t]
+    const float *C;     int64_t C_n, C_t;
+    const float *D;                           // one value, NULL without D
+    const float *bias;                        // one value, NULL without bias
+    const float *h0;                          // (N,) contiguous, NULL: start from zero
+} ScanRow;
+
+/* y (L,) in the row's own time order; h (N,): the final state. */
+static void scan_row(const ScanRow *r, double *y, double *h) {
+    // x = A.new_zeros((batch, dim, dstate))   (or the given initial state)
+    for (int64_t n = 0; n < r->N; n++) h[n] = r->h0 ? (double)r->h0[n] : 0.0;
+
+    for (int64_t t = 0; t < r->L; t++) {
+        double u = r->u[t * r->u_t];
+        double delta = r->delta[t * r->delta_t];
+        // delta = delta + delta_bias[..., None].float()
+        if (r->bias) delta += (double)*r->bias;
+        // if delta_softplus: delta = F.softplus(delta)
+        if (r->softplus) delta = oracle_softplus(delta);
+
+        double y_t = 0.0;
+        for (int64_t n = 0; n < r->N; n++) {
+            // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+            double deltaA = exp(delta * (double)r->A[n * r->A_n]);
+            // deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u)
+            double deltaB_u = delta * (double)r->B[n * r->B_n + t * r->B_t] * u;
+            // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
+            h[n] = deltaA * h[n] + deltaB_u;
+            // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
+            y_t += h[n] * (double)r->C[n * r->C_n + t * r->C_t];
+        }
+        // out = y if D is None else y + u * rearrange(D, "d -> d 1")
+        if (r->D) y_t += u * (double)*r->D;
+        // if z is not None: out = out * F.silu(z)
+        if (r->z) y_t *= silu(r->z[t * r->z_t]);
+        y[t] = y_t;
+    }
+}
+
+/* ---- Mamba-1 selective scan ---- */
+
+void oracle_scan_row(const ScanTensors *t, int64_t bi, int64_t c, double *y, double *state) {
+    const ScanShape *s = &t->s;
+    int64_t d = s->dim, N = s->dstate, L = s->seqlen, G = s->groups;
+    int64_t row = bi * d + c;
+    // B = repeat(B, "B G N L -> B (G H) N L", H=dim // B.shape[1])
+    int64_t bc = (bi * G + scan_group_of(s, c)) * N * L;
+    ScanRow r = {
+        .L = L, .N = N, .softplus = s->softplus,
+        .u = (const float *)t->u + row * L, .u_t = 1,
+        .delta = (const float *)t->delta + row * L, .delta_t = 1,
+        .z = s->has_z ? (const float *)t->z + row * L : NULL, .z_t = 1,
+        .A = t->A + c * N, .A_n = 1,
+        .B = (const float *)t->B + bc, .B_n = L, .B_t = 1,
+        .C = (const float *)t->C + bc, .C_n = L, .C_t = 1,
+        .D = s->has_D ? t->D + c : NULL,
+        .bias = s->has_bias ? t->delta_bias + c : NULL,
+        .h0 = s->has_h0 ? t->h0 + row * N : NULL,
+    };
+    scan_row(&r, y, state);
+}
+
+void oracle_scan(const ScanTensors *t, double *y, double *last_state) {
+    const ScanShape *s = &t->s;
+    for (int64_t bi = 0; bi < s->batch; bi++)
+        for (int64_t c = 0; c < s->dim; c++) {
+            int64_t row = bi * s->dim + c;
+            oracle_scan_row(t, bi, c, y + row * s->seqlen, last_state + row * s->dstate);
+        }
+}
+
+/* ---- Mamba-2 SSD through the Mamba-1 mapping ---- */
+
+/* The row of channel (hi, pi) of batch bi, in original time order:
+ * ssd_selective_scan's rearranges, read as strides. */
+static ScanRow ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi) {
+    int64_t L = t->seqlen, H = t->heads, P = t->headdim, G = t->groups, N = t->dstate;
+    // x = rearrange(x, "b l h p -> b (h p) l")
+    int64_t x0 = bi * L * H * P + hi * P + pi;
+    // B = rearrange(B, "b l g n -> b g n l"), then in selective_scan_ref
+    // B = repeat(B, "B G N L -> B (G H) N L", H=dim // B.shape[1]): channel hi*P+pi uses group hi / (H/G)
+    int64_t bc0 = bi * L * G * N + (hi / (H / G)) * N;
+    ScanRow r = {
+        .L = L, .N = N, .softplus = t->softplus,
+        .u = t->x + x0, .u_t = H * P,
+        // dt = repeat(dt, "b l h -> b l h p", p=headdim); dt = rearrange(dt, "b l h p -> b (h p) l")
+        .delta = t->dt + bi * L * H + hi, .delta_t = H,
+        // z = rearrange(z, "b l h p -> b (h p) l")
+        .z = t->z ? t->z + x0 : NULL, .z_t = H * P,
+        // A = repeat(A, "h -> (h p) n", p=headdim, n=dstate)
+        .A = t->A + hi, .A_n = 0,
+        .B = t->B + bc0, .B_n = 1, .B_t = G * N,
+        .C = t->C + bc0, .C_n = 1, .C_t = G * N,
+        // D = rearrange(D, "h p -> (h p)")  or  D = repeat(D, "h -> (h p)", p=headdim)
+        .D = t->D ? (t->D_per_channel ? t->D + hi * P + pi : t->D + hi) : NULL,
+        // dt_bias = repeat(dt_bias, "h -> h p", p=headdim); dt_bias = rearrange(dt_bias, "h p -> (h p)")
+        .bias = t->dt_bias ? t->dt_bias + hi : NULL,
+        .h0 = t->initial_states ? t->initial_states + ((bi * H + hi) * P + pi) * N : NULL,
+    };
+    return r;
+}
+
+void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
+    int64_t L = t->seqlen, H = t->heads, P = t->headdim, N = t->dstate;
+    double *y_row = oracle_alloc((size_t)L * sizeof(double));   // (L,) one channel's output
+    double *h = oracle_alloc((size_t)N * sizeof(double));       // (N,) its final state
+    for (int64_t bi = 0; bi < t->batch; bi++)
+        for (int64_t hi = 0; hi < H; hi++)
+            for (int64_t pi = 0; pi < P; pi++) {
+                ScanRow r = ssd_row(t, bi, hi, pi);
+                scan_row(&r, y_row, h);
+                // return rearrange(out, "b (h p) l -> b l h p", p=headdim)
+                for (int64_t l = 0; l < L; l++) y[((bi * L + l) * H + hi) * P + pi] = y_row[l];
+                if (final_state)
+                    for (int64_t n = 0; n < N; n++)
+                        final_state[((bi * H + hi) * P + pi) * N + n] = h[n];
+            }
+    free(y_row);
+    free(h);
+}
+
+/* ---- Bidirectional Mamba-2 ---- */
+
+void oracle_bidir(const BidirTensors *t, double *y) {
+    const SsdTensors *f = &t->fwd;
+    int64_t L = f->seqlen, H = f->heads, P = f->headdim, G = f->groups, N = f->dstate;
+    double *y_fwd = oracle_alloc((size_t)L * sizeof(double)); // (L,) SS(x), original time
+    double *y_bwd = oracle_alloc((size_t)L * sizeof(double)); // (L,) SS(flip(x)), flipped time
+    double *h = oracle_alloc((size_t)N * sizeof(double));     // (N,) final state, unused
+    for (int64_t bi = 0; bi < f->batch; bi++)
+        for (int64_t hi = 0; hi < H; hi++)
+            for (int64_t pi = 0; pi < P; pi++) {
+                /* Both directions are the Mamba-2 scan with D=None, z=None. */
+                ScanRow fw = ssd_row(f, bi, hi, pi);
+                fw.D = NULL;
+                fw.z = NULL;
+                fw.h0 = NULL;
+                scan_row(&fw, y_fwd, h);
+
+                /* flip(x), flip(dt), flip(B), flip(C): start at the last step
+                 * and walk back. Hydra's backward direction reads its own
+                 * dt_bwd, B_bwd, C_bwd, given in original time order:
+                 *   torch.flip(BC[:, :, 2 * self.ngroups * self.d_state:], (1,))  (Hydra) */
+                ScanRow bw = fw;
+                if (t->hydra) {
+                    int64_t bc0 = bi * L * G * N + (hi / (H / G)) * N;
+                    bw.delta = t->dt_bwd + bi * L * H + hi;
+                    bw.B = t->B_bwd + bc0;
+                    bw.C = t->C_bwd + bc0;
+                }
+                bw.u += (L - 1) * bw.u_t;             bw.u_t = -bw.u_t;
+                bw.delta += (L - 1) * bw.delta_t;     bw.delta_t = -bw.delta_t;
+                bw.B += (L - 1) * bw.B_t;             bw.B_t = -bw.B_t;
+                bw.C += (L - 1) * bw.C_t;             bw.C_t = -bw.C_t;
+                scan_row(&bw, y_bwd, h);
+
+                const float *D = NULL;   // this channel's D, NULL without D
+                if (f->D) D = f->D_per_channel ? f->D + hi * P + pi : f->D + hi;
+                for (int64_t l = 0; l < L; l++) {
+                    int64_t i = ((bi * L + l) * H + hi) * P + pi;
+                    double fwd_l, bwd_l;
+                    if (t->hydra) {
+                        /* y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0
+                         * y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
+                         * y_bw at step l is the shifted backward output at
+                         * flipped step L-1-l, i.e. y_bwd[L-2-l]. */
+                        fwd_l = l >= 1 ? y_fwd[l - 1] : 0.0;
+                        bwd_l = l <= L - 2 ? y_bwd[L - 2 - l] : 0.0;
+                    } else {
+                        fwd_l = y_fwd[l];
+                        bwd_l = y_bwd[L - 1 - l];
+                    }
+                    // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
+                    double y_l = fwd_l + bwd_l;
+                    if (D) y_l += (double)f->x[i] * (double)*D;
+                    y[i] = y_l;
+                }
+            }
+    free(y_fwd);
+    free(y_bwd);
+    free(h);
+}
+
+/* ---- Decode step ---- */
+
+void oracle_decode_m1(const DecodeM1Tensors *t, double *y, double *state_out) {
+    int64_t d = t->dim, N = t->dstate;
+    for (int64_t bi = 0; bi < t->batch; bi++)
+        for (int64_t c = 0; c < d; c++) {
+            int64_t row = bi * d + c;
+            double x = t->x[row];
+            double dt = t->dt[row];
+            // dt = dt + dt_bias
+            if (t->dt_bias) dt += (double)t->dt_bias[c];
+            // dt = F.softplus(dt) if dt_softplus else dt
+            if (t->softplus) dt = oracle_softplus(dt);
+            double out = 0.0;
+            for (int64_t n = 0; n < N; n++) {
+                // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
+                double dA = exp(dt * (double)t->A[c * N + n]);
+                // dB = rearrange(dt, "b d -> b d 1") * rearrange(B, "b n -> b 1 n")
+                double dB = dt * (double)t->B[bi * N + n];
+                // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1"))
+                double s = (double)t->state[row * N + n] * dA + dB * x;
+                state_out[row * N + n] = s;
+                // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
+                out += s * (double)t->C[bi * N + n];
+            }
+            // if D is not None: out += (x * D).to(out.dtype)
+            if (t->D) out += x * (double)t->D[c];
+            // return (out if z is None else out * F.silu(z)).to(x.dtype)
+            if (t->z) out *= silu(t->z[row]);
+            y[row] = out;
+        }
+}
+
+/* The tied Mamba-2 form: Mamba2.step (mamba_ssm/modules/mamba2.py) expands
+ * A, dt, D, dt_bias over p (and A over N) before calling selective_state_update:
+ *   A = repeat(A, "h -> h p n", p=self.headdim, n=self.d_state).to(dtype=torch.float32)
+ *   dt = repeat(dt, "b h -> b h p", p=self.headdim)
+ *   dt_bias = repeat(self.dt_bias, "h -> h p", p=self.headdim)
+ *   D = repeat(self.D, "h -> h p", p=self.headdim)
+ * so one dt, dA and D serve every p of a head. */
+void oracle_decode_m2(const DecodeM2Tensors *t, double *y, double *state_out) {
+    int64_t H = t->heads, P = t->headdim, N = t->dstate, G = t->groups;
+    for (int64_t bi = 0; bi < t->batch; bi++)
+        for (int64_t hi = 0; hi < H; hi++) {
+            // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+            int64_t bc = (bi * G + hi / (H / G)) * N;
+            double dt = t->dt[bi * H + hi];
+            // dt = dt + dt_bias
+            if (t->dt_bias) dt += (double)t->dt_bias[hi];
+            // dt = F.softplus(dt) if dt_softplus else dt
+            if (t->softplus) dt = oracle_softplus(dt);
+            // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
+            double dA = exp(dt * (double)t->A[hi]);
+            for (int64_t pi = 0; pi < P; pi++) {
+                int64_t row = (bi * H + hi) * P + pi;
+                double x = t->x[row];
+                double out = 0.0;
+                for (int64_t n = 0; n < N; n++) {
+                    // dB = rearrange(dt, "b h d -> b h d 1") * rearrange(B, "b h n -> b h 1 n")
+                    double dB = dt * (double)t->B[bc + n];
+                    // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1"))
+                    double s = (double)t->state[row * N + n] * dA + dB * x;
+                    state_out[row * N + n] = s;
+                    // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
+                    out += s * (double)t->C[bc + n];
+                }
+                // if D is not None: out += (x * D).to(out.dtype)
+                if (t->D) out += x * (double)t->D[hi];
+                // out = (out if z is None else out * F.silu(z)).to(x.dtype)
+                if (t->z) out *= silu(t->z[row]);
+                y[row] = out;
+            }
+        }
+}

@@ -1,0 +1,97 @@
+/* The fp64 oracle: plain loops that mirror the official reference functions
+ * line by line, accumulating in double. Every chapter checks against it.
+ * All inputs are fp32 host arrays (fp16 chapters pass their fp16-rounded
+ * values); outputs are fp64. */
+#ifndef ORACLE_H
+#define ORACLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scan.h"
+
+/* ---- scalar pieces ---- */
+
+/* softplus as the official kernels apply it: x <= 20 ? log1p(exp(x)) : x */
+double oracle_softplus(double x);
+
+/* Discretizing dx/dt = a*x + b*u over a step dt for a diagonal entry a:
+ *   exact ZOH:  abar = exp(dt*a), bbar = (exp(dt*a) - 1) / a * b  (dt*b at a = 0)
+ *   Euler-B:    abar = exp(dt*a), bbar = dt*b  (the rule every official kernel uses)
+ *   Euler:      abar = 1 + dt*a,  bbar = dt*b */
+typedef enum { DISC_ZOH, DISC_EULER_B, DISC_EULER } DiscRule;
+void oracle_discretize(DiscRule rule, double a, double b, double dt, double *abar, double *bbar);
+
+/* ---- Mamba-1 selective scan (selective_scan_ref) ---- */
+
+/* One (batch bi, channel c) row: y[L] and state[N] (final h). t holds fp32
+ * host arrays (u, delta, z, B, C as float). */
+void oracle_scan_row(const ScanTensors *t, int64_t bi, int64_t c, double *y, double *state);
+/* Every row: y (b,d,L) fp64, last_state (b,d,N) fp64. */
+void oracle_scan(const ScanTensors *t, double *y, double *last_state);
+
+/* ---- Mamba-2 SSD (mamba_chunk_scan_combined semantics) ---- */
+
+typedef struct {
+    int64_t batch, seqlen, heads, headdim, groups, dstate, chunk;
+    bool softplus;
+    bool D_per_channel;      // D is (h,p) instead of (h,)
+    const float *x;          // (b, L, h, p)
+    const float *dt;         // (b, L, h)
+    const float *A;          // (h,)
+    const float *B;          // (b, L, g, N)
+    const float *C;          // (b, L, g, N)
+    const float *D;          // (h,) or (h, p), NULL without D
+    const float *z;          // (b, L, h, p), NULL without z
+    const float *dt_bias;    // (h,), NULL without bias
+    const float *initial_states; // (b, h, p, N), NULL without
+} SsdTensors;
+
+/* y (b,L,h,p) fp64, final_state (b,h,p,N) fp64 (may be NULL). Computed as the
+ * Mamba-1 scan through the official Mamba-2 -> Mamba-1 mapping. chunk only
+ * matters to chunked algorithms; the result does not depend on it. */
+void oracle_ssd(const SsdTensors *t, double *y, double *final_state);
+
+/* ---- Bidirectional Mamba-2 ---- */
+
+typedef struct {
+    SsdTensors fwd;          // x, dt, A, B, C, D, dt_bias (z and initial_states unused)
+    bool hydra;              // Hydra form (shifted, separate backward parameters)
+    const float *dt_bwd;     // (b, L, h)    Hydra only, original time order
+    const float *B_bwd;      // (b, L, g, N) Hydra only
+    const float *C_bwd;      // (b, L, g, N) Hydra only
+} BidirTensors;
+
+/* Default: y = SS(x) + flip(SS(flip(x))) + D*x.
+ * Hydra:   y = shift(SS_f(x)) + flip(shift(SS_b(flip(x)))) + D*x.
+ * y is (b,L,h,p) fp64. */
+void oracle_bidir(const BidirTensors *t, double *y);
+
+/* ---- Decode step (selective_state_update) ---- */
+
+typedef struct {
+    int64_t batch, dim, dstate;
+    bool softplus;
+    const float *state;      // (b, d, N), read (not modified)
+    const float *x, *dt, *z; // (b, d); z NULL without
+    const float *A;          // (d, N)
+    const float *B, *C;      // (b, N)
+    const float *D, *dt_bias;// (d,); NULL without
+} DecodeM1Tensors;
+
+typedef struct {
+    int64_t batch, heads, headdim, dstate, groups;
+    bool softplus;
+    const float *state;      // (b, h, p, N), read (not modified)
+    const float *x, *z;      // (b, h, p); z NULL without
+    const float *dt;         // (b, h)
+    const float *A;          // (h,)
+    const float *B, *C;      // (b, g, N)
+    const float *D, *dt_bias;// (h,); NULL without
+} DecodeM2Tensors;
+
+/* y (b,d) / (b,h,p) fp64 and the updated state fp64, same shape as state. */
+void oracle_decode_m1(const DecodeM1Tensors *t, double *y, double *state_out);
+void oracle_decode_m2(const DecodeM2Tensors *t, double *y, double *state_out);
+
+#endif

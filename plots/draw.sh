@@ -1,0 +1,180 @@
+#!/bin/sh
+# Draws every figure from plots/data/*.csv and rewrites the README result
+# tables (`make plots` runs it from the repository root; no GPU needed).
+#   gnuplot  -> plots/<chapter>_time.png, _memory.png, _seqlen.png
+#   python3 plots/summary.py (matplotlib) -> plots/summary_speedup.png, summary_memory.png
+#   python3 plots/tables.py (stdlib)      -> tables between markers in the READMEs
+# A missing tool is reported and its part skipped; the exit status is non-zero
+# only when a missing tool had data to draw.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+data=plots/data
+header_chapter='chapter,version,name,dtype,batch,dim,'
+header_official='op,impl,'
+
+chapters=''     # chapter CSVs (the harness's schema)
+official=''     # official reference timings (the anchors' schema)
+for f in "$data"/*.csv; do
+    [ -f "$f" ] || continue
+    case "$(head -n 1 "$f")" in
+        "$header_chapter"*) chapters="$chapters $f" ;;
+        "$header_official"*) official="$f" ;;
+        *) echo "plots: $f: unknown header, skipped" ;;
+    esac
+done
+if [ -z "$chapters" ]; then
+    echo "no benchmark data in $data (run \`make bench\` on a machine with a GPU)"
+    exit 0
+fi
+
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+# blocks CSV SET GROUP X Y...: the rows of benchmark set SET as gnuplot data
+# blocks (separated by two blank lines), each headed by its quoted title.
+#   SET    s1 (d 2048, N 32, L 512), s2b1 / s2b8 (d 2048, N 16, batch 1 / 8)
+#   GROUP  version: one block per (version, dtype), titled "v3 name fp32";
+#          anything else: one block per dtype, titled "GROUP fp32"
+#   X, Y   column names, or bdln (b·d·L·N) and io (peak minus workspace MiB)
+# Rows whose first Y is not positive (nothing to put on a log axis) are left
+# out; when a (version, dtype, X) appears twice the last row wins.
+blocks() {
+    csv=$1 set=$2 group=$3 x=$4
+    shift 4
+    awk -F, -v set="$set" -v group="$group" -v x="$x" -v ys="$*" '
+        function val(name) {
+            if (name == "bdln")
+                return $c["batch"] * $c["dim"] * $c["seqlen"] * $c["dstate"]
+            if (name == "io")
+                return $c["peak_mib"] - $c["workspace_mib"]
+            return $c[name]
+        }
+        function in_set() {
+            if (set == "s1")
+                return $c["dim"] == 2048 && $c["dstate"] == 32 && $c["seqlen"] == 512
+            if (set == "s2b1")
+                return $c["dim"] == 2048 && $c["dstate"] == 16 && $c["batch"] == 1
+            if (set == "s2b8")
+                return $c["dim"] == 2048 && $c["dstate"] == 16 && $c["batch"] == 8
+            return 0
+        }
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(ys, y, " "); next }
+        in_set() && val(y[1]) + 0 > 0 {
+            title = group == "version" ? "v" $c["version"] " " $c["name"] : group
+            order = group == "version" ? $c["version"] : 0
+            line = order "\t" title " " $c["dtype"] "\t" val(x)
+            for (i = 1; i <= ny; i++) line = line "\t" val(y[i])
+            rows[order, $c["dtype"], val(x)] = line
+        }
+        END { for (k in rows) print rows[k] }
+    ' "$csv" | sort -t "$(printf '\t')" -k1,1n -k2,2 -k3,3g | awk -F '\t' '
+        $2 != title { if (NR > 1) printf "\n\n"; title = $2; printf "\"%s\"\n", title }
+        { line = $3; for (i = 4; i <= NF; i++) line = line " " $i; print line }
+    '
+}
+
+# official_blocks SET DTYPES: official selective_scan_fn times (ms) for the
+# set, one block per dtype in DTYPES, x = batch for s1 and L for s2b1/s2b8.
+official_blocks() {
+    [ -n "$official" ] || return 0
+    awk -F, -v set="$1" -v dtypes=" $2 " '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["op"] != "mamba1_scan_fwd" || $c["impl"] != "official_cuda_fwd" { next }
+        $c["dim_or_heads"] != 2048 || index(dtypes, " " $c["dtype"] " ") == 0 { next }
+        set == "s1" && $c["N"] == 32 && $c["L"] == 512 { x = $c["batch"] }
+        set == "s2b1" && $c["N"] == 16 && $c["batch"] == 1 { x = $c["L"] }
+        set == "s2b8" && $c["N"] == 16 && $c["batch"] == 8 { x = $c["L"] }
+        x != "" { print $c["dtype"] "\t" x "\t" $c["ms_median"]; x = "" }
+    ' "$official" | sort -t "$(printf '\t')" -k1,1 -k2,2g | awk -F '\t' '
+        $1 != dtype { if (NR > 1) printf "\n\n"; dtype = $1
+                      printf "\"official selective_scan_fn %s (H200)\"\n", dtype }
+        { print $2, $3 }
+    '
+}
+
+# count FILE: the number of data blocks in FILE (one title line each).
+count() { grep -c '^"' "$1"; }
+
+# dtypes FILE: the dtypes of the blocks in FILE, space-separated.
+dtypes() { sed -n 's/^".* \([^ ]*\)"$/\1/p' "$1" | sort -u | tr '\n' ' '; }
+
+need_gnuplot=0
+need_matplotlib=0
+for f in $chapters; do
+    blocks "$f" s1 version batch ms_median > "$tmp/has_s1"
+    blocks "$f" s2b1 version seqlen ms_median > "$tmp/has_s2b1"
+    blocks "$f" s2b8 version seqlen ms_median > "$tmp/has_s2b8"
+    [ -s "$tmp/has_s1" ] && need_matplotlib=1
+    [ -s "$tmp/has_s1" ] || [ -s "$tmp/has_s2b1" ] || [ -s "$tmp/has_s2b8" ] && need_gnuplot=1
+done
+
+status=0
+
+if ! command -v gnuplot > /dev/null 2>&1; then
+    echo "gnuplot not found: install it with \`sudo apt-get install gnuplot-nox\` (Debian/Ubuntu); per-chapter figures skipped"
+    [ "$need_gnuplot" = 1 ] && status=1
+else
+    for f in $chapters; do
+        chapter=$(basename "$f" .csv)
+        drew=''
+        # Time and memory vs batch at S1.
+        t=$tmp/$chapter
+        blocks "$f" s1 version batch ms_median > "$t.time"
+        if [ -s "$t.time" ]; then
+            blocks "$f" s1 floor batch floor_ms > "$t.floor"
+            official_blocks s1 "$(dtypes "$t.time")" > "$t.official"
+            gnuplot -e "chapter='$chapter'; out='plots/${chapter}_time.png'" \
+                -e "versions='$t.time'; nversions=$(count "$t.time")" \
+                -e "floors='$t.floor'; nfloors=$(count "$t.floor")" \
+                -e "official='$t.official'; nofficial=$(count "$t.official")" \
+                plots/time.gp || status=1
+            blocks "$f" s1 version bdln peak_mib workspace_mib > "$t.memory"
+            blocks "$f" s1 "inputs + outputs" bdln io > "$t.io"
+            gnuplot -e "chapter='$chapter'; out='plots/${chapter}_memory.png'" \
+                -e "versions='$t.memory'; nversions=$(count "$t.memory")" \
+                -e "workspace_max=$(awk 'NF == 3 && $3 > m { m = $3 } END { print m + 0 }' "$t.memory")" \
+                -e "io='$t.io'; nio=$(count "$t.io")" \
+                plots/memory.gp || status=1
+            drew="$drew plots/${chapter}_time.png plots/${chapter}_memory.png"
+        fi
+        # Time vs sequence length at S2, batch 1 and 8.
+        blocks "$f" s2b1 version seqlen ms_median > "$t.b1"
+        blocks "$f" s2b8 version seqlen ms_median > "$t.b8"
+        if [ -s "$t.b1" ] || [ -s "$t.b8" ]; then
+            blocks "$f" s2b1 floor seqlen floor_ms > "$t.floor1"
+            blocks "$f" s2b8 floor seqlen floor_ms > "$t.floor8"
+            official_blocks s2b1 "$(dtypes "$t.b1")" > "$t.official1"
+            official_blocks s2b8 "$(dtypes "$t.b8")" > "$t.official8"
+            gnuplot -e "chapter='$chapter'; out='plots/${chapter}_seqlen.png'" \
+                -e "b1='$t.b1'; nb1=$(count "$t.b1"); b8='$t.b8'; nb8=$(count "$t.b8")" \
+                -e "floor1='$t.floor1'; nfloor1=$(count "$t.floor1")" \
+                -e "floor8='$t.floor8'; nfloor8=$(count "$t.floor8")" \
+                -e "official1='$t.official1'; nofficial1=$(count "$t.official1")" \
+                -e "official8='$t.official8'; nofficial8=$(count "$t.official8")" \
+                plots/seqlen.gp || status=1
+            drew="$drew plots/${chapter}_seqlen.png"
+        fi
+        if [ -n "$drew" ]; then
+            echo "$chapter:$drew"
+        else
+            echo "$chapter: no S1 or S2 rows, no per-chapter figure"
+        fi
+    done
+fi
+
+if ! command -v python3 > /dev/null 2>&1; then
+    echo "python3 not found: install it with \`sudo apt-get install python3\` (Debian/Ubuntu); summary figures and README tables skipped"
+    exit 1
+fi
+
+if ! python3 -c 'import matplotlib' > /dev/null 2>&1; then
+    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary figures skipped"
+    [ "$need_matplotlib" = 1 ] && status=1
+else
+    python3 plots/summary.py || status=1
+fi
+
+python3 plots/tables.py || status=1
+exit $status

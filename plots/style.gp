@@ -1,0 +1,13 @@
+# The look shared by the per-chapter figures (time.gp, memory.gp, seqlen.gp
+# load it after setting width and height): pngcairo when this gnuplot has it,
+# else the plain png terminal.
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+    set terminal pngcairo size width, height noenhanced font ",11"
+} else {
+    set terminal png size width, height noenhanced
+}
+set encoding utf8
+set grid xtics ytics mxtics mytics lc rgb "#dddddd"
+set key box opaque samplen 3 spacing 1.1
+set format x "%g"
+set format y "%g"

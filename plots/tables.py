@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Rewrites the results tables of the README files from plots/data/*.csv.
+
+<chapter>/README.md, between the lines <!-- results:begin --> and
+<!-- results:end -->: every row of plots/data/<chapter>.csv.
+README.md, between <!-- summary:begin --> and <!-- summary:end -->: each
+chapter's fastest version at S1 (d 2048, N 32, L 512) batch 1 and 16, its
+speedup over chapter 01's GPU eager baseline, and the official times when
+plots/data holds them. A README without both markers is left as it is, and a
+second run changes nothing. Standard library only; summary.py reuses the
+readers below.
+
+Usage: python3 plots/tables.py   (from anywhere; paths are relative to the repo)
+"""
+import csv
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "plots" / "data"
+
+CHAPTER_COLUMNS = (
+    "chapter,version,name,dtype,batch,dim,heads,headdim,groups,dstate,seqlen,chunk,"
+    "flags,ms_median,ms_min,bytes,exps,flops,gbps,bw_gbps,exp_rate,floor_ms,"
+    "time_over_floor,peak_mib,workspace_mib,rel_l2_err,device,commit").split(",")
+OFFICIAL_COLUMNS = ("op,impl,dtype,batch,dim_or_heads,N,L,ms_median,peak_MiB,"
+                    "bytes_min,GBps_effective").split(",")
+TEXT_COLUMNS = {"chapter", "name", "dtype", "flags", "device", "commit", "op", "impl"}
+# What makes two rows the same measurement: a later row replaces an earlier one.
+CONFIG_COLUMNS = ("version", "name", "dtype", "batch", "dim", "heads", "headdim",
+                  "groups", "dstate", "seqlen", "chunk", "flags")
+
+OFFICIAL_NAMES = {  # impl -> the official function it times
+    "official_cuda_fwd": "`selective_scan_fn` (CUDA)",
+    "official_eager_ref": "`selective_scan_ref` (eager)",
+}
+OFFICIAL_DEVICE = "H200"  # the GPU the official timings were taken on
+SOURCE = "_file"  # an official row's file name in plots/data
+
+
+# ---------------------------------------------------------------- reading
+
+def number(text):
+    """The float in text, or None (empty, 'nan', not a number)."""
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_rows(path, columns):
+    """The rows of a CSV whose header holds every name in columns, numbers
+    converted; None when the header does not."""
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if not reader.fieldnames or not set(columns) <= set(reader.fieldnames):
+            return None
+        rows = []
+        for raw in reader:
+            rows.append({k: (v.strip() if k in TEXT_COLUMNS or v is None else number(v))
+                         for k, v in raw.items() if k is not None})
+        return rows
+
+
+def load_data(data_dir=DATA):
+    """({chapter: rows}, official rows) from every CSV in data_dir. A chapter
+    is a file in the harness's schema, named by its file name; a repeated
+    measurement keeps its last row. Official rows come from files in the
+    official timings' schema."""
+    chapters, official = {}, []
+    for path in sorted(Path(data_dir).glob("*.csv")):
+        rows = read_rows(path, CHAPTER_COLUMNS)
+        if rows is not None:
+            latest = {}
+            for r in rows:
+                latest[tuple(r[k] for k in CONFIG_COLUMNS)] = r
+            chapters[path.stem] = list(latest.values())
+            continue
+        rows = read_rows(path, OFFICIAL_COLUMNS)
+        if rows is not None:
+            official += [dict(r, **{SOURCE: path.name}) for r in rows]
+            continue
+        print(f"tables: {path}: unknown header, skipped", file=sys.stderr)
+    return chapters, official
+
+
+# ---------------------------------------------------------------- selecting
+
+def is_s1(r):
+    """Benchmark set S1: d 2048, N 32, L 512 (batch 1..16)."""
+    return r["dim"] == 2048 and r["dstate"] == 32 and r["seqlen"] == 512
+
+
+def is_s2(r):
+    """Benchmark set S2: d 2048, N 16, L 512..65536 at batch 1 and 8."""
+    return r["dim"] == 2048 and r["dstate"] == 16
+
+
+def timed(rows):
+    return [r for r in rows if r["ms_median"] is not None and r["ms_median"] > 0]
+
+
+def label(r):
+    return f"v{r['version']:g} {r['name']}"
+
+
+def best_by_batch(rows):
+    """{(dtype, batch): fastest S1 row}."""
+    best = {}
+    for r in timed(rows):
+        if is_s1(r):
+            key = (r["dtype"], r["batch"])
+            if key not in best or r["ms_median"] < best[key]["ms_median"]:
+                best[key] = r
+    return best
+
+
+def eager_baseline(chapters):
+    """{batch: S1 row} of chapter 01's GPU eager baseline (the 01 version whose
+    name contains "eager"; the lowest-numbered one if several do), or {}."""
+    for chapter in sorted(chapters):
+        if chapter.startswith("01_"):
+            rows = [r for r in timed(chapters[chapter]) if is_s1(r) and "eager" in r["name"]]
+            if rows:
+                first = min(r["version"] for r in rows)
+                return {r["batch"]: r for r in rows if r["version"] == first}
+    return {}
+
+
+def official_s1(official):
+    """{(impl, dtype, batch): ms, peak MiB} of the official Mamba-1 scan at S1."""
+    return {(r["impl"], r["dtype"], r["batch"]): (r["ms_median"], r["peak_MiB"])
+            for r in official
+            if r["op"] == "mamba1_scan_fwd" and r["impl"] in OFFICIAL_NAMES
+            and r["dim_or_heads"] == 2048 and r["N"] == 32 and r["L"] == 512
+            and r["ms_median"] is not None}
+
+
+def devices_and_commits(rows):
+    devices = list(dict.fromkeys(r["device"] for r in rows if r["device"]))
+    commits = list(dict.fromkeys(r["commit"] for r in rows if r["commit"]))
+    return devices, commits
+
+
+# ---------------------------------------------------------------- formatting
+
+def sig(x, digits=3):
+    """x to `digits` significant digits, never in exponent form; '—' if None."""
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:.{decimals}f}"
+
+
+def mib(x):
+    return "—" if x is None else f"{x:.1f}"
+
+
+def integer(x):
+    return "—" if x is None else f"{x:g}"
+
+
+def markdown_table(header, align, rows):
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def provenance(rows, source):
+    devices, commits = devices_and_commits(rows)
+    return (f"Measured on {', '.join(devices) or 'an unrecorded device'}, "
+            f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits) or 'unrecorded'} "
+            f"(`{source}`). floor ms = max(bytes / copy rate, exps / exp2 rate, "
+            f"FLOPs / matrix rate), with the rates the run probed.")
+
+
+# ---------------------------------------------------------------- chapter tables
+
+SHAPE_COLUMNS = (  # (column, how the shape line names it)
+    ("dim", "d"), ("heads", "heads"), ("headdim", "headdim"), ("groups", "groups"),
+    ("chunk", "chunk"), ("dstate", "N"), ("seqlen", "L"), ("flags", "flags"))
+
+
+def shape_line(rows):
+    """The configuration columns every row shares, e.g. 'd 2048, N 32, L 512'."""
+    parts = []
+    for col, name in SHAPE_COLUMNS:
+        values = {r[col] for r in rows}
+        if len(values) == 1:
+            (v,) = values
+            if isinstance(v, str) and v:
+                parts.append(v)
+            elif v and not (col == "groups" and v == 1):
+                parts.append(f"{name} {v:g}")
+    return ", ".join(parts)
+
+
+def chapter_rows_table(rows):
+    """The table of one group of rows, with a column for any configuration
+    value (d, heads, groups, chunk, flags) that differs between its rows."""
+    varying = [(col, name) for col, name in SHAPE_COLUMNS
+               if col not in ("dstate", "seqlen") and len({r[col] for r in rows}) > 1]
+    header = (["version", "name", "dtype"] + [name for _, name in varying] +
+              ["batch", "N", "L", "ms median", "GB/s", "floor ms", "time/floor",
+               "peak MiB", "workspace MiB"])
+    align = "rll" + "".join("l" if c == "flags" else "r" for c, _ in varying) + "rrrrrrrrr"
+    rows = sorted(rows, key=lambda r: (
+        r["version"] or 0, r["dtype"], *[str(r[c]) for c, _ in varying],
+        r["dstate"] or 0, r["batch"] or 0, r["seqlen"] or 0))
+    body = [[integer(r["version"]), r["name"], r["dtype"]] +
+            [r[c] if c == "flags" else integer(r[c]) for c, _ in varying] +
+            [integer(r["batch"]), integer(r["dstate"]), integer(r["seqlen"]),
+             sig(r["ms_median"]), sig(r["gbps"]), sig(r["floor_ms"]),
+             sig(r["time_over_floor"]), mib(r["peak_mib"]), mib(r["workspace_mib"])]
+            for r in rows]
+    return markdown_table(header, align, body)
+
+
+def chapter_section(chapter, rows):
+    """The text between a chapter README's results markers: S1 rows first,
+    then S2 and any other shapes, each further group folded."""
+    groups = [("S1", [r for r in rows if is_s1(r)]),
+              ("S2", [r for r in rows if is_s2(r) and not is_s1(r)]),
+              ("Other shapes", [r for r in rows if not is_s1(r) and not is_s2(r)])]
+    lines = []
+    for name, group in groups:
+        if not group:
+            continue
+        title = f"{name}: {shape_line(group)}" if shape_line(group) else name
+        if not lines:
+            lines += [f"**{title}**", ""] + chapter_rows_table(group) + [""]
+        else:
+            lines += [f"<details><summary>{title} ({len(group)} rows)</summary>", ""]
+            lines += chapter_rows_table(group) + ["", "</details>", ""]
+    lines.append(provenance(rows, f"plots/data/{chapter}.csv"))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- summary table
+
+def summary_section(chapters, official):
+    """The text between the top-level README's summary markers."""
+    eager = eager_baseline(chapters)
+    ref = official_s1(official)
+    has_official = bool(ref)
+    header = ["chapter", "dtype", "batch", "fastest version", "ms", "× 01 eager"]
+    align = "llrlrr"
+    if has_official:
+        header.append("× official CUDA")
+        align += "r"
+    header.append("time/floor")
+    align += "r"
+
+    body, measured = [], []
+    for chapter in sorted(chapters):
+        best = best_by_batch(chapters[chapter])
+        for dtype, batch in sorted(best, key=lambda k: (k[0] != "fp32", k[0], k[1])):
+            if batch not in (1, 16):
+                continue
+            r = best[(dtype, batch)]
+            measured.append(r)
+            ms = r["ms_median"]
+            row = [chapter, dtype, integer(batch), label(r), sig(ms),
+                   sig(eager[batch]["ms_median"] / ms) if batch in eager else "—"]
+            if has_official:
+                o = ref.get(("official_cuda_fwd", dtype, batch))
+                row.append(sig(o[0] / ms) if o else "—")
+            row.append(sig(r["time_over_floor"]))
+            body.append(row)
+    if not body:
+        return "No S1 rows (d 2048, N 32, L 512) in plots/data yet."
+    for (impl, dtype, batch), (ms, _) in sorted(
+            ref.items(), key=lambda kv: (kv[0][0], kv[0][1] != "fp32", kv[0][1], kv[0][2])):
+        if batch in (1, 16):
+            body.append([f"official {OFFICIAL_NAMES[impl]}", dtype, integer(batch), "—",
+                         sig(ms),
+                         sig(eager[batch]["ms_median"] / ms) if batch in eager else "—",
+                         sig(ref[("official_cuda_fwd", dtype, batch)][0] / ms)
+                         if ("official_cuda_fwd", dtype, batch) in ref else "—",
+                         "—"])
+
+    lines = ["**S1**: d 2048, N 32, L 512; the fastest version of each chapter at batch 1 "
+             "and 16.", ""]
+    lines += markdown_table(header, align, body) + [""]
+    if eager:
+        e = next(iter(eager.values()))
+        lines.append(f"× 01 eager: the time of 01's GPU eager baseline ({label(e)}, "
+                     f"{e['dtype']}) at the same batch over the row's time.")
+    else:
+        lines.append("× 01 eager: no S1 rows of 01's eager baseline in plots/data.")
+    lines += ["", provenance(measured, "plots/data/*.csv")]
+    if has_official:
+        devices, _ = devices_and_commits(measured)
+        note = (f"Official rows: mamba_ssm's own forward on an {OFFICIAL_DEVICE}, "
+                f"from {', '.join(sorted({f'`plots/data/{r[SOURCE]}`' for r in official}))}.")
+        if any(OFFICIAL_DEVICE not in d for d in devices):
+            note += " Ours ran on another GPU model: × official compares across devices."
+        lines += ["", note]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- rewriting
+
+def replace_between(path, begin, end, body):
+    """Puts body between the lines `begin` and `end` of the file at path.
+    Returns what happened: 'updated', 'unchanged' or 'no markers'."""
+    text = path.read_text()
+    b = re.search(r"^" + re.escape(begin) + r"[ \t]*$", text, re.M)
+    e = re.search(r"^" + re.escape(end) + r"[ \t]*$", text, re.M)
+    if not b or not e or e.start() < b.end():
+        return "no markers"
+    new = text[:b.end()] + "\n" + body + "\n" + text[e.start():]
+    if new == text:
+        return "unchanged"
+    path.write_text(new)
+    return "updated"
+
+
+def main():
+    chapters, official = load_data()
+    if not chapters:
+        print("tables: no benchmark data in plots/data; READMEs left as they are")
+        return 0
+    for chapter, rows in sorted(chapters.items()):
+        readme = ROOT / chapter / "README.md"
+        if not readme.is_file():
+            print(f"tables: {chapter}/README.md not found, skipped")
+            continue
+        what = replace_between(readme, "<!-- results:begin -->", "<!-- results:end -->",
+                               chapter_section(chapter, rows))
+        print(f"tables: {chapter}/README.md {what}")
+    readme = ROOT / "README.md"
+    if readme.is_file():
+        what = replace_between(readme, "<!-- summary:begin -->", "<!-- summary:end -->",
+                               summary_section(chapters, official))
+        print(f"tables: README.md {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+#!/bin/sh
+# make check: every program's checks, then the bad-input cases.
+# A program passes with exit 0, is skipped with exit 3 (no usable GPU); with
+# REQUIRE_GPU=1 a skip counts as a failure. Ends with the summary line.
+BIN=${BIN:-build}
+pass=0; fail=0; skip=0; failed=""
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+count() {  # name exit-code
+    case $2 in
+    0) pass=$((pass + 1)); echo "PASS  $1" ;;
+    3) if [ "$REQUIRE_GPU" = 1 ]; then fail=$((fail + 1)); failed="$failed $1"; echo "FAIL  $1 (GPU parts skipped, REQUIRE_GPU=1)";
+       else skip=$((skip + 1)); echo "SKIP  $1 (GPU parts need a CUDA device; CPU parts passed)"; fi ;;
+    *) fail=$((fail + 1)); failed="$failed $1"; echo "FAIL  $1 (exit $2)" ;;
+    esac
+}
+
+run_program() {  # name command...
+    name=$1; shift
+    echo "=== $name: $*"
+    "$@"
+    count "$name" $?
+}
+
+run_program test_oracle "$BIN/test_oracle" common/fixtures
+run_program 00_ssm_basics "$BIN/00_ssm_basics" --check
+for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2; do
+    run_program "$c" "$BIN/$c" --check
+done
+
+# --dump writes what NumPy reads back through --load: the round trip must check out.
+echo "=== dump/load round trip"
+"$BIN/01_naive_scan" 2 --check --dump "$tmp/ok" --batch 2 --dim 6 --dstate 5 --seqlen 9 --groups 3 >"$tmp/out" 2>&1 &&
+    "$BIN/01_naive_scan" 2 --load "$tmp/ok" >"$tmp/out" 2>&1 && grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
+count "dump/load round trip" $?
+
+# Bad input: one clear line on stderr and exit 2 (DESIGN section 5).
+bad() {  # name expected-codes command...
+    name=$1; codes=$2; shift 2
+    "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+    rc=$?
+    lines=$(wc -l <"$tmp/stderr")
+    msg=$(head -n1 "$tmp/stderr")
+    if [ $rc -eq 3 ] && [ "$codes" = "2|3" ]; then
+        count "bad input: $name" 3
+    elif [ $rc -eq 2 ] && [ "$lines" -eq 1 ]; then
+        echo "      $msg"; count "bad input: $name" 0
+    else
+        echo "      expected exit 2 and one line on stderr, got exit $rc and $lines lines:"
+        sed 's/^/      | /' "$tmp/stderr" | head -n5
+        count "bad input: $name" 1
+    fi
+}
+echo "=== bad input"
+cp -r "$tmp/ok" "$tmp/trunc" && head -c 200 "$tmp/ok/u.npy" >"$tmp/trunc/u.npy"
+cp -r "$tmp/ok" "$tmp/f8" && LC_ALL=C sed -i '1s/<f4/<f8/' "$tmp/f8/u.npy"
+cp -r "$tmp/ok" "$tmp/shape" && cp "$tmp/ok/A.npy" "$tmp/shape/h0.npy"
+bad "unknown flag" 2 "$BIN/01_naive_scan" --frobnicate
+bad "--seqlen 0" 2 "$BIN/01_naive_scan" --seqlen 0
+bad "--dstate 0" 2 "$BIN/02_parallel_scan" --dstate 0
+bad "--batch abc" 2 "$BIN/03_fused_cuda" --batch abc
+bad "--dim 10 --groups 4" 2 "$BIN/01_naive_scan" --check --dim 10 --groups 4
+bad "flag the chapter does not use" 2 "$BIN/03_fused_cuda" --heads 4
+bad "version out of range" 2 "$BIN/02_parallel_scan" 99
+bad "--load missing folder" 2 "$BIN/01_naive_scan" 2 --load "$tmp/nothing"
+bad "--load truncated .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/trunc"
+bad "--load wrong-dtype .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/f8"
+bad "--load wrong-shape .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/shape"
+bad "host allocation too large" 2 "$BIN/01_naive_scan" 2 --check --batch 100000 --dim 100000 --seqlen 100000 --dstate 1
+bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
+
+echo
+[ -n "$failed" ] && echo "failed:$failed"
+echo "check: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

@@ -1,0 +1,26 @@
+#!/bin/sh
+# make sanitize: compute-sanitizer's four tools on every GPU version's check,
+# at small awkward shapes. Usage: tests/sanitize.sh "CHAPTERS" "SHAPE FLAGS"
+chapters=$1; shapes=$2
+if ! command -v compute-sanitizer >/dev/null 2>&1; then
+    echo "sanitize: compute-sanitizer not found (it ships with the CUDA toolkit: add its bin/ to PATH)"
+    exit 1
+fi
+pass=0; fail=0; failed=""
+for c in $chapters; do
+    for v in $(build/$c --list | awk '$2 == "gpu" { print $1 }'); do
+        for tool in memcheck racecheck initcheck synccheck; do
+            extra=""
+            [ $tool = memcheck ] && extra="--leak-check full"
+            # shellcheck disable=SC2086
+            out=$(compute-sanitizer --tool $tool $extra --error-exitcode 9 build/$c $v --check $shapes 2>&1)
+            rc=$?
+            if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "PASS  $c $v $tool"
+            else fail=$((fail + 1)); failed="$failed $c:$v:$tool"; echo "FAIL  $c $v $tool (exit $rc)"
+                 echo "$out" | grep -E "=========|FAIL" | head -n 20; fi
+        done
+    done
+done
+[ -n "$failed" ] && echo "failed:$failed"
+echo "sanitize: $pass passed, $fail failed"
+[ $fail -eq 0 ]
