@@ -68,9 +68,8 @@ static const DiscRule RULES[3] = {DISC_ZOH, DISC_EULER_B, DISC_EULER};
 static const char *RULE_NAMES[3] = {"zoh", "euler_b", "euler"};
 
 /* ---- version 1: held_input ----
- * The continuous model vs its three discretizations, with u held constant over
- * each step: ZOH integrates exactly that input, so it must match the analytic
- * solution to rounding at every dt; the other two converge at order 1. */
+ * The continuous model vs three discretizations, u held constant per step: ZOH
+ * integrates exactly that input (analytic to rounding); the others are order 1. */
 static void held_input(const Lesson *ls) {
     enum { NLEVELS = 16 };
     const double width = T_END / NLEVELS;   // u jumps every 0.25
@@ -137,7 +136,8 @@ static void smooth_input(const Lesson *ls) {
         double *u = new_f64(K);     // (K,) fp64, the sample held over step k
         double *ref = new_f64(K);   // (K,) fp64, analytic y((k+1) dt)
         double *y = new_f64(K);     // (K,) fp64, discrete y_k
-        for (int64_t k = 0; k < K; k++) ref[k] = ssm_exact_sine(&MODEL, omega, (double)(k + 1) * dt);
+        for (int64_t k = 0; k < K; k++)
+            ref[k] = ssm_exact_sine(&MODEL, omega, (double)(k + 1) * dt);
         dts[g] = dt;
         for (int s = 0; s < 2; s++) {
             for (int64_t k = 0; k < K; k++) u[k] = sin(omega * ((double)k + theta[s]) * dt);
@@ -152,7 +152,8 @@ static void smooth_input(const Lesson *ls) {
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < 3; r++) order[s][r] = fit_order(dts, err[s][r], NGRIDS);
     if (ls->tables) {
-        printf("    max |y_k - y((k+1)dt)| over t in [0, 4], u(t) = sin(3t) sampled at a step's start or mid\n");
+        printf("    max |y_k - y((k+1)dt)| over t in [0, 4], u(t) = sin(3t)"
+               " sampled at a step's start or mid\n");
         printf("    %-8s", "dt");
         for (int s = 0; s < 2; s++)
             for (int r = 0; r < 3; r++) {
@@ -188,47 +189,49 @@ static void smooth_input(const Lesson *ls) {
  *   euler_b: bbar = dt b
  * so |bbar_eb - bbar_zoh| / |bbar_zoh| = |x/(exp(x) - 1) - 1| with x = a dt,
  * = |a| dt/2 * (1 + |a| dt/6 + ...) for a < 0. */
+/* |bbar_eb - bbar_zoh| / |bbar_zoh| for mode a at step dt; clears *same_abar
+ * if the two rules' abar differ in any bit. */
+static double bbar_gap(double a, double dt, bool *same_abar) {
+    double abar_z, bbar_z, abar_e, bbar_e;
+    oracle_discretize(DISC_ZOH, a, 1.0, dt, &abar_z, &bbar_z);
+    oracle_discretize(DISC_EULER_B, a, 1.0, dt, &abar_e, &bbar_e);
+    if (abar_z != abar_e) *same_abar = false;
+    return fabs(bbar_e - bbar_z) / fabs(bbar_z);
+}
+
 static void step_difference(const Lesson *ls) {
     enum { NROWS = 11 };   // |a| dt = 1, 1/2, ..., 1/1024
-    const double a = -1.0, b = 1.0;
-    double x[NROWS], rel[NROWS];
+    const double a = -1.0;
+    double x[NROWS], gap[NROWS];
     bool same_abar = true, near_half = true;
     if (ls->tables)
-        printf("    %-12s %14s %14s %10s\n", "|a|dt", "rel diff bbar", "|a|dt/2", "ratio");
+        printf("    %-12s %14s %14s %10s\n", "|a|dt", "rel gap bbar", "|a|dt/2", "ratio");
     for (int i = 0; i < NROWS; i++) {
         double dt = ldexp(1.0, -i);
-        double abar_z, bbar_z, abar_e, bbar_e;
-        oracle_discretize(DISC_ZOH, a, b, dt, &abar_z, &bbar_z);
-        oracle_discretize(DISC_EULER_B, a, b, dt, &abar_e, &bbar_e);
         x[i] = fabs(a) * dt;
-        rel[i] = fabs(bbar_e - bbar_z) / fabs(bbar_z);
-        double ratio = rel[i] / (x[i] / 2);
-        same_abar = same_abar && abar_z == abar_e;
+        gap[i] = bbar_gap(a, dt, &same_abar);
+        double ratio = gap[i] / (x[i] / 2);
         // ratio = 1 + x/6 + O(x^2): allow x/4
         near_half = near_half && fabs(ratio - 1.0) <= x[i] / 4;
-        if (ls->tables) printf("    %-12.6g %14.6e %14.6e %10.6f\n", x[i], rel[i], x[i] / 2, ratio);
+        if (ls->tables) printf("    %-12.6g %14.6e %14.6e %10.6f\n", x[i], gap[i], x[i] / 2, ratio);
     }
-    double order = fit_order(x, rel, NROWS);
+    double order = fit_order(x, gap, NROWS);
+    /* Mamba's init: A_n = -1 .. -16 (S4D real), dt in [dt_min, dt_max] = [0.001, 0.1]. */
+    double lo = bbar_gap(-1.0, 0.001, &same_abar), hi = bbar_gap(-16.0, 0.1, &same_abar);
     if (ls->tables) {
-        /* Mamba's initialization: A_n = -(1..16) (S4D real), dt in [0.001, 0.1]. */
-        double lo_a, lo_b, hi_a, hi_b, z_a, z_b;
-        oracle_discretize(DISC_ZOH, -1.0, 1.0, 0.001, &z_a, &z_b);
-        oracle_discretize(DISC_EULER_B, -1.0, 1.0, 0.001, &lo_a, &lo_b);
-        double lo = fabs(lo_b - z_b) / fabs(z_b);
-        oracle_discretize(DISC_ZOH, -16.0, 1.0, 0.1, &z_a, &z_b);
-        oracle_discretize(DISC_EULER_B, -16.0, 1.0, 0.1, &hi_a, &hi_b);
-        double hi = fabs(hi_b - z_b) / fabs(z_b);
-        printf("    at Mamba's init (A = -1..-16, dt 0.001..0.1, |a|dt 0.001..1.6): bbar differs by %.3g%% .. %.3g%%\n",
-               100 * lo, 100 * hi);
+        printf("    at Mamba's init (A -1..-16, dt 0.001..0.1, |a|dt 0.001..1.6):"
+               " bbar gap %.3g%% .. %.3g%%\n", 100 * lo, 100 * hi);
     }
-    check_report_bool("euler_b keeps zoh's abar = exp(dt a)", same_abar, "bit for bit at every row");
+    check_report_bool("euler_b keeps zoh's abar = exp(dt a)", same_abar,
+                      "bit for bit at every row");
     char detail[96];
     snprintf(detail, sizeof detail, "ratio to |a|dt/2 within |a|dt/4 of 1 at %d rows", NROWS);
     check_report_bool("bbar: euler_b vs zoh differ by |a|dt/2 (relative)", near_half, detail);
-    check_order("that difference shrinks at order 1", order, 1.0);
+    check_order("that gap shrinks at order 1", order, 1.0);
 }
 
-/* S4D-real: A_n = -(n + 1), the init of Mamba's A_log = log(arange(1, N + 1)). */
+/* S4D-real, Mamba's init of A:
+ *   A_log = torch.log(A) with A = arange(1, d_state + 1);  A = -torch.exp(self.A_log.float()) */
 static void s4d_real(double *a, int N) {
     for (int n = 0; n < N; n++) a[n] = -(double)(n + 1);
 }
@@ -335,7 +338,8 @@ static void selective_kernel(const Lesson *ls) {
     selective_recurrence(N, L, abar, bbar, Cuse, u, y_rec);
     selective_kernel_matrix(N, L, abar, bbar, Cuse, K);
     double abar0[N], bbar0[N];   // (N,) fp64, the LTI model at the mean dt
-    for (int n = 0; n < N; n++) oracle_discretize(DISC_EULER_B, a[n], Bt[n], dt_mean, &abar0[n], &bbar0[n]);
+    for (int n = 0; n < N; n++)
+        oracle_discretize(DISC_EULER_B, a[n], Bt[n], dt_mean, &abar0[n], &bbar0[n]);
     lti_kernel(N, abar0, bbar0, Ct, L, Klti);
     causal_conv(Klti, u, L, y_ker);
     CheckResult lti = compare_f64(y_ker, y_rec, L, TOLERANCES[TOL_EXACT]);
@@ -354,8 +358,8 @@ static void selective_kernel(const Lesson *ls) {
             }
             printf("    %-5d %14.6e %14.6e %16.6e\n", k, lo, hi, Klti[k]);
         }
-        printf("    one LTI kernel (mean dt) instead: rel_l2 error %.3e, max_abs %.3e (measured, not a check)\n",
-               lti.rel_l2, lti.max_abs);
+        printf("    one LTI kernel (mean dt) instead: rel_l2 error %.3e, max_abs %.3e"
+               " (measured, not a check)\n", lti.rel_l2, lti.max_abs);
     }
 
     /* Case 3, dt_t = mean dt for every t: the kernel matrix must collapse to
@@ -398,7 +402,8 @@ static const Version VERSIONS[] = {
 int main(int argc, char **argv) {
     Args args;
     args_parse(&args, argc, argv, ARG_CHECK | ARG_LIST | ARG_VERSION | ARG_SEED,
-               "00_ssm_basics: continuous SSM, ZOH vs Euler-B vs Euler, convolution vs recurrence (CPU)");
+               "00_ssm_basics: continuous SSM, ZOH vs Euler-B vs Euler, "
+               "convolution vs recurrence (CPU)");
     if (args.list) {
         for (int v = 0; v < NVERSIONS; v++)
             printf("  %d  %s  %s\n", v + 1, VERSIONS[v].name, VERSIONS[v].what);

@@ -133,7 +133,7 @@ static void check_npy(void) {
     /* Truncated: the (2, 3) fp32 file with its last 10 bytes cut. */
     ok = npy_write_f32(path, x, &s23, err, sizeof err);
     f = fopen(path, "rb");
-    unsigned char whole[128];
+    unsigned char whole[256];
     n = f ? fread(whole, 1, sizeof whole, f) : 0;
     if (f) fclose(f);
     ok = ok && n > 10 && write_bytes(path, whole, n - 10);

@@ -28,6 +28,20 @@ for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2; do
     run_program "$c" "$BIN/$c" --check
 done
 
+# Each chapter README's version table is the program's --list, verbatim.
+for c in 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2; do
+    awk -v key="build/$c --list\`:" 'index($0, key) { found = 1; next }
+        found && /^```/ { if (inside) exit; inside = 1; next } inside { print }' "$c/README.md" >"$tmp/readme_list"
+    "$BIN/$c" --list >"$tmp/list" 2>&1
+    if [ -s "$tmp/readme_list" ] && cmp -s "$tmp/readme_list" "$tmp/list"; then
+        count "$c README version table = --list" 0
+    else
+        echo "      $c/README.md needs the block after \`build/$c --list\`: to equal the program's --list:"
+        diff "$tmp/readme_list" "$tmp/list" | head -n 6 | sed 's/^/      /'
+        count "$c README version table = --list" 1
+    fi
+done
+
 # --dump writes what NumPy reads back through --load: the round trip must check out.
 echo "=== dump/load round trip"
 "$BIN/01_naive_scan" 2 --check --dump "$tmp/ok" --batch 2 --dim 6 --dstate 5 --seqlen 9 --groups 3 >"$tmp/out" 2>&1 &&
