@@ -207,7 +207,12 @@ float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen) {
     }
 
     unsigned char pre[12];
-    if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6) != 0) {
+    size_t got = fread(pre, 1, 8, f);
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (got != 8 || memcmp(pre, "\x93NUMPY", 6) != 0) {
         set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic)", path);
         goto fail;
     }

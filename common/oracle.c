@@ -182,7 +182,11 @@ void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
     free(h);
 }
 
-/* ---- Bidirectional Mamba-2 ---- */
+/* ---- Bidirectional Mamba-2 ----
+ * Default: y = SS(x) + flip(SS(flip(x))) + D*x, one set of parameters.
+ * Hydra (goombalab/hydra, hydra/modules/hydra.py): both directions run as one
+ * batch of 2b through mamba_chunk_scan_combined(..., D=None, z=None), the
+ * backward half on flipped inputs, then every output moves one step later. */
 
 void oracle_bidir(const BidirTensors *t, double *y) {
     const SsdTensors *f = &t->fwd;
@@ -203,7 +207,8 @@ void oracle_bidir(const BidirTensors *t, double *y) {
                 /* flip(x), flip(dt), flip(B), flip(C): start at the last step
                  * and walk back. Hydra's backward direction reads its own
                  * dt_bwd, B_bwd, C_bwd, given in original time order:
-                 *   torch.flip(BC[:, :, 2 * self.ngroups * self.d_state:], (1,))  (Hydra) */
+                 *   x = torch.cat((x, torch.flip(x, (1,))), dim=0)
+                 *   torch.flip(BC[:, :, 2 * self.ngroups * self.d_state:], (1,)) */
                 ScanRow bw = fw;
                 if (t->hydra) {
                     int64_t bc0 = bi * L * G * N + (hi / (H / G)) * N;
