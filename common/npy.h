@@ -25,7 +25,8 @@ float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen);
 bool npy_write_f32(const char *path, const float *x, const NpyShape *shape, char *err, int errlen);
 bool npy_write_f16(const char *path, const uint16_t *x, const NpyShape *shape, char *err, int errlen);
 
-/* Convenience: shape from a list of dims. */
+/* Convenience: shape from a list of dims, each passed as int64_t
+ * (write npy_shape(1, (int64_t)5), not npy_shape(1, 5)). */
 NpyShape npy_shape(int ndim, ...);
 
 #endif
