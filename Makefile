@@ -12,8 +12,8 @@ GPU_CC    := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>
 CUDA_ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
 
-CFLAGS   := -std=c11 -O2 -g -Wall -Wextra -Werror -Icommon -Ibuild -I$(CUDA_HOME)/include
-NVFLAGS  := -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 -Icommon -Werror all-warnings \
+CFLAGS   := -MMD -MP -std=c11 -O2 -g -Wall -Wextra -Werror -Icommon -Ibuild -I$(CUDA_HOME)/include
+NVFLAGS  := -MMD -MP -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 -Icommon -Werror all-warnings \
             -Xcompiler -Wall,-Wextra,-Werror
 LDFLAGS  := -arch=$(CUDA_ARCH)
 LDLIBS   := -lm
@@ -58,11 +58,11 @@ build/commit.h: FORCE
 
 build/obj/common/csv.o build/asan/obj/common/csv.o: build/commit.h
 
-build/obj/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h)
+build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-build/obj/%.o: %.cu $(wildcard common/*.h) $(wildcard */*.h)
+build/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
@@ -112,9 +112,12 @@ asan: $(PROGRAMS:%=build/asan/%)
 	@ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  CUDA_VISIBLE_DEVICES= BIN=build/asan sh tests/run_checks.sh
 
-build/asan/obj/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) build/commit.h
+build/asan/obj/%.o: %.c build/commit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+# Header dependencies written by the compilers (-MMD).
+-include $(shell find build -name '*.d' 2>/dev/null)
 
 clean:
 	rm -rf build

@@ -3,7 +3,7 @@
 # official selective_scan_fn times dash-dotted when plots/data holds them.
 # draw.sh sets: chapter, out, and for b in 1 and 8 the data files with their
 # block counts: b<b>/nb<b> (versions), floor<b>/nfloor<b>, official<b>/nofficial<b>.
-width = 1500; height = 760
+width = 1500; height = 640
 load "plots/style.gp"
 set output out
 set multiplot layout 1, (nb1 > 0) + (nb8 > 0) \
@@ -12,7 +12,8 @@ set xlabel "L (sequence length)"
 set ylabel "ms (median)"
 set logscale x 2
 set logscale y 10
-set key below
+set autoscale yfix
+set key top left
 
 do for [b in "1 8"] {
     n = value("nb" . b)
@@ -23,6 +24,8 @@ do for [b in "1 8"] {
         official = value("official" . b)
         nofficial = value("nofficial" . b)
         set title "batch " . b
+        # Room above the lines for the key: about 5% of the height per entry.
+        set offsets 0, 0, graph 0.05 * (n + nfloors + nofficial), graph 0.05
         plot_cmd = "plot for [i=0:n-1] versions index i using 1:2" \
             . " with linespoints lw 2 pt 7 lc i+1 title columnheader(1)"
         if (nfloors > 0) {
