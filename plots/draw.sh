@@ -34,7 +34,8 @@ trap 'exit 130' INT TERM
 
 # blocks CSV SET GROUP X Y...: the rows of benchmark set SET as gnuplot data
 # blocks (separated by two blank lines), each headed by its quoted title.
-#   SET    s1 (d 2048, N 32, L 512), s2b1 / s2b8 (d 2048, N 16, batch 1 / 8)
+#   SET    s1 (d 2048, N 32, L 512), s2b1 / s2b8 (d 2048, N 16, batch 1 / 8),
+#          both with G 1 and the default flags z+D+bias+softplus
 #   GROUP  version: one block per (version, dtype), titled "v3 name fp32";
 #          anything else: one block per dtype, titled "GROUP fp32"
 #   X, Y   column names, or bdln (b·d·L·N) and io (peak minus workspace MiB)
@@ -52,12 +53,14 @@ blocks() {
             return $c[name]
         }
         function in_set() {
+            if ($c["dim"] != 2048 || $c["groups"] != 1 || $c["flags"] != "z+D+bias+softplus")
+                return 0
             if (set == "s1")
-                return $c["dim"] == 2048 && $c["dstate"] == 32 && $c["seqlen"] == 512
+                return $c["dstate"] == 32 && $c["seqlen"] == 512
             if (set == "s2b1")
-                return $c["dim"] == 2048 && $c["dstate"] == 16 && $c["batch"] == 1
+                return $c["dstate"] == 16 && $c["batch"] == 1
             if (set == "s2b8")
-                return $c["dim"] == 2048 && $c["dstate"] == 16 && $c["batch"] == 8
+                return $c["dstate"] == 16 && $c["batch"] == 8
             return 0
         }
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(ys, y, " "); next }
@@ -134,7 +137,7 @@ else
             blocks "$f" s1 "inputs + outputs" bdln io > "$t.io"
             gnuplot -e "chapter='$chapter'; out='plots/${chapter}_memory.png'" \
                 -e "versions='$t.memory'; nversions=$(count "$t.memory")" \
-                -e "workspace_max=$(awk 'NF == 3 && $3 > m { m = $3 } END { print m + 0 }' "$t.memory")" \
+                -e "workspace_max=$(awk '!/^"/ && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }' "$t.memory")" \
                 -e "io='$t.io'; nio=$(count "$t.io")" \
                 plots/memory.gp || status=1
             drew="$drew plots/${chapter}_time.png plots/${chapter}_memory.png"

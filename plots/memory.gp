@@ -18,7 +18,10 @@ set ylabel "MiB"
 set logscale x 2
 set logscale y 10
 set autoscale xfix
+set autoscale yfix
 set key top left
+# Room above the lines for the key: about 5% of the height per entry.
+set offsets 0, 0, graph 0.05 * (nversions + nio), graph 0.05
 plot for [i=0:nversions-1] versions index i using 1:2 \
          with linespoints lw 2 pt 7 lc i+1 title columnheader(1), \
      for [i=0:nio-1] io index i using 1:2 \
@@ -26,6 +29,7 @@ plot for [i=0:nversions-1] versions index i using 1:2 \
 
 set title "workspace MiB (peak minus inputs and outputs)"
 unset logscale xy
+set offsets 0, 0, 0, 0
 set autoscale xfixmax
 set xrange [0:*]
 set yrange [0:(workspace_max > 0 ? 1.1 * workspace_max : 1)]

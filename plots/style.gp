@@ -6,7 +6,6 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
 } else {
     set terminal png size width, height noenhanced
 }
-set encoding utf8
 set grid xtics ytics mxtics mytics lc rgb "#dddddd"
 set key box opaque samplen 3 spacing 1.1
 set format x "%g"

@@ -85,8 +85,8 @@ def finish(fig, ax, title, batches, measured, name):
     ax.set_xticks(batches, [f"{b:g}" for b in batches])
     ax.xaxis.set_minor_locator(NullLocator())
     devices, commits = devices_and_commits(measured)
-    ax.set_title(f"{title}\nmeasured on {', '.join(devices)}, commit {', '.join(commits)}",
-                 fontsize=11)
+    ax.set_title(f"{title}\nmeasured on {', '.join(devices) or 'an unrecorded device'}, "
+                 f"commit {', '.join(commits) or 'unrecorded'}", fontsize=11)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     path = ROOT / "plots" / name
     fig.savefig(path, dpi=130, bbox_inches="tight")

@@ -54,7 +54,7 @@ def number(text):
 def read_rows(path, columns):
     """The rows of a CSV whose header holds every name in columns, numbers
     converted; None when the header does not."""
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         if not reader.fieldnames or not set(columns) <= set(reader.fieldnames):
             return None
@@ -89,14 +89,20 @@ def load_data(data_dir=DATA):
 
 # ---------------------------------------------------------------- selecting
 
+DEFAULT_FLAGS = "z+D+bias+softplus"  # the benchmark sets' flags, as the harness writes them
+
+
 def is_s1(r):
-    """Benchmark set S1: d 2048, N 32, L 512 (batch 1..16)."""
-    return r["dim"] == 2048 and r["dstate"] == 32 and r["seqlen"] == 512
+    """Benchmark set S1: d 2048, N 32, L 512 (batch 1..16), G 1, default flags."""
+    return (r["dim"] == 2048 and r["groups"] == 1 and r["flags"] == DEFAULT_FLAGS
+            and r["dstate"] == 32 and r["seqlen"] == 512)
 
 
 def is_s2(r):
-    """Benchmark set S2: d 2048, N 16, L 512..65536 at batch 1 and 8."""
-    return r["dim"] == 2048 and r["dstate"] == 16
+    """Benchmark set S2: d 2048, N 16, L 512..65536 at batch 1 and 8, G 1,
+    default flags."""
+    return (r["dim"] == 2048 and r["groups"] == 1 and r["flags"] == DEFAULT_FLAGS
+            and r["dstate"] == 16)
 
 
 def timed(rows):
@@ -173,11 +179,16 @@ def markdown_table(header, align, rows):
 
 
 def provenance(rows, source):
+    """Where the rows come from, and what their floor means."""
     devices, commits = devices_and_commits(rows)
-    return (f"Measured on {', '.join(devices) or 'an unrecorded device'}, "
+    text = (f"Measured on {', '.join(devices) or 'an unrecorded device'}, "
             f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits) or 'unrecorded'} "
             f"(`{source}`). floor ms = max(bytes / copy rate, exps / exp2 rate, "
             f"FLOPs / matrix rate), with the rates the run probed.")
+    if any(r["time_over_floor"] is not None and r["time_over_floor"] < 1 for r in rows):
+        text += (" A time/floor below 1 beats the exp2 (MUFU) floor: some of that "
+                 "version's exponentials are computed off the MUFU.")
+    return text
 
 
 # ---------------------------------------------------------------- chapter tables
@@ -310,7 +321,7 @@ def summary_section(chapters, official):
 def replace_between(path, begin, end, body):
     """Puts body between the lines `begin` and `end` of the file at path.
     Returns what happened: 'updated', 'unchanged' or 'no markers'."""
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     b = re.search(r"^" + re.escape(begin) + r"[ \t]*$", text, re.M)
     e = re.search(r"^" + re.escape(end) + r"[ \t]*$", text, re.M)
     if not b or not e or e.start() < b.end():
@@ -318,7 +329,7 @@ def replace_between(path, begin, end, body):
     new = text[:b.end()] + "\n" + body + "\n" + text[e.start():]
     if new == text:
         return "unchanged"
-    path.write_text(new)
+    path.write_text(new, encoding="utf-8")
     return "updated"
 
 

@@ -12,6 +12,8 @@ set xlabel "batch"
 set ylabel "ms (median)"
 set logscale x 2
 set logscale y 10
+set autoscale yfix
+set offsets 0, 0, graph 0.05, graph 0.05
 set key outside right top
 
 plot_cmd = "plot for [i=0:nversions-1] versions index i using 1:2" \
