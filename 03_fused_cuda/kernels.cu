@@ -1,0 +1,954 @@
+/* 03_fused_cuda, GPU: the selective scan in one fused pass.
+ *
+ * 01 and 02 write exp(ΔA) and ΔBu as (b, d, L, N) or (b, d, N, L) arrays:
+ * 8 bytes per element, 8·b·d·L·N bytes in all, far more than the inputs. Here
+ * each (b, d, n) state lives in a register and walks time; the pairs are made,
+ * used and dropped in registers, and only y and last_state are written:
+ *
+ *     Δ_t   = softplus(delta_t + delta_bias[c])                 once per (b, d, t)
+ *     h[n]  = exp2(Δ_t·A2[n])·h[n] + B_t[n]·(Δ_t·u_t)          per (b, d, t, n)
+ *     y_t   = Σ_n C_t[n]·h[n] + D[c]·u_t,  y_t *= z_t·σ(z_t)    once per (b, d, t)
+ *
+ * (A2 = A·log2 e, so exp(ΔA) is one MUFU.EX2.) Per element that is one exp and
+ * four FMA-pipe operations; the MUFU does 16 exps per clock per SM and issue
+ * is 128 instructions per clock per SM, so the kernel is exp-bound when
+ * everything else costs less than about 3 more instructions per element.
+ *
+ * The versions, each a step from the previous one:
+ *   1 scan_fused_naive   thread per state, block-wide sum over n for every y_t
+ *   2 scan_fused_regs    thread per (b, d) row, all N states in its registers
+ *   3 scan_fused_exp2    every exp one ex2.approx, Δ·u formed once per step
+ *   4 scan_fused_tiled   time tiles in shared memory: B/C loaded once per block,
+ *                        float4 traffic, the (b, d, t) work done once per block
+ *   5 scan_fused_chunked L cut into chunks when b·d cannot fill the GPU
+ *   6 scan_fused_tuned   N split over lanes first, chunks only if still short,
+ *                        cp.async double buffering so loads overlap the scan */
+#include "kernels.h"
+
+#include <stdint.h>
+
+#include "cuda_check.h"
+
+#define LOG2E_F 1.4426950408889634f
+
+/* ========================================================================
+ * Scalar pieces
+ * ====================================================================== */
+
+/* 2^x on the MUFU: one MUFU.EX2, relative error about 2^-22. */
+static __device__ __forceinline__ float exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* 1/x on the MUFU (MUFU.RCP); 1/inf = 0. */
+static __device__ __forceinline__ float rcp_approx(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* Δ from delta, as the official kernel forms it, with libm's expf (versions 1-2).
+ * delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];
+ * delta_vals[r][i] = delta_vals[r][i] <= 20.f ? log1pf(expf(delta_vals[r][i])) : delta_vals[r][i]; */
+static __device__ __forceinline__ float dt_libm(float delta, float bias, bool softplus) {
+    const float x = delta + bias;
+    return softplus ? (x <= 20.f ? log1pf(expf(x)) : x) : x;
+}
+
+/* The same with the exp on one MUFU.EX2 (versions 3-6); log1pf stays libm's:
+ * its argument e^x can be tiny, where log2(1 + e) on the MUFU loses digits. */
+static __device__ __forceinline__ float dt_fast(float delta, float bias, bool softplus) {
+    const float x = delta + bias;
+    return softplus ? (x <= 20.f ? log1pf(exp2_approx(x * LOG2E_F)) : x) : x;
+}
+
+/* z·σ(z): out_vals[r][i] *= z_val / (1 + expf(-z_val)); */
+static __device__ __forceinline__ float silu_libm(float z) { return z / (1.f + expf(-z)); }
+/* The same on two MUFU operations (EX2, RCP). */
+static __device__ __forceinline__ float silu_fast(float z) {
+    return z * rcp_approx(1.f + exp2_approx(-z * LOG2E_F));
+}
+
+static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* ========================================================================
+ * Version 1: one thread per state
+ * ====================================================================== */
+
+/* One block per (b, d) row, thread n holds h[n] (blockDim = N rounded up to
+ * 32) and every thread walks all L steps. y_t = Σ_n C_t[n]·h_t[n] needs the
+ * whole block: a 5-step shuffle sum per warp, then the warp sums through
+ * shared memory, every step. Every thread recomputes Δ_t (softplus) itself.
+ * Bytes: u, delta, z read by every thread of the row (L1 broadcasts), B and C
+ * by each of the d/G rows of a group: 8·b·d·N·L bytes from L2, DRAM about
+ * 4·b·d·L·(3 + z) + 8·b·G·N·L. Exps: b·d·L·N expf, b·d·L·blockDim softplus. */
+__global__ void scan_fused_naive_kernel(ScanTensors t) {
+    __shared__ float warp_sums[2][32];  // (step parity, warp): one barrier per step
+    const ScanShape s = t.s;
+    const int64_t L = s.seqlen, N = s.dstate;
+    const int64_t row = blockIdx.x;                      // b*d + c
+    const int64_t bi = row / s.dim, c = row % s.dim;
+    const int64_t g = c / (s.dim / s.groups);
+    const int n = threadIdx.x, lane = n % 32, warp = n / 32, nwarps = blockDim.x / 32;
+    const bool valid = n < N;
+    const float *u = (const float *)t.u + row * L;          // (L,) of this row
+    const float *delta = (const float *)t.delta + row * L;  // (L,)
+    const float *z = t.z ? (const float *)t.z + row * L : NULL;
+    const float *B_n = (const float *)t.B + ((bi * s.groups + g) * N + (valid ? n : 0)) * L;  // (L,)
+    const float *C_n = (const float *)t.C + ((bi * s.groups + g) * N + (valid ? n : 0)) * L;  // (L,)
+    float *y = (float *)t.y + row * L;                      // (L,)
+    const float A_n = valid ? t.A[c * N + n] : 0.f;
+    const float bias = t.delta_bias ? t.delta_bias[c] : 0.f;
+    const float D = t.D ? t.D[c] : 0.f;
+    float h = valid && t.h0 ? t.h0[row * N + n] : 0.f;
+
+    for (int64_t l = 0; l < L; l++) {
+        const float u_t = u[l];
+        const float dt = dt_libm(delta[l], bias, s.softplus);
+        float part = 0.f;
+        if (valid) {
+            // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+            const float dA = expf(dt * A_n);
+            // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]    (deltaB_u = delta·B·u)
+            h = dA * h + dt * B_n[l] * u_t;
+            // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
+            part = C_n[l] * h;
+        }
+        for (int off = 16; off > 0; off /= 2) part += __shfl_xor_sync(0xffffffffu, part, off);
+        if (nwarps > 1) {
+            if (lane == 0) warp_sums[l & 1][warp] = part;
+            __syncthreads();
+            if (n == 0)
+                for (int w = 1; w < nwarps; w++) part += warp_sums[l & 1][w];
+        }
+        if (n == 0) {
+            // out = y if D is None else y + u * rearrange(D, "d -> d 1")
+            float out = part + D * u_t;
+            // out = out * F.silu(z)
+            if (z) out *= silu_libm(z[l]);
+            y[l] = out;
+        }
+    }
+    if (valid) t.last_state[row * N + n] = h;
+}
+
+extern "C" const char *scan_fused_naive_unsupported(const ScanShape *s) {
+    return s->dstate > 1024 ? "N > 1024: one thread per state exceeds a block" : NULL;
+}
+
+extern "C" void scan_fused_naive(const ScanTensors *t, void *workspace) {
+    (void)workspace;
+    const int threads = (int)ceil_div(t->s.dstate, 32) * 32;
+    scan_fused_naive_kernel<<<(unsigned)(t->s.batch * t->s.dim), threads>>>(*t);
+    cuda_check_launch();
+}
+
+/* ========================================================================
+ * Versions 2 and 3: one thread per (b, d) row, the state in registers
+ * ====================================================================== */
+
+constexpr int kRowThreads = 128;  // threads per block, versions 2 and 3
+
+/* Version 2. Thread = (b, d) row: Δ_t once per step instead of once per state,
+ * y_t summed in the thread (no shuffles, no barriers). h[NMAX] stays in
+ * registers because every index is a compile-time constant after unrolling;
+ * states n >= N are switched off. Neighbouring threads are neighbouring
+ * channels of one group, so B_t[n] and C_t[n] are warp-wide broadcasts; u,
+ * delta, z are one 4-byte load per thread per step from rows L apart (L1 keeps
+ * the lines for the next steps).
+ * Bytes: DRAM about 4·b·d·L·(3 + z) + 8·b·G·N·L. Exps: b·d·L·N expf, b·d·L softplus. */
+template <int NMAX>
+__global__ void __launch_bounds__(kRowThreads) scan_fused_regs_kernel(ScanTensors t) {
+    const ScanShape s = t.s;
+    const int64_t L = s.seqlen, N = s.dstate;
+    const int64_t row = (int64_t)blockIdx.x * kRowThreads + threadIdx.x;
+    if (row >= s.batch * s.dim) return;
+    const int64_t bi = row / s.dim, c = row % s.dim;
+    const int64_t g = c / (s.dim / s.groups);
+    const float *u = (const float *)t.u + row * L;                          // (L,)
+    const float *delta = (const float *)t.delta + row * L;                  // (L,)
+    const float *z = t.z ? (const float *)t.z + row * L : NULL;             // (L,)
+    const float *B = (const float *)t.B + (bi * s.groups + g) * N * L;      // (N, L)
+    const float *C = (const float *)t.C + (bi * s.groups + g) * N * L;      // (N, L)
+    float *y = (float *)t.y + row * L;                                      // (L,)
+    const float bias = t.delta_bias ? t.delta_bias[c] : 0.f;
+    const float D = t.D ? t.D[c] : 0.f;
+    float h[NMAX], A_c[NMAX];
+#pragma unroll
+    for (int n = 0; n < NMAX; n++) {
+        A_c[n] = n < N ? t.A[c * N + n] : 0.f;
+        h[n] = n < N && t.h0 ? t.h0[row * N + n] : 0.f;
+    }
+    for (int64_t l = 0; l < L; l++) {
+        const float u_t = u[l];
+        const float dt = dt_libm(delta[l], bias, s.softplus);
+        float acc = 0.f;
+#pragma unroll
+        for (int n = 0; n < NMAX; n++) {
+            if (n < N) {
+                // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+                const float dA = expf(dt * A_c[n]);
+                // deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u); x = deltaA * x + deltaB_u
+                h[n] = dA * h[n] + dt * B[n * L + l] * u_t;
+                // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
+                acc += C[n * L + l] * h[n];
+            }
+        }
+        float out = acc + D * u_t;
+        if (z) out *= silu_libm(z[l]);
+        y[l] = out;
+    }
+#pragma unroll
+    for (int n = 0; n < NMAX; n++)
+        if (n < N) t.last_state[row * N + n] = h[n];
+}
+
+/* Version 3. As 2, with the exps on the MUFU: A2 = A·log2 e is formed once,
+ * so exp(ΔA) = exp2(Δ·A2) is one MUFU.EX2 (no range reduction), and Δ·u is
+ * formed once per step, leaving per element FMUL (Δ·A2), MUFU, FMUL (B·Δu),
+ * FFMA (h), FFMA (y) and the two loads of B_t[n], C_t[n].
+ * Bytes as version 2. Exps: b·d·L·N ex2.approx, b·d·L (softplus) + b·d·L (silu). */
+template <int NMAX>
+__global__ void __launch_bounds__(kRowThreads) scan_fused_exp2_kernel(ScanTensors t) {
+    const ScanShape s = t.s;
+    const int64_t L = s.seqlen, N = s.dstate;
+    const int64_t row = (int64_t)blockIdx.x * kRowThreads + threadIdx.x;
+    if (row >= s.batch * s.dim) return;
+    const int64_t bi = row / s.dim, c = row % s.dim;
+    const int64_t g = c / (s.dim / s.groups);
+    const float *u = (const float *)t.u + row * L;                          // (L,)
+    const float *delta = (const float *)t.delta + row * L;                  // (L,)
+    const float *z = t.z ? (const float *)t.z + row * L : NULL;             // (L,)
+    const float *B = (const float *)t.B + (bi * s.groups + g) * N * L;      // (N, L)
+    const float *C = (const float *)t.C + (bi * s.groups + g) * N * L;      // (N, L)
+    float *y = (float *)t.y + row * L;                                      // (L,)
+    const float bias = t.delta_bias ? t.delta_bias[c] : 0.f;
+    const float D = t.D ? t.D[c] : 0.f;
+    float h[NMAX], A2[NMAX];
+#pragma unroll
+    for (int n = 0; n < NMAX; n++) {
+        // A_val[r] *= kLog2e;   (the official kernel's pre-scaling)
+        A2[n] = n < N ? t.A[c * N + n] * LOG2E_F : 0.f;
+        h[n] = n < N && t.h0 ? t.h0[row * N + n] : 0.f;
+    }
+    for (int64_t l = 0; l < L; l++) {
+        const float u_t = u[l];
+        const float dt = dt_fast(delta[l], bias, s.softplus);
+        // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
+        const float du = dt * u_t;
+        float acc = 0.f;
+#pragma unroll
+        for (int n = 0; n < NMAX; n++) {
+            if (n < N) {
+                // thread_data[i] = make_float2(exp2f(delta_vals[r][i] * A_val[r]), B_vals[i] * delta_u_vals[r][i]);
+                h[n] = exp2_approx(dt * A2[n]) * h[n] + B[n * L + l] * du;
+                acc += C[n * L + l] * h[n];
+            }
+        }
+        float out = acc + D * u_t;
+        if (z) out *= silu_fast(z[l]);
+        y[l] = out;
+    }
+#pragma unroll
+    for (int n = 0; n < NMAX; n++)
+        if (n < N) t.last_state[row * N + n] = h[n];
+}
+
+extern "C" const char *scan_fused_regs_unsupported(const ScanShape *s) {
+    return s->dstate > 64 ? "N > 64: one thread cannot hold the state in registers (versions 4-6 split N over lanes)"
+                          : NULL;
+}
+
+#define LAUNCH_ROWS(kernel, t)                                                           \
+    do {                                                                                 \
+        const unsigned blocks_ = (unsigned)ceil_div((t)->s.batch * (t)->s.dim, kRowThreads); \
+        if ((t)->s.dstate <= 16) kernel<16><<<blocks_, kRowThreads>>>(*(t));             \
+        else if ((t)->s.dstate <= 32) kernel<32><<<blocks_, kRowThreads>>>(*(t));        \
+        else kernel<64><<<blocks_, kRowThreads>>>(*(t));                                 \
+        cuda_check_launch();                                                             \
+    } while (0)
+
+extern "C" void scan_fused_regs(const ScanTensors *t, void *workspace) {
+    (void)workspace;
+    LAUNCH_ROWS(scan_fused_regs_kernel, t);
+}
+
+extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
+    (void)workspace;
+    LAUNCH_ROWS(scan_fused_exp2_kernel, t);
+}
+
+/* ========================================================================
+ * Versions 4-6: time tiles through shared memory
+ *
+ * A block is 128 threads on `rows` consecutive channels of one (batch, group),
+ * S lanes per channel (S = 128 / rows), each lane holding R states:
+ *
+ *     thread = r·S + s   row r = channel c0 + r,  states n = s·R .. s·R + R-1
+ *
+ * and the block walks time in tiles of T steps:
+ *   load     u, delta, z  (rows x T) and B, C (N x T) into shared memory with
+ *            coalesced float4 loads (B and C once for all the block's rows);
+ *            Δ = softplus(delta + bias) once per (row, t), not once per lane
+ *   scan     each thread walks its row through the tile, reading Δ_t, u_t
+ *            (float4: 4 steps) and B_t, C_t of its states (float4 per state),
+ *            and writes its partial y_t (sum over its R states) to shared memory
+ *   output   y_t = Σ_lanes partial + D·u_t, times silu(z_t): float4 stores
+ * ====================================================================== */
+
+constexpr int kThreads = 128;            // threads per block, versions 4-6
+constexpr int kMaxStates = 256;          // 16 lanes x 16 states
+constexpr int kTileSync = 32;            // time steps per tile, versions 4 and 5
+constexpr int kTileAsync = 16;           // time steps per tile, version 6 (two tiles in flight)
+constexpr int64_t kFillThreads = 32768;  // enough to fill an H200: 2 warps on each of its 528 schedulers
+
+/* Shared-memory geometry for R states per thread and T-step tiles. Rows are
+ * padded to TP = T + 4 floats so that the float4 accesses of 8 consecutive
+ * threads (one shared-memory wavefront) fall on distinct banks; B and C are
+ * stored lane-major, state n = s·R + j at s·SB + j·TP, with SB padded the
+ * same way, so that lanes s = 0..7 read distinct banks too. */
+template <int R, int T>
+struct TileGeometry {
+    static constexpr int TP = T + 4;
+    static constexpr int SB = R * TP + 4;
+    /* Floats of one set of tiles (dt, u, z, B, C) for `rows` rows, S lanes. */
+    static __host__ __device__ int set_floats(int rows, int S) { return 3 * rows * TP + 2 * S * SB; }
+    /* Floats of the partial sums of y: one padded row per thread. */
+    static __host__ __device__ int ypart_floats() { return kThreads * TP; }
+    /* Where row `row` of a tile starts: channel rows, or state rows of B/C. */
+    template <bool STATE_ROWS>
+    static __device__ __forceinline__ int row_offset(int row) {
+        return STATE_ROWS ? (row / R) * SB + (row % R) * TP : row * TP;
+    }
+};
+
+/* One set of tiles in shared memory. */
+struct TileSet {
+    float *dt;  // (rows, TP)  delta, turned into Δ (0 past the end of the sequence)
+    float *u;   // (rows, TP)
+    float *z;   // (rows, TP)
+    float *B;   // (S, SB)     state n = s·R + j at s·SB + j·TP
+    float *C;   // (S, SB)
+};
+
+template <int R, int T>
+static __device__ TileSet carve_tiles(float *p, int rows, int S) {
+    using G = TileGeometry<R, T>;
+    TileSet ts;
+    ts.dt = p;
+    ts.u = ts.dt + rows * G::TP;
+    ts.z = ts.u + rows * G::TP;
+    ts.B = ts.z + rows * G::TP;
+    ts.C = ts.B + S * G::SB;
+    return ts;
+}
+
+/* Where the block and this thread sit. */
+struct RowBlock {
+    int S, rows;     // lanes per row, rows per block (rows·S = kThreads)
+    int r, s;        // this thread's row in the block and its lane (slice of the states)
+    int nvalid;      // rows of the block that exist: a group can end inside the block
+    int64_t bg;      // b·G + g, the block's slice of B and C
+    int64_t c0;      // channel of the block's first row
+    int64_t row0;    // b·d + c0
+};
+
+static __device__ RowBlock row_block(const ScanShape &s, int S) {
+    RowBlock w;
+    w.S = S;
+    w.rows = kThreads / S;
+    w.r = threadIdx.x / S;
+    w.s = threadIdx.x % S;
+    const int64_t per_group = s.dim / s.groups;
+    const int64_t first = (int64_t)blockIdx.x * w.rows;  // channel index inside the group
+    const int64_t b = blockIdx.y / s.groups, g = blockIdx.y % s.groups;
+    w.bg = blockIdx.y;
+    w.c0 = g * per_group + first;
+    w.row0 = b * s.dim + w.c0;
+    w.nvalid = (int)min((int64_t)w.rows, per_group - first);
+    return w;
+}
+
+/* A2[j] = A[c, n]·log2 e for this thread's states (0 for padding: exp2(0) = 1
+ * and B = 0 there, so a padded state stays 0). */
+template <int R>
+static __device__ void load_A2(const ScanTensors &t, const RowBlock &w, float (&A2)[R]) {
+    const int64_t N = t.s.dstate;
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)w.s * R + j;
+        // A_val[r] *= kLog2e;
+        A2[j] = w.r < w.nvalid && n < N ? t.A[(w.c0 + w.r) * N + n] * LOG2E_F : 0.f;
+    }
+}
+
+/* h[j] = state[n] of this thread's row, or 0. state is (b, d, N) or NULL. */
+template <int R>
+static __device__ void load_state(const float *state, int64_t N, const RowBlock &w, float (&h)[R]) {
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)w.s * R + j;
+        h[j] = state && w.r < w.nvalid && n < N ? state[(w.row0 + w.r) * N + n] : 0.f;
+    }
+}
+
+template <int R>
+static __device__ void store_state(float *state, int64_t N, const RowBlock &w, const float (&h)[R]) {
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)w.s * R + j;
+        if (w.r < w.nvalid && n < N) state[(w.row0 + w.r) * N + n] = h[j];
+    }
+}
+
+/* Four steps [tt, tt+4) of one row; steps >= L read as 0. vec4: the row is
+ * 16-byte aligned (L % 4 == 0), so the four steps are all in or all out. */
+static __device__ __forceinline__ float4 load4(const float *row, int64_t tt, int64_t L, bool vec4) {
+    if (vec4) return tt < L ? *reinterpret_cast<const float4 *>(row + tt) : make_float4(0.f, 0.f, 0.f, 0.f);
+    return make_float4(tt < L ? row[tt] : 0.f, tt + 1 < L ? row[tt + 1] : 0.f, tt + 2 < L ? row[tt + 2] : 0.f,
+                       tt + 3 < L ? row[tt + 3] : 0.f);
+}
+
+/* Cooperative load of steps [t0, t0+T) of rows [0, nrows) of a (..., L)
+ * tensor (row stride L) into a tile; rows >= nvalid read as 0. Consecutive
+ * threads take consecutive float4s of a row: T/4 threads per 4T bytes. */
+template <int R, int T, bool STATE_ROWS>
+static __device__ void load_rows(float *tile, const float *src, int64_t L, int nrows, int nvalid, int64_t t0,
+                                 bool vec4) {
+    constexpr int Q = T / 4;
+    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
+        const int row = i / Q, q = i % Q;
+        const float4 v = row < nvalid ? load4(src + row * L, t0 + 4 * q, L, vec4) : make_float4(0.f, 0.f, 0.f, 0.f);
+        *reinterpret_cast<float4 *>(tile + TileGeometry<R, T>::template row_offset<STATE_ROWS>(row) + 4 * q) = v;
+    }
+}
+
+/* Δ for one element of a tile: 0 past the sequence's end or outside the
+ * block's rows, so that exp2(0·A2) = 1 and Δ·u = 0 leave the state as it is. */
+static __device__ __forceinline__ float dt_or_zero(float delta, float bias, bool softplus, bool inside) {
+    return inside ? dt_fast(delta, bias, softplus) : 0.f;
+}
+
+/* As load_rows for delta, turning it into Δ on the way (versions 4 and 5). */
+template <int T>
+static __device__ void load_dt(float *tile, const float *delta, const float *bias, bool softplus, int64_t L,
+                               int nrows, int nvalid, int64_t t0, bool vec4) {
+    constexpr int Q = T / 4, TP = T + 4;
+    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
+        const int row = i / Q, q = i % Q;
+        const int64_t tt = t0 + 4 * q;
+        const bool ok = row < nvalid;
+        const float4 v = ok ? load4(delta + row * L, tt, L, vec4) : make_float4(0.f, 0.f, 0.f, 0.f);
+        const float b = ok && bias ? bias[row] : 0.f;
+        *reinterpret_cast<float4 *>(tile + row * TP + 4 * q) =
+            make_float4(dt_or_zero(v.x, b, softplus, ok && tt < L), dt_or_zero(v.y, b, softplus, ok && tt + 1 < L),
+                        dt_or_zero(v.z, b, softplus, ok && tt + 2 < L), dt_or_zero(v.w, b, softplus, ok && tt + 3 < L));
+    }
+}
+
+/* The scan of one tile by one thread: its row, its R states, T steps.
+ * Per 4 steps: 2 LDS.128 (Δ, u), 4 FMUL (Δ·u), then per state 2 LDS.128
+ * (B, C) and per element FMUL, MUFU.EX2, FMUL, FFMA, FFMA; 1 STS.128 of the
+ * partial y. WRITE_Y = false (a chunk's end state only) drops C and y and
+ * sums Δ over the tile instead. */
+template <int R, int T, bool WRITE_Y>
+static __device__ __forceinline__ void scan_tile(const TileSet &ts, const RowBlock &w, float *ypart, float (&h)[R],
+                                                 const float (&A2)[R], float &dt_sum) {
+    using G = TileGeometry<R, T>;
+    const float *dt_row = ts.dt + w.r * G::TP;
+    const float *u_row = ts.u + w.r * G::TP;
+    const float *B_lane = ts.B + w.s * G::SB;
+    const float *C_lane = ts.C + w.s * G::SB;
+    float *y_row = ypart + threadIdx.x * G::TP;
+#pragma unroll(R >= 8 ? 1 : 2)
+    for (int tq = 0; tq < T; tq += 4) {
+        const float4 d4 = *reinterpret_cast<const float4 *>(dt_row + tq);
+        const float4 u4 = *reinterpret_cast<const float4 *>(u_row + tq);
+        const float dt[4] = {d4.x, d4.y, d4.z, d4.w};
+        // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
+        const float du[4] = {d4.x * u4.x, d4.y * u4.y, d4.z * u4.z, d4.w * u4.w};
+        float y[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const float4 b4 = *reinterpret_cast<const float4 *>(B_lane + j * G::TP + tq);
+            const float Bt[4] = {b4.x, b4.y, b4.z, b4.w};
+            float Ct[4];
+            if (WRITE_Y) {
+                const float4 c4 = *reinterpret_cast<const float4 *>(C_lane + j * G::TP + tq);
+                Ct[0] = c4.x; Ct[1] = c4.y; Ct[2] = c4.z; Ct[3] = c4.w;
+            }
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                // thread_data[i] = make_float2(exp2f(delta_vals[r][i] * A_val[r]), B_vals[i] * delta_u_vals[r][i]);
+                // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
+                h[j] = fmaf(exp2_approx(dt[k] * A2[j]), h[j], Bt[k] * du[k]);
+                // out_vals[r][i] += thread_data[i].y * C_val;
+                if (WRITE_Y) y[k] = fmaf(Ct[k], h[j], y[k]);
+            }
+        }
+        if (WRITE_Y) *reinterpret_cast<float4 *>(y_row + tq) = make_float4(y[0], y[1], y[2], y[3]);
+        else dt_sum += (dt[0] + dt[1]) + (dt[2] + dt[3]);
+    }
+}
+
+/* y for one tile: the lanes' partial sums added, D·u, the z gate; float4 stores. */
+template <int R, int T>
+static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
+                               int64_t t0, bool vec4) {
+    using G = TileGeometry<R, T>;
+    constexpr int Q = T / 4;
+    const int64_t L = t.s.seqlen;
+    for (int i = threadIdx.x; i < w.rows * Q; i += kThreads) {
+        const int row = i / Q, q = i % Q;
+        const int64_t tt = t0 + 4 * q;
+        if (row >= w.nvalid || tt >= L) continue;
+        float4 acc = *reinterpret_cast<const float4 *>(ypart + row * w.S * G::TP + 4 * q);
+        for (int s = 1; s < w.S; s++) {
+            const float4 p = *reinterpret_cast<const float4 *>(ypart + (row * w.S + s) * G::TP + 4 * q);
+            acc.x += p.x; acc.y += p.y; acc.z += p.z; acc.w += p.w;
+        }
+        float y[4] = {acc.x, acc.y, acc.z, acc.w};
+        const float4 u4 = *reinterpret_cast<const float4 *>(ts.u + row * G::TP + 4 * q);
+        const float uu[4] = {u4.x, u4.y, u4.z, u4.w};
+        const float D = t.D ? t.D[w.c0 + row] : 0.f;
+#pragma unroll
+        for (int k = 0; k < 4; k++) y[k] = fmaf(D, uu[k], y[k]);  // out = y + u * D
+        if (t.z) {
+            const float4 z4 = *reinterpret_cast<const float4 *>(ts.z + row * G::TP + 4 * q);
+            y[0] *= silu_fast(z4.x); y[1] *= silu_fast(z4.y); y[2] *= silu_fast(z4.z); y[3] *= silu_fast(z4.w);
+        }
+        float *dst = (float *)t.y + (w.row0 + row) * L + tt;
+        if (vec4) {
+            *reinterpret_cast<float4 *>(dst) = make_float4(y[0], y[1], y[2], y[3]);
+        } else {
+            for (int k = 0; k < 4 && tt + k < L; k++) dst[k] = y[k];
+        }
+    }
+}
+
+/* Pointers of one block's rows. */
+struct RowInputs {
+    const float *u, *delta, *z;  // (rows, L) from the block's first row; z NULL without z
+    const float *B, *C;          // (N, L) of the block's (batch, group)
+    const float *bias;           // (rows,) or NULL
+};
+
+static __device__ RowInputs row_inputs(const ScanTensors &t, const RowBlock &w) {
+    const int64_t L = t.s.seqlen;
+    RowInputs in;
+    in.u = (const float *)t.u + w.row0 * L;
+    in.delta = (const float *)t.delta + w.row0 * L;
+    in.z = t.z ? (const float *)t.z + w.row0 * L : NULL;
+    in.B = (const float *)t.B + w.bg * t.s.dstate * L;
+    in.C = (const float *)t.C + w.bg * t.s.dstate * L;
+    in.bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;
+    return in;
+}
+
+/* Steps [t_begin, t_end) of the block's rows, one tile at a time, loads then
+ * scan then output, three barriers per tile (versions 4 and 5). Loads are
+ * not overlapped within a block; other resident blocks hide them. */
+template <int R, int T, bool WRITE_Y>
+static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
+                                      const float (&A2)[R], int64_t t_begin, int64_t t_end, float &dt_sum) {
+    using G = TileGeometry<R, T>;
+    const TileSet ts = carve_tiles<R, T>(smem, w.rows, w.S);
+    float *ypart = smem + G::set_floats(w.rows, w.S);
+    const RowInputs in = row_inputs(t, w);
+    const int64_t L = t.s.seqlen;
+    const int N = (int)t.s.dstate, npad = R * w.S;
+    const bool vec4 = L % 4 == 0;
+    for (int64_t t0 = t_begin; t0 < t_end; t0 += T) {
+        load_dt<T>(ts.dt, in.delta, in.bias, t.s.softplus, L, w.rows, w.nvalid, t0, vec4);
+        load_rows<R, T, false>(ts.u, in.u, L, w.rows, w.nvalid, t0, vec4);
+        load_rows<R, T, true>(ts.B, in.B, L, npad, N, t0, vec4);
+        if (WRITE_Y) {
+            load_rows<R, T, true>(ts.C, in.C, L, npad, N, t0, vec4);
+            if (in.z) load_rows<R, T, false>(ts.z, in.z, L, w.rows, w.nvalid, t0, vec4);
+        }
+        __syncthreads();
+        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
+        __syncthreads();
+        if (WRITE_Y) {
+            store_y<R, T>(t, w, ts, ypart, t0, vec4);
+            __syncthreads();
+        }
+    }
+}
+
+/* Version 4. The whole sequence in one pass: state from h0, last_state out.
+ * Bytes: DRAM 4·b·d·L·(3 + z) + 8·b·G·N·L + state; shared memory per element
+ * 0.5 LDS.128 (B, C). Exps: b·d·L·N ex2, b·d·L (softplus) + 2·b·d·L (silu). */
+template <int R>
+__global__ void __launch_bounds__(kThreads) scan_fused_tiled_kernel(ScanTensors t, int S) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(t.s, S);
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    load_state<R>(t.h0, t.s.dstate, w, h);
+    float dt_sum = 0.f;
+    scan_span_sync<R, kTileSync, true>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, dt_sum);
+    store_state<R>(t.last_state, t.s.dstate, w, h);
+}
+
+/* ---- version 6's pipeline: cp.async copies global -> shared, no registers ---- */
+
+/* 16 bytes (4 bytes) global -> shared, asynchronous; in = false writes zeros
+ * and reads nothing (src-size 0), src must still be a valid address. */
+static __device__ __forceinline__ void cp_async16(float *dst, const float *src, bool in) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(in ? 16 : 0) : "memory");
+}
+static __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool in) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(in ? 4 : 0) : "memory");
+}
+static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/* Wait until at most PENDING of this thread's committed groups are in flight. */
+template <int PENDING>
+static __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* As load_rows, as cp.async copies that land while the thread goes on. */
+template <int R, int T, bool STATE_ROWS>
+static __device__ void copy_rows_async(float *tile, const float *src, int64_t L, int nrows, int nvalid, int64_t t0,
+                                       bool vec4) {
+    constexpr int Q = T / 4;
+    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
+        const int row = i / Q, q = i % Q;
+        const int64_t tt = t0 + 4 * q;
+        const bool ok = row < nvalid;
+        float *dst = tile + TileGeometry<R, T>::template row_offset<STATE_ROWS>(row) + 4 * q;
+        const float *p = src + (ok ? row : 0) * L;
+        if (vec4) {
+            cp_async16(dst, p + (ok && tt < L ? tt : 0), ok && tt < L);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; k++) cp_async4(dst + k, p + (ok && tt + k < L ? tt + k : 0), ok && tt + k < L);
+        }
+    }
+}
+
+/* delta -> Δ in place, once the raw tile has landed. */
+template <int T>
+static __device__ void dt_in_place(float *tile, const float *bias, bool softplus, int64_t L, int nrows, int nvalid,
+                                   int64_t t0) {
+    constexpr int Q = T / 4, TP = T + 4;
+    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
+        const int row = i / Q, q = i % Q;
+        const int64_t tt = t0 + 4 * q;
+        const bool ok = row < nvalid;
+        float4 *p = reinterpret_cast<float4 *>(tile + row * TP + 4 * q);
+        const float4 v = *p;
+        const float b = ok && bias ? bias[row] : 0.f;
+        *p = make_float4(dt_or_zero(v.x, b, softplus, ok && tt < L), dt_or_zero(v.y, b, softplus, ok && tt + 1 < L),
+                         dt_or_zero(v.z, b, softplus, ok && tt + 2 < L), dt_or_zero(v.w, b, softplus, ok && tt + 3 < L));
+    }
+}
+
+template <int R, int T, bool WRITE_Y>
+static __device__ void copy_tiles_async(const TileSet &ts, const RowInputs &in, const RowBlock &w, int64_t L, int N,
+                                        int64_t t0, bool vec4) {
+    const int npad = R * w.S;
+    copy_rows_async<R, T, false>(ts.dt, in.delta, L, w.rows, w.nvalid, t0, vec4);
+    copy_rows_async<R, T, false>(ts.u, in.u, L, w.rows, w.nvalid, t0, vec4);
+    copy_rows_async<R, T, true>(ts.B, in.B, L, npad, N, t0, vec4);
+    if (WRITE_Y) {
+        copy_rows_async<R, T, true>(ts.C, in.C, L, npad, N, t0, vec4);
+        if (in.z) copy_rows_async<R, T, false>(ts.z, in.z, L, w.rows, w.nvalid, t0, vec4);
+    }
+}
+
+/* As scan_span_sync with two sets of tiles: tile i+1's copies are issued
+ * before tile i is scanned, so DRAM works while the MUFU does (S2 at N = 16
+ * needs both at once: its bytes floor equals its exp floor). Four barriers
+ * per tile: landed, Δ formed, scanned, output. */
+template <int R, int T, bool WRITE_Y>
+static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
+                                       const float (&A2)[R], int64_t t_begin, int64_t t_end, float &dt_sum) {
+    using G = TileGeometry<R, T>;
+    const int set = G::set_floats(w.rows, w.S);
+    const TileSet ts0 = carve_tiles<R, T>(smem, w.rows, w.S);
+    const TileSet ts1 = carve_tiles<R, T>(smem + set, w.rows, w.S);
+    float *ypart = smem + 2 * set;
+    const RowInputs in = row_inputs(t, w);
+    const int64_t L = t.s.seqlen;
+    const int N = (int)t.s.dstate;
+    const bool vec4 = L % 4 == 0;
+    const int64_t ntiles = ceil_div(t_end - t_begin, T);
+    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(ts0, in, w, L, N, t_begin, vec4);
+    cp_async_commit();
+    for (int64_t i = 0; i < ntiles; i++) {
+        const int64_t t0 = t_begin + i * T;
+        const TileSet ts = (i & 1) ? ts1 : ts0;
+        if (i + 1 < ntiles) copy_tiles_async<R, T, WRITE_Y>((i & 1) ? ts0 : ts1, in, w, L, N, t0 + T, vec4);
+        cp_async_commit();
+        cp_async_wait<1>();  // this thread's copies of tile i have landed
+        __syncthreads();     // and every thread's
+        dt_in_place<T>(ts.dt, in.bias, t.s.softplus, L, w.rows, w.nvalid, t0);
+        __syncthreads();
+        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
+        __syncthreads();
+        if (WRITE_Y) {
+            store_y<R, T>(t, w, ts, ypart, t0, vec4);
+            __syncthreads();
+        }
+    }
+}
+
+template <int R, int T, bool WRITE_Y, bool ASYNC>
+static __device__ __forceinline__ void scan_span(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
+                                                 const float (&A2)[R], int64_t t_begin, int64_t t_end,
+                                                 float &dt_sum) {
+    if constexpr (ASYNC) scan_span_async<R, T, WRITE_Y>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
+    else scan_span_sync<R, T, WRITE_Y>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
+}
+
+/* ========================================================================
+ * Versions 5 and 6: chunks over L
+ *
+ * With K chunks of L, chunk k's end state is linear in its start state:
+ *     h_end(k) = decay(k) ⊙ h_start(k) + local(k),   decay(k)[n] = exp2(A2[n]·ΣΔ over chunk k)
+ * where local(k) is the chunk scanned from 0. So:
+ *   pass 1 (chunk states)  chunks 0..K-2 at once; chunk 0 from h0 writes its y
+ *                          (its start is known), the others store local(k), ΣΔ
+ *   pass 2 (chunk outputs) chunks 1..K-1 at once; each folds the carries of
+ *                          the chunks before it (K·N exps per row, negligible),
+ *                          then scans its chunk again from its true start, writing y
+ * Exps: (2K - 2)/K · b·d·L·N, up to 2x: worth it only when b·d alone leaves
+ * the GPU idle (batch 1, long L), never at batch 16.
+ * ====================================================================== */
+
+/* Pass 1. Block z = chunk k (the whole of L when there is one chunk).
+ * Bytes: as version 4 for chunk 0; u, delta, B for the others, plus their
+ * end states, (b·d, K-1, N + 1) fp32. Exps: b·d·N per step of chunks 0..K-2. */
+template <int R, int T, bool ASYNC>
+__global__ void __launch_bounds__(kThreads)
+scan_chunk_states_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
+                         float *chunk_h,     // (b·d, chunks - 1, N) fp32, written (chunks > 1)
+                         float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written (chunks > 1)
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const RowBlock w = row_block(t.s, S);
+    const int64_t N = t.s.dstate, L = t.s.seqlen;
+    const int k = blockIdx.z;
+    const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    load_state<R>(k == 0 ? t.h0 : NULL, N, w, h);
+    float dt_sum = 0.f;
+    if (k == 0) scan_span<R, T, true, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
+    else scan_span<R, T, false, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
+    if (chunks == 1) {
+        store_state<R>(t.last_state, N, w, h);
+        return;
+    }
+    const int slots = chunks - 1;
+    const int64_t row = w.row0 + w.r;
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)w.s * R + j;
+        if (w.r < w.nvalid && n < N) chunk_h[(row * slots + k) * N + n] = h[j];
+    }
+    if (w.s == 0 && w.r < w.nvalid) chunk_dt[row * slots + k] = dt_sum;
+}
+
+/* Pass 2. Block z = chunk k - 1 for k = 1..K-1.
+ * Bytes: as version 4 over chunks 1..K-1, plus the chunk states read.
+ * Exps: b·d·N per step of chunks 1..K-1, plus b·d·N·k per chunk for the carries. */
+template <int R, int T, bool ASYNC>
+__global__ void __launch_bounds__(kThreads)
+scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
+                          const float *chunk_h,     // (b·d, chunks - 1, N) fp32
+                          const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const RowBlock w = row_block(t.s, S);
+    const int64_t N = t.s.dstate, L = t.s.seqlen;
+    const int k = blockIdx.z + 1;
+    const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
+    const int slots = chunks - 1;
+    const int64_t row = w.row0 + w.r;
+    const bool row_ok = w.r < w.nvalid;
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    // The carry into chunk k: the state after chunk 0, then through chunks 1..k-1.
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)w.s * R + j;
+        h[j] = row_ok && n < N ? chunk_h[(row * slots) * N + n] : 0.f;
+    }
+    for (int c = 1; c < k; c++) {
+        const float dt_c = row_ok ? chunk_dt[row * slots + c] : 0.f;
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int64_t n = (int64_t)w.s * R + j;
+            const float local = row_ok && n < N ? chunk_h[(row * slots + c) * N + n] : 0.f;
+            h[j] = fmaf(exp2_approx(A2[j] * dt_c), h[j], local);
+        }
+    }
+    float dt_sum = 0.f;
+    scan_span<R, T, true, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
+    if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
+}
+
+/* ========================================================================
+ * Host side of versions 4-6
+ * ====================================================================== */
+
+typedef struct {
+    int R;              // states per thread (a template argument: 1, 2, 4, 8, 16)
+    int S;              // lanes per row: R·S = N rounded up to a power of two
+    int chunks;         // pieces of L; 1 = a single pass
+    int64_t chunk_len;  // steps per chunk, a multiple of the tile
+} Plan;
+
+static int pow2_at_least(int64_t x) {
+    int p = 1;
+    while (p < x) p *= 2;
+    return p;
+}
+
+/* Versions 4 and 5: up to 16 states per thread; N > 16 spread over lanes. */
+static Plan plan_lanes(const ScanShape *s) {
+    const int np = pow2_at_least(s->dstate);
+    Plan p = {np < 16 ? np : 16, 0, 1, s->seqlen};
+    p.S = np / p.R;
+    return p;
+}
+
+/* Chunks so that a pass runs (b·d·S threads) x (chunks - 1) >= kFillThreads,
+ * each chunk at least min_tiles tiles; 1 when the rows fill the GPU already
+ * (and when fewer than 3 chunks would come out: 2 run one after the other). */
+static void plan_chunks(Plan *p, const ScanShape *s, int tile, int64_t min_tiles) {
+    const int64_t threads = s->batch * s->dim * p->S, tiles = ceil_div(s->seqlen, tile);
+    int64_t chunks = threads < kFillThreads ? ceil_div(kFillThreads, threads) + 1 : 1;
+    if (chunks > tiles / min_tiles) chunks = tiles / min_tiles;
+    if (chunks > 65535) chunks = 65535;
+    p->chunks = 1;
+    p->chunk_len = tiles * tile;
+    if (chunks >= 3) {
+        p->chunk_len = ceil_div(tiles, chunks) * tile;
+        p->chunks = (int)ceil_div(s->seqlen, p->chunk_len);
+        if (p->chunks < 3) {
+            p->chunks = 1;
+            p->chunk_len = tiles * tile;
+        }
+    }
+}
+
+static Plan plan_chunked(const ScanShape *s) {
+    Plan p = plan_lanes(s);
+    plan_chunks(&p, s, kTileSync, 1);
+    return p;
+}
+
+/* Version 6: fewer states per thread (more lanes per row) until the rows
+ * fill the GPU, which costs no exps; chunks only when R = 2 is still short. */
+static Plan plan_tuned(const ScanShape *s) {
+    const int np = pow2_at_least(s->dstate);
+    const int64_t rows = s->batch * s->dim;
+    Plan p = {np < 16 ? np : 16, 0, 1, s->seqlen};
+    while (p.R > 2 && np / p.R < 32 && rows * (np / p.R) < kFillThreads) p.R /= 2;
+    p.S = np / p.R;
+    plan_chunks(&p, s, kTileAsync, 4);
+    return p;
+}
+
+static size_t chunk_workspace(const ScanShape *s, const Plan &p) {
+    if (p.chunks <= 1) return 0;
+    return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
+}
+
+template <int R, int T, bool ASYNC>
+static size_t smem_bytes(int S) {
+    using G = TileGeometry<R, T>;
+    return sizeof(float) * (size_t)((ASYNC ? 2 : 1) * G::set_floats(kThreads / S, S) + G::ypart_floats());
+}
+
+/* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
+template <typename Kernel>
+static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
+    if (bytes > 48 * 1024 && bytes > *allowed) {
+        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        *allowed = bytes;
+    }
+}
+
+/* Blocks: x = channel blocks of a group, y = b·G, z = chunks of a pass. */
+static dim3 tile_grid(const ScanShape *s, int S, int z) {
+    const int rows = kThreads / S;
+    return dim3((unsigned)ceil_div(s->dim / s->groups, rows), (unsigned)(s->batch * s->groups), (unsigned)z);
+}
+
+template <int R>
+static void launch_tiled(const ScanTensors *t, const Plan &p) {
+    static size_t allowed = 0;
+    const size_t smem = smem_bytes<R, kTileSync, false>(p.S);
+    allow_smem(scan_fused_tiled_kernel<R>, smem, &allowed);
+    scan_fused_tiled_kernel<R><<<tile_grid(&t->s, p.S, 1), kThreads, smem>>>(*t, p.S);
+    cuda_check_launch();
+}
+
+template <int R, int T, bool ASYNC>
+static void launch_chunked(const ScanTensors *t, const Plan &p, void *workspace) {
+    static size_t allowed_states = 0, allowed_outputs = 0;
+    const ScanShape *s = &t->s;
+    const size_t smem = smem_bytes<R, T, ASYNC>(p.S);
+    const int slots = p.chunks > 1 ? p.chunks - 1 : 1;
+    float *chunk_h = (float *)workspace;                                                  // (b·d, chunks - 1, N)
+    float *chunk_dt = chunk_h ? chunk_h + s->batch * s->dim * (p.chunks - 1) * s->dstate : NULL;  // (b·d, chunks - 1)
+    allow_smem(scan_chunk_states_kernel<R, T, ASYNC>, smem, &allowed_states);
+    scan_chunk_states_kernel<R, T, ASYNC><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len,
+                                                                                         p.chunks, chunk_h, chunk_dt);
+    cuda_check_launch();
+    if (p.chunks == 1) return;
+    allow_smem(scan_chunk_outputs_kernel<R, T, ASYNC>, smem, &allowed_outputs);
+    scan_chunk_outputs_kernel<R, T, ASYNC><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len,
+                                                                                          p.chunks, chunk_h, chunk_dt);
+    cuda_check_launch();
+}
+
+template <int T, bool ASYNC>
+static void launch_chunked_any(const ScanTensors *t, const Plan &p, void *workspace) {
+    switch (p.R) {
+    case 1: launch_chunked<1, T, ASYNC>(t, p, workspace); break;
+    case 2: launch_chunked<2, T, ASYNC>(t, p, workspace); break;
+    case 4: launch_chunked<4, T, ASYNC>(t, p, workspace); break;
+    case 8: launch_chunked<8, T, ASYNC>(t, p, workspace); break;
+    default: launch_chunked<16, T, ASYNC>(t, p, workspace); break;
+    }
+}
+
+extern "C" const char *scan_fused_tiled_unsupported(const ScanShape *s) {
+    if (s->dstate > kMaxStates) return "N > 256: at most 16 lanes x 16 states per row";
+    if (s->batch * s->groups > 65535) return "batch x groups > 65535 (grid y)";
+    return NULL;
+}
+
+extern "C" void scan_fused_tiled(const ScanTensors *t, void *workspace) {
+    (void)workspace;
+    const Plan p = plan_lanes(&t->s);
+    switch (p.R) {
+    case 1: launch_tiled<1>(t, p); break;
+    case 2: launch_tiled<2>(t, p); break;
+    case 4: launch_tiled<4>(t, p); break;
+    case 8: launch_tiled<8>(t, p); break;
+    default: launch_tiled<16>(t, p); break;
+    }
+}
+
+extern "C" size_t scan_fused_chunked_workspace(const ScanShape *s) { return chunk_workspace(s, plan_chunked(s)); }
+
+extern "C" void scan_fused_chunked(const ScanTensors *t, void *workspace) {
+    launch_chunked_any<kTileSync, false>(t, plan_chunked(&t->s), workspace);
+}
+
+extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) { return chunk_workspace(s, plan_tuned(s)); }
+
+extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
+    launch_chunked_any<kTileAsync, true>(t, plan_tuned(&t->s), workspace);
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Everything a GPU machine runs for a change: build, make check with the GPU
+# required, compute-sanitizer, and optionally the benchmarks. Logs and CSVs
+# are copied to OUTDIR. Usage: tests/gpu_all.sh OUTDIR [check] [sanitize] [bench]
+out=$1; shift
+mkdir -p "$out"
+steps=${*:-check sanitize bench}
+status=0
+nvidia-smi --query-gpu=name,compute_cap,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$out/gpu.txt" 2>&1
+make -j"$(nproc)" all >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
+for step in $steps; do
+    case $step in
+    check) make check REQUIRE_GPU=1 >"$out/check.log" 2>&1 || status=1; tail -n 4 "$out/check.log" ;;
+    sanitize) make sanitize >"$out/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$out/sanitize.log" ;;
+    bench) make bench >"$out/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$out/bench.log"
+           cp plots/data/*.csv "$out/" ;;
+    esac
+done
+exit $status
