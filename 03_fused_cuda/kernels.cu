@@ -670,21 +670,21 @@ template <int R, int T, bool WRITE_Y>
 static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
                                        const float (&A2)[R], int64_t t_begin, int64_t t_end, float &dt_sum) {
     using G = TileGeometry<R, T>;
-    const int set = G::set_floats(w.rows, w.S);
-    const TileSet ts0 = carve_tiles<R, T>(smem, w.rows, w.S);
-    const TileSet ts1 = carve_tiles<R, T>(smem + set, w.rows, w.S);
+    const int set = G::set_floats(w.rows, w.S);  // set i % 2 starts at smem + (i % 2)·set
     float *ypart = smem + 2 * set;
     const RowInputs in = row_inputs(t, w);
     const int64_t L = t.s.seqlen;
     const int N = (int)t.s.dstate;
     const bool vec4 = L % 4 == 0;
     const int64_t ntiles = ceil_div(t_end - t_begin, T);
-    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(ts0, in, w, L, N, t_begin, vec4);
+    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem, w.rows, w.S), in, w, L, N, t_begin, vec4);
     cp_async_commit();
     for (int64_t i = 0; i < ntiles; i++) {
         const int64_t t0 = t_begin + i * T;
-        const TileSet ts = (i & 1) ? ts1 : ts0;
-        if (i + 1 < ntiles) copy_tiles_async<R, T, WRITE_Y>((i & 1) ? ts0 : ts1, in, w, L, N, t0 + T, vec4);
+        const TileSet ts = carve_tiles<R, T>(smem + (i & 1) * set, w.rows, w.S);
+        if (i + 1 < ntiles)
+            copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem + ((i + 1) & 1) * set, w.rows, w.S), in, w, L, N,
+                                            t0 + T, vec4);
         cp_async_commit();
         cp_async_wait<1>();  // this thread's copies of tile i have landed
         __syncthreads();     // and every thread's

@@ -32,9 +32,39 @@ __global__ void probe_exp2(float *out, int iters) {
     out[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
-static double median_ms(double *ms, int n) {
-    std::sort(ms, ms + n);
-    return ms[n / 2];
+/* Median of 10 timed launches after 2 warm-ups. */
+static double median_launch_ms(void (*launch)(void *), void *ctx) {
+    cudaEvent_t start, stop;
+    cuda_check(cudaEventCreate(&start));
+    cuda_check(cudaEventCreate(&stop));
+    double ms[10];
+    for (int r = 0; r < 12; r++) {
+        cuda_check(cudaEventRecord(start));
+        launch(ctx);
+        cuda_check(cudaEventRecord(stop));
+        cuda_check(cudaEventSynchronize(stop));
+        float t;
+        cuda_check(cudaEventElapsedTime(&t, start, stop));
+        if (r >= 2) ms[r - 2] = t;
+    }
+    cuda_check(cudaEventDestroy(start));
+    cuda_check(cudaEventDestroy(stop));
+    std::sort(ms, ms + 10);
+    return 0.5 * (ms[4] + ms[5]);
+}
+
+struct CopyProbe { const float4 *src; float4 *dst; size_t n4; int blocks; };
+static void launch_copy(void *ctx) {
+    CopyProbe *p = (CopyProbe *)ctx;
+    probe_copy<<<p->blocks, 256>>>(p->src, p->dst, p->n4);
+    cuda_check_launch();
+}
+
+struct ExpProbe { float *out; int blocks, iters; };
+static void launch_exp2(void *ctx) {
+    ExpProbe *p = (ExpProbe *)ctx;
+    probe_exp2<<<p->blocks, 256>>>(p->out, p->iters);
+    cuda_check_launch();
 }
 
 static Floors g_floors;
@@ -44,52 +74,25 @@ extern "C" const Floors *floors_get(void) {
     if (g_probed) return &g_floors;
     cudaDeviceProp prop;
     cuda_check(cudaGetDeviceProperties(&prop, 0));
-    cudaEvent_t start, stop;
-    cuda_check(cudaEventCreate(&start));
-    cuda_check(cudaEventCreate(&stop));
-    double ms[10];
 
-    /* Copy: 1 GiB read + 1 GiB written per repetition. */
-    size_t bytes = (size_t)1 << 30, n4 = bytes / sizeof(float4);
+    /* Copy: 1 GiB read + 1 GiB written per launch. */
+    size_t bytes = (size_t)1 << 30;
     float4 *src = NULL, *dst = NULL;
     cuda_check(cudaMalloc(&src, bytes));
     cuda_check(cudaMalloc(&dst, bytes));
     cuda_check(cudaMemset(src, 0, bytes));
-    int blocks = prop.multiProcessorCount * 8;
-    for (int r = 0; r < 12; r++) {
-        cuda_check(cudaEventRecord(start));
-        probe_copy<<<blocks, 256>>>(src, dst, n4);
-        cuda_check_launch();
-        cuda_check(cudaEventRecord(stop));
-        cuda_check(cudaEventSynchronize(stop));
-        float t;
-        cuda_check(cudaEventElapsedTime(&t, start, stop));
-        if (r >= 2) ms[r - 2] = t;
-    }
-    g_floors.bw_gbps = 2.0 * bytes / (median_ms(ms, 10) * 1e-3) / 1e9;
+    CopyProbe copy = {src, dst, bytes / sizeof(float4), prop.multiProcessorCount * 8};
+    g_floors.bw_gbps = 2.0 * bytes / (median_launch_ms(launch_copy, &copy) * 1e-3) / 1e9;
     cuda_check(cudaFree(src));
     cuda_check(cudaFree(dst));
 
     /* exp2: 256-thread blocks, 32 blocks per SM, 8 chains x iters per thread. */
-    int eblocks = prop.multiProcessorCount * 32, iters = 4096;
-    float *out = NULL;
-    cuda_check(cudaMalloc(&out, (size_t)eblocks * 256 * sizeof(float)));
-    for (int r = 0; r < 12; r++) {
-        cuda_check(cudaEventRecord(start));
-        probe_exp2<<<eblocks, 256>>>(out, iters);
-        cuda_check_launch();
-        cuda_check(cudaEventRecord(stop));
-        cuda_check(cudaEventSynchronize(stop));
-        float t;
-        cuda_check(cudaEventElapsedTime(&t, start, stop));
-        if (r >= 2) ms[r - 2] = t;
-    }
-    double exps = (double)eblocks * 256 * 8 * iters;
-    g_floors.exp_rate = exps / (median_ms(ms, 10) * 1e-3);
+    ExpProbe ex = {NULL, prop.multiProcessorCount * 32, 4096};
+    cuda_check(cudaMalloc(&ex.out, (size_t)ex.blocks * 256 * sizeof(float)));
+    double exps = (double)ex.blocks * 256 * 8 * ex.iters;
+    g_floors.exp_rate = exps / (median_launch_ms(launch_exp2, &ex) * 1e-3);
     g_floors.matrix_tflops = 0.0;
-    cuda_check(cudaFree(out));
-    cuda_check(cudaEventDestroy(start));
-    cuda_check(cudaEventDestroy(stop));
+    cuda_check(cudaFree(ex.out));
     g_probed = true;
     return &g_floors;
 }
