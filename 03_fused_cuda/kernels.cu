@@ -10,21 +10,23 @@
  *     y_t   = Σ_n C_t[n]·h[n] + D[c]·u_t,  y_t *= z_t·σ(z_t)    once per (b, d, t)
  *
  * (A2 = A·log2 e, so exp(ΔA) is one MUFU.EX2.) Per element that is one exp and
- * four FMA-pipe operations; the MUFU does 16 exps per clock per SM and issue
- * is 128 instructions per clock per SM, so the kernel is exp-bound when
- * everything else costs less than about 3 more instructions per element.
+ * four FMA-pipe operations (FMUL Δ·A2, FMUL B·Δu, FFMA h, FFMA y). The MUFU
+ * does 16 exps per clock per SM and an SM issues 128 instructions per clock,
+ * so the kernel is exp-bound while everything else, per element, stays under
+ * about 3 more instructions: the exp floor is b·d·L·N / (16 · SMs · clock).
  *
- * The versions, each a step from the previous one:
- *   1 scan_fused_naive   thread per state, block-wide sum over n for every y_t
- *   2 scan_fused_regs    thread per (b, d) row, all N states in its registers
- *   3 scan_fused_exp2    every exp one ex2.approx, Δ·u formed once per step
- *   4 scan_fused_tiled   time tiles in shared memory: B/C loaded once per block,
+ * The versions (1 is the CPU form, cpu.c), each a step from the previous one:
+ *   2 scan_fused_naive   thread per state, block-wide sum over n for every y_t
+ *   3 scan_fused_regs    thread per (b, d) row, all N states in its registers
+ *   4 scan_fused_exp2    every exp one ex2.approx, Δ·u formed once per step
+ *   5 scan_fused_tiled   time tiles in shared memory: B/C loaded once per block,
  *                        float4 traffic, the (b, d, t) work done once per block
- *   5 scan_fused_chunked L cut into chunks when b·d cannot fill the GPU
- *   6 scan_fused_tuned   N split over lanes first, chunks only if still short,
+ *   6 scan_fused_chunked L cut into chunks when b·d cannot fill the GPU
+ *   7 scan_fused_tuned   N split over lanes first, chunks only if still short,
  *                        cp.async double buffering so loads overlap the scan */
 #include "kernels.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "cuda_check.h"
@@ -49,7 +51,7 @@ static __device__ __forceinline__ float rcp_approx(float x) {
     return y;
 }
 
-/* Δ from delta, as the official kernel forms it, with libm's expf (versions 1-2).
+/* Δ from delta, as the official kernel forms it, with libm's expf (versions 2-3).
  * delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];
  * delta_vals[r][i] = delta_vals[r][i] <= 20.f ? log1pf(expf(delta_vals[r][i])) : delta_vals[r][i]; */
 static __device__ __forceinline__ float dt_libm(float delta, float bias, bool softplus) {
@@ -57,11 +59,32 @@ static __device__ __forceinline__ float dt_libm(float delta, float bias, bool so
     return softplus ? (x <= 20.f ? log1pf(expf(x)) : x) : x;
 }
 
-/* The same with the exp on one MUFU.EX2 (versions 3-6); log1pf stays libm's:
+/* The same with the exp on one MUFU.EX2 (versions 4-6); log1pf stays libm's:
  * its argument e^x can be tiny, where log2(1 + e) on the MUFU loses digits. */
 static __device__ __forceinline__ float dt_fast(float delta, float bias, bool softplus) {
     const float x = delta + bias;
     return softplus ? (x <= 20.f ? log1pf(exp2_approx(x * LOG2E_F)) : x) : x;
+}
+
+/* The same without libm (version 7): softplus(x) = max(x, 0) + log1p(e^-|x|),
+ * e^-|x| in (0, 1] on the MUFU and log1p(w) = w·P(w) with P the degree-7
+ * minimax fit of log1p(w)/w on [0, 1] (relative error 3.5e-7 in fp32). Equal
+ * to the official form: above 20, log1p(e^-x) < 2.1e-9 vanishes against x.
+ * About 13 instructions (SASS) instead of about 27 with log1pf. */
+static __device__ __forceinline__ float log1p_unit(float w) {
+    float p = -8.539104834e-03f;
+    p = fmaf(p, w, 4.408928007e-02f);
+    p = fmaf(p, w, -1.076812521e-01f);
+    p = fmaf(p, w, 1.774521172e-01f);
+    p = fmaf(p, w, -2.449545413e-01f);
+    p = fmaf(p, w, 3.327547908e-01f);
+    p = fmaf(p, w, -4.999740422e-01f);
+    p = fmaf(p, w, 9.999998212e-01f);
+    return w * p;
+}
+static __device__ __forceinline__ float dt_poly(float delta, float bias, bool softplus) {
+    const float x = delta + bias;
+    return softplus ? fmaxf(x, 0.f) + log1p_unit(exp2_approx(-fabsf(x) * LOG2E_F)) : x;
 }
 
 /* z·σ(z): out_vals[r][i] *= z_val / (1 + expf(-z_val)); */
@@ -74,10 +97,12 @@ static __device__ __forceinline__ float silu_fast(float z) {
 static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* ========================================================================
- * Version 1: one thread per state
+ * Version 2: one thread per state
  * ====================================================================== */
 
-/* One block per (b, d) row, thread n holds h[n] (blockDim = N rounded up to
+/* Version 2. The fusion at its plainest: the pairs of 02 are never stored, so
+ * memory no longer grows with N·L; but every y_t costs a block-wide sum.
+ * One block per (b, d) row, thread n holds h[n] (blockDim = N rounded up to
  * 32) and every thread walks all L steps. y_t = Σ_n C_t[n]·h_t[n] needs the
  * whole block: a 5-step shuffle sum per warp, then the warp sums through
  * shared memory, every step. Every thread recomputes Δ_t (softplus) itself.
@@ -135,7 +160,9 @@ __global__ void scan_fused_naive_kernel(ScanTensors t) {
 }
 
 extern "C" const char *scan_fused_naive_unsupported(const ScanShape *s) {
-    return s->dstate > 1024 ? "N > 1024: one thread per state exceeds a block" : NULL;
+    if (s->dstate > 1024) return "N > 1024: one thread per state exceeds a block";
+    if (s->batch * s->dim > INT_MAX) return "b x d > 2^31 - 1: one block per row exceeds the grid";
+    return NULL;
 }
 
 extern "C" void scan_fused_naive(const ScanTensors *t, void *workspace) {
@@ -146,12 +173,12 @@ extern "C" void scan_fused_naive(const ScanTensors *t, void *workspace) {
 }
 
 /* ========================================================================
- * Versions 2 and 3: one thread per (b, d) row, the state in registers
+ * Versions 3 and 4: one thread per (b, d) row, the state in registers
  * ====================================================================== */
 
-constexpr int kRowThreads = 128;  // threads per block, versions 2 and 3
+constexpr int kRowThreads = 128;  // threads per block, versions 3 and 4
 
-/* Version 2. Thread = (b, d) row: Δ_t once per step instead of once per state,
+/* Version 3. Thread = (b, d) row: Δ_t once per step instead of once per state,
  * y_t summed in the thread (no shuffles, no barriers). h[NMAX] stays in
  * registers because every index is a compile-time constant after unrolling;
  * states n >= N are switched off. Neighbouring threads are neighbouring
@@ -205,11 +232,11 @@ __global__ void __launch_bounds__(kRowThreads) scan_fused_regs_kernel(ScanTensor
         if (n < N) t.last_state[row * N + n] = h[n];
 }
 
-/* Version 3. As 2, with the exps on the MUFU: A2 = A·log2 e is formed once,
+/* Version 4. As 3, with the exps on the MUFU: A2 = A·log2 e is formed once,
  * so exp(ΔA) = exp2(Δ·A2) is one MUFU.EX2 (no range reduction), and Δ·u is
  * formed once per step, leaving per element FMUL (Δ·A2), MUFU, FMUL (B·Δu),
  * FFMA (h), FFMA (y) and the two loads of B_t[n], C_t[n].
- * Bytes as version 2. Exps: b·d·L·N ex2.approx, b·d·L (softplus) + b·d·L (silu). */
+ * Bytes as version 3. Exps: b·d·L·N ex2.approx, b·d·L (softplus) + b·d·L (silu). */
 template <int NMAX>
 __global__ void __launch_bounds__(kRowThreads) scan_fused_exp2_kernel(ScanTensors t) {
     const ScanShape s = t.s;
@@ -257,7 +284,7 @@ __global__ void __launch_bounds__(kRowThreads) scan_fused_exp2_kernel(ScanTensor
 }
 
 extern "C" const char *scan_fused_regs_unsupported(const ScanShape *s) {
-    return s->dstate > 64 ? "N > 64: one thread cannot hold the state in registers (versions 4-6 split N over lanes)"
+    return s->dstate > 32 ? "N > 32: one thread cannot hold the state in registers (versions 5-7 split N over lanes)"
                           : NULL;
 }
 
@@ -265,8 +292,7 @@ extern "C" const char *scan_fused_regs_unsupported(const ScanShape *s) {
     do {                                                                                 \
         const unsigned blocks_ = (unsigned)ceil_div((t)->s.batch * (t)->s.dim, kRowThreads); \
         if ((t)->s.dstate <= 16) kernel<16><<<blocks_, kRowThreads>>>(*(t));             \
-        else if ((t)->s.dstate <= 32) kernel<32><<<blocks_, kRowThreads>>>(*(t));        \
-        else kernel<64><<<blocks_, kRowThreads>>>(*(t));                                 \
+        else kernel<32><<<blocks_, kRowThreads>>>(*(t));                                 \
         cuda_check_launch();                                                             \
     } while (0)
 
@@ -281,7 +307,7 @@ extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
 }
 
 /* ========================================================================
- * Versions 4-6: time tiles through shared memory
+ * Versions 5-7: time tiles through shared memory
  *
  * A block is 128 threads on `rows` consecutive channels of one (batch, group),
  * S lanes per channel (S = 128 / rows), each lane holding R states:
@@ -298,10 +324,10 @@ extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
  *   output   y_t = Σ_lanes partial + D·u_t, times silu(z_t): float4 stores
  * ====================================================================== */
 
-constexpr int kThreads = 128;            // threads per block, versions 4-6
-constexpr int kMaxStates = 256;          // 16 lanes x 16 states
-constexpr int kTileSync = 32;            // time steps per tile, versions 4 and 5
-constexpr int kTileAsync = 16;           // time steps per tile, version 6 (two tiles in flight)
+constexpr int kThreads = 128;            // threads per block, versions 5-7
+constexpr int kMaxStates = 256;          // the largest N of versions 5-7 (16 lanes x 16 states)
+constexpr int kTileSync = 32;            // time steps per tile, versions 5 and 6
+constexpr int kTileAsync = 16;           // time steps per tile, version 7 (two tiles in flight)
 constexpr int64_t kFillThreads = 32768;  // enough to fill an H200: 2 warps on each of its 528 schedulers
 
 /* Shared-memory geometry for R states per thread and T-step tiles. Rows are
@@ -411,40 +437,42 @@ static __device__ __forceinline__ float4 load4(const float *row, int64_t tt, int
                        tt + 3 < L ? row[tt + 3] : 0.f);
 }
 
+/* Every tile loop below walks rows the same way: a tile row is Q = T/4
+ * float4s, thread i always takes float4 q = i % Q of rows i/Q, i/Q + 128/Q,
+ * ... so Q consecutive threads read 4T consecutive bytes of one row. */
+
 /* Cooperative load of steps [t0, t0+T) of rows [0, nrows) of a (..., L)
- * tensor (row stride L) into a tile; rows >= nvalid read as 0. Consecutive
- * threads take consecutive float4s of a row: T/4 threads per 4T bytes. */
+ * tensor (row stride L) into a tile; rows >= nvalid read as 0. */
 template <int R, int T, bool STATE_ROWS>
 static __device__ void load_rows(float *tile, const float *src, int64_t L, int nrows, int nvalid, int64_t t0,
                                  bool vec4) {
     constexpr int Q = T / 4;
-    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
-        const int row = i / Q, q = i % Q;
+    const int q = threadIdx.x % Q;
+    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q) {
         const float4 v = row < nvalid ? load4(src + row * L, t0 + 4 * q, L, vec4) : make_float4(0.f, 0.f, 0.f, 0.f);
         *reinterpret_cast<float4 *>(tile + TileGeometry<R, T>::template row_offset<STATE_ROWS>(row) + 4 * q) = v;
     }
 }
 
-/* Δ for one element of a tile: 0 past the sequence's end or outside the
- * block's rows, so that exp2(0·A2) = 1 and Δ·u = 0 leave the state as it is. */
-static __device__ __forceinline__ float dt_or_zero(float delta, float bias, bool softplus, bool inside) {
-    return inside ? dt_fast(delta, bias, softplus) : 0.f;
-}
+/* Δ for one element of a tile, or 0 past the sequence's end or outside the
+ * block's rows, so that exp2(0·A2) = 1 and Δ·u = 0 leave the state as it is.
+ * Δ is computed either way and then selected: no branch. */
+static __device__ __forceinline__ float dt_or_zero(float dt, bool inside) { return inside ? dt : 0.f; }
 
-/* As load_rows for delta, turning it into Δ on the way (versions 4 and 5). */
+/* As load_rows for delta, turning it into Δ on the way (versions 5 and 6). */
 template <int T>
 static __device__ void load_dt(float *tile, const float *delta, const float *bias, bool softplus, int64_t L,
                                int nrows, int nvalid, int64_t t0, bool vec4) {
     constexpr int Q = T / 4, TP = T + 4;
-    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
-        const int row = i / Q, q = i % Q;
-        const int64_t tt = t0 + 4 * q;
+    const int q = threadIdx.x % Q;
+    const int64_t tt = t0 + 4 * q;
+    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q) {
         const bool ok = row < nvalid;
         const float4 v = ok ? load4(delta + row * L, tt, L, vec4) : make_float4(0.f, 0.f, 0.f, 0.f);
         const float b = ok && bias ? bias[row] : 0.f;
-        *reinterpret_cast<float4 *>(tile + row * TP + 4 * q) =
-            make_float4(dt_or_zero(v.x, b, softplus, ok && tt < L), dt_or_zero(v.y, b, softplus, ok && tt + 1 < L),
-                        dt_or_zero(v.z, b, softplus, ok && tt + 2 < L), dt_or_zero(v.w, b, softplus, ok && tt + 3 < L));
+        *reinterpret_cast<float4 *>(tile + row * TP + 4 * q) = make_float4(
+            dt_or_zero(dt_fast(v.x, b, softplus), ok && tt < L), dt_or_zero(dt_fast(v.y, b, softplus), ok && tt + 1 < L),
+            dt_or_zero(dt_fast(v.z, b, softplus), ok && tt + 2 < L), dt_or_zero(dt_fast(v.w, b, softplus), ok && tt + 3 < L));
     }
 }
 
@@ -493,18 +521,22 @@ static __device__ __forceinline__ void scan_tile(const TileSet &ts, const RowBlo
     }
 }
 
-/* y for one tile: the lanes' partial sums added, D·u, the z gate; float4 stores. */
+/* y for one tile: the lanes' partial sums added, D·u, the z gate; float4
+ * stores where the rows are aligned. */
 template <int R, int T>
 static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
                                int64_t t0, bool vec4) {
     using G = TileGeometry<R, T>;
     constexpr int Q = T / 4;
     const int64_t L = t.s.seqlen;
-    for (int i = threadIdx.x; i < w.rows * Q; i += kThreads) {
-        const int row = i / Q, q = i % Q;
-        const int64_t tt = t0 + 4 * q;
-        if (row >= w.nvalid || tt >= L) continue;
+    const int q = threadIdx.x % Q;
+    const int64_t tt = t0 + 4 * q;
+    if (tt >= L) return;
+    const int steps = L - tt < 4 ? (int)(L - tt) : 4;                 // of this thread's 4, inside the sequence
+    float *y_row = (float *)t.y + (w.row0 + threadIdx.x / Q) * L + tt;  // (4,) of this thread's current row
+    for (int row = threadIdx.x / Q; row < w.nvalid; row += kThreads / Q, y_row += (kThreads / Q) * L) {
         float4 acc = *reinterpret_cast<const float4 *>(ypart + row * w.S * G::TP + 4 * q);
+#pragma unroll 4
         for (int s = 1; s < w.S; s++) {
             const float4 p = *reinterpret_cast<const float4 *>(ypart + (row * w.S + s) * G::TP + 4 * q);
             acc.x += p.x; acc.y += p.y; acc.z += p.z; acc.w += p.w;
@@ -519,11 +551,12 @@ static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const Ti
             const float4 z4 = *reinterpret_cast<const float4 *>(ts.z + row * G::TP + 4 * q);
             y[0] *= silu_fast(z4.x); y[1] *= silu_fast(z4.y); y[2] *= silu_fast(z4.z); y[3] *= silu_fast(z4.w);
         }
-        float *dst = (float *)t.y + (w.row0 + row) * L + tt;
         if (vec4) {
-            *reinterpret_cast<float4 *>(dst) = make_float4(y[0], y[1], y[2], y[3]);
+            __stcs(reinterpret_cast<float4 *>(y_row), make_float4(y[0], y[1], y[2], y[3]));  // streaming: never read again
         } else {
-            for (int k = 0; k < 4 && tt + k < L; k++) dst[k] = y[k];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                if (k < steps) y_row[k] = y[k];
         }
     }
 }
@@ -548,7 +581,7 @@ static __device__ RowInputs row_inputs(const ScanTensors &t, const RowBlock &w) 
 }
 
 /* Steps [t_begin, t_end) of the block's rows, one tile at a time, loads then
- * scan then output, three barriers per tile (versions 4 and 5). Loads are
+ * scan then output, three barriers per tile (versions 5 and 6). Loads are
  * not overlapped within a block; other resident blocks hide them. */
 template <int R, int T, bool WRITE_Y>
 static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
@@ -578,22 +611,17 @@ static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, f
     }
 }
 
-/* Version 4. The whole sequence in one pass: state from h0, last_state out.
- * Bytes: DRAM 4·b·d·L·(3 + z) + 8·b·G·N·L + state; shared memory per element
- * 0.5 LDS.128 (B, C). Exps: b·d·L·N ex2, b·d·L (softplus) + 2·b·d·L (silu). */
-template <int R>
-__global__ void __launch_bounds__(kThreads) scan_fused_tiled_kernel(ScanTensors t, int S) {
-    extern __shared__ float4 smem4[];
-    const RowBlock w = row_block(t.s, S);
-    float h[R], A2[R];
-    load_A2<R>(t, w, A2);
-    load_state<R>(t.h0, t.s.dstate, w, h);
-    float dt_sum = 0.f;
-    scan_span_sync<R, kTileSync, true>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, dt_sum);
-    store_state<R>(t.last_state, t.s.dstate, w, h);
-}
-
-/* ---- version 6's pipeline: cp.async copies global -> shared, no registers ---- */
+/* ========================================================================
+ * Version 7's tiles: copies one tile ahead
+ *
+ * Version 7, the tuned kernel, is version 6's two kernels with three changes:
+ *   - the plan (plan_tuned): up to 32 states per thread, then fewer states per
+ *     thread over more lanes until the rows fill the GPU, which costs no exps;
+ *     chunks of L only when even 2 states per thread leave it short;
+ *   - tiles of 16 steps copied global -> shared with cp.async one tile ahead
+ *     (two sets of tiles), so each block's loads overlap its own scan;
+ *   - Δ by a polynomial softplus (dt_poly) instead of log1pf.
+ * ====================================================================== */
 
 /* 16 bytes (4 bytes) global -> shared, asynchronous; in = false writes zeros
  * and reads nothing (src-size 0), src must still be a valid address. */
@@ -612,47 +640,56 @@ static __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
-/* As load_rows, as cp.async copies that land while the thread goes on. */
+/* As load_rows, as cp.async copies that land while the thread goes on. A
+ * whole tile inside the sequence with aligned rows (every tile but the last
+ * when L % 4 == 0) takes one 16-byte copy per float4 and no bounds tests. */
 template <int R, int T, bool STATE_ROWS>
 static __device__ void copy_rows_async(float *tile, const float *src, int64_t L, int nrows, int nvalid, int64_t t0,
                                        bool vec4) {
     constexpr int Q = T / 4;
-    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
-        const int row = i / Q, q = i % Q;
-        const int64_t tt = t0 + 4 * q;
+    const int q = threadIdx.x % Q;
+    const int64_t tt = t0 + 4 * q;
+    const bool whole = vec4 && t0 + T <= L;
+    const float *p = src + (threadIdx.x / Q) * L;  // this thread's current row
+    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q, p += (kThreads / Q) * L) {
         const bool ok = row < nvalid;
         float *dst = tile + TileGeometry<R, T>::template row_offset<STATE_ROWS>(row) + 4 * q;
-        const float *p = src + (ok ? row : 0) * L;
-        if (vec4) {
-            cp_async16(dst, p + (ok && tt < L ? tt : 0), ok && tt < L);
+        const float *r = ok ? p : src;  // row 0 stands in for a row that does not exist: nothing is read
+        if (whole) {
+            cp_async16(dst, r + tt, ok);
+        } else if (vec4) {
+            cp_async16(dst, r + (tt < L ? tt : 0), ok && tt < L);
         } else {
 #pragma unroll
-            for (int k = 0; k < 4; k++) cp_async4(dst + k, p + (ok && tt + k < L ? tt + k : 0), ok && tt + k < L);
+            for (int k = 0; k < 4; k++) cp_async4(dst + k, r + (tt + k < L ? tt + k : 0), ok && tt + k < L);
         }
     }
 }
 
-/* delta -> Δ in place, once the raw tile has landed. */
+/* delta -> Δ in place, once the raw tile has landed. Rows past the block's
+ * end keep the zeros the copies wrote (their threads' results are never
+ * stored); steps past the sequence's end get Δ = 0. */
 template <int T>
-static __device__ void dt_in_place(float *tile, const float *bias, bool softplus, int64_t L, int nrows, int nvalid,
-                                   int64_t t0) {
+static __device__ void dt_in_place(float *tile, const float *bias, bool softplus, int64_t L, int nvalid, int64_t t0) {
     constexpr int Q = T / 4, TP = T + 4;
-    for (int i = threadIdx.x; i < nrows * Q; i += kThreads) {
-        const int row = i / Q, q = i % Q;
-        const int64_t tt = t0 + 4 * q;
-        const bool ok = row < nvalid;
+    const int q = threadIdx.x % Q;
+    const int64_t left = L - (t0 + 4 * q);
+    const int steps = left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
+    for (int row = threadIdx.x / Q; row < nvalid; row += kThreads / Q) {
         float4 *p = reinterpret_cast<float4 *>(tile + row * TP + 4 * q);
         const float4 v = *p;
-        const float b = ok && bias ? bias[row] : 0.f;
-        *p = make_float4(dt_or_zero(v.x, b, softplus, ok && tt < L), dt_or_zero(v.y, b, softplus, ok && tt + 1 < L),
-                         dt_or_zero(v.z, b, softplus, ok && tt + 2 < L), dt_or_zero(v.w, b, softplus, ok && tt + 3 < L));
+        const float b = bias ? bias[row] : 0.f;
+        *p = make_float4(dt_or_zero(dt_poly(v.x, b, softplus), 0 < steps), dt_or_zero(dt_poly(v.y, b, softplus), 1 < steps),
+                         dt_or_zero(dt_poly(v.z, b, softplus), 2 < steps), dt_or_zero(dt_poly(v.w, b, softplus), 3 < steps));
     }
 }
 
 template <int R, int T, bool WRITE_Y>
-static __device__ void copy_tiles_async(const TileSet &ts, const RowInputs &in, const RowBlock &w, int64_t L, int N,
-                                        int64_t t0, bool vec4) {
-    const int npad = R * w.S;
+static __device__ void copy_tiles_async(const TileSet &ts, const ScanTensors &t, const RowBlock &w, int64_t t0) {
+    const RowInputs in = row_inputs(t, w);
+    const int64_t L = t.s.seqlen;
+    const int N = (int)t.s.dstate, npad = R * w.S;
+    const bool vec4 = L % 4 == 0;
     copy_rows_async<R, T, false>(ts.dt, in.delta, L, w.rows, w.nvalid, t0, vec4);
     copy_rows_async<R, T, false>(ts.u, in.u, L, w.rows, w.nvalid, t0, vec4);
     copy_rows_async<R, T, true>(ts.B, in.B, L, npad, N, t0, vec4);
@@ -672,23 +709,21 @@ static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, 
     using G = TileGeometry<R, T>;
     const int set = G::set_floats(w.rows, w.S);  // set i % 2 starts at smem + (i % 2)·set
     float *ypart = smem + 2 * set;
-    const RowInputs in = row_inputs(t, w);
     const int64_t L = t.s.seqlen;
-    const int N = (int)t.s.dstate;
     const bool vec4 = L % 4 == 0;
+    const float *bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;  // (rows,)
     const int64_t ntiles = ceil_div(t_end - t_begin, T);
-    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem, w.rows, w.S), in, w, L, N, t_begin, vec4);
+    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem, w.rows, w.S), t, w, t_begin);
     cp_async_commit();
     for (int64_t i = 0; i < ntiles; i++) {
         const int64_t t0 = t_begin + i * T;
         const TileSet ts = carve_tiles<R, T>(smem + (i & 1) * set, w.rows, w.S);
         if (i + 1 < ntiles)
-            copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem + ((i + 1) & 1) * set, w.rows, w.S), in, w, L, N,
-                                            t0 + T, vec4);
+            copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem + ((i + 1) & 1) * set, w.rows, w.S), t, w, t0 + T);
         cp_async_commit();
         cp_async_wait<1>();  // this thread's copies of tile i have landed
         __syncthreads();     // and every thread's
-        dt_in_place<T>(ts.dt, in.bias, t.s.softplus, L, w.rows, w.nvalid, t0);
+        dt_in_place<T>(ts.dt, bias, t.s.softplus, L, w.nvalid, t0);
         __syncthreads();
         scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
@@ -708,7 +743,31 @@ static __device__ __forceinline__ void scan_span(const ScanTensors &t, const Row
 }
 
 /* ========================================================================
- * Versions 5 and 6: chunks over L
+ * The kernels of versions 5-7
+ * ====================================================================== */
+
+/* Version 5. The whole sequence in one pass, from h0 to last_state. Versions
+ * 6 and 7 run this kernel too when L needs no chunks (one chunk).
+ * Bytes: DRAM 4·b·d·L·(3 + z) + 8·b·G·N·L + state; shared memory per element
+ * 0.5 LDS.128 (B, C). Exps: b·d·L·N ex2, b·d·L (softplus) + 2·b·d·L (silu). */
+template <int R, int T, bool ASYNC>
+__global__ void scan_tiles_kernel(ScanTensors t, int S) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(t.s, S);
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    load_state<R>(t.h0, t.s.dstate, w, h);
+    float dt_sum = 0.f;
+    scan_span<R, T, true, ASYNC>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, dt_sum);
+    store_state<R>(t.last_state, t.s.dstate, w, h);
+}
+
+/* ========================================================================
+ * Versions 6 and 7: chunks over L
+ *
+ * Version 6. Version 5 with L cut into K chunks when the b·d·S threads
+ * cannot fill the GPU (batch 1: S1 has 2048 rows for 132 SMs): a pass then
+ * runs (K - 1)·b·d·S threads, at the price of up to 2x the exps.
  *
  * With K chunks of L, chunk k's end state is linear in its start state:
  *     h_end(k) = decay(k) ⊙ h_start(k) + local(k),   decay(k)[n] = exp2(A2[n]·ΣΔ over chunk k)
@@ -722,14 +781,13 @@ static __device__ __forceinline__ void scan_span(const ScanTensors &t, const Row
  * the GPU idle (batch 1, long L), never at batch 16.
  * ====================================================================== */
 
-/* Pass 1. Block z = chunk k (the whole of L when there is one chunk).
- * Bytes: as version 4 for chunk 0; u, delta, B for the others, plus their
+/* Pass 1. Block z = chunk k = 0..K-2.
+ * Bytes: as version 5 for chunk 0; u, delta, B for the others, plus their
  * end states, (b·d, K-1, N + 1) fp32. Exps: b·d·N per step of chunks 0..K-2. */
 template <int R, int T, bool ASYNC>
-__global__ void __launch_bounds__(kThreads)
-scan_chunk_states_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
-                         float *chunk_h,     // (b·d, chunks - 1, N) fp32, written (chunks > 1)
-                         float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written (chunks > 1)
+__global__ void scan_chunk_states_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
+                                         float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
+                                         float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
@@ -742,10 +800,6 @@ scan_chunk_states_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
     float dt_sum = 0.f;
     if (k == 0) scan_span<R, T, true, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
     else scan_span<R, T, false, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
-    if (chunks == 1) {
-        store_state<R>(t.last_state, N, w, h);
-        return;
-    }
     const int slots = chunks - 1;
     const int64_t row = w.row0 + w.r;
 #pragma unroll
@@ -757,13 +811,12 @@ scan_chunk_states_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
 }
 
 /* Pass 2. Block z = chunk k - 1 for k = 1..K-1.
- * Bytes: as version 4 over chunks 1..K-1, plus the chunk states read.
+ * Bytes: as version 5 over chunks 1..K-1, plus the chunk states read.
  * Exps: b·d·N per step of chunks 1..K-1, plus b·d·N·k per chunk for the carries. */
 template <int R, int T, bool ASYNC>
-__global__ void __launch_bounds__(kThreads)
-scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
-                          const float *chunk_h,     // (b·d, chunks - 1, N) fp32
-                          const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
+__global__ void scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
+                                          const float *chunk_h,     // (b·d, chunks - 1, N) fp32
+                                          const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
@@ -796,11 +849,11 @@ scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks,
 }
 
 /* ========================================================================
- * Host side of versions 4-6
+ * Host side of versions 5-7
  * ====================================================================== */
 
 typedef struct {
-    int R;              // states per thread (a template argument: 1, 2, 4, 8, 16)
+    int R;              // states per thread (a template argument: 1, 2, 4, 8, 16, 32)
     int S;              // lanes per row: R·S = N rounded up to a power of two
     int chunks;         // pieces of L; 1 = a single pass
     int64_t chunk_len;  // steps per chunk, a multiple of the tile
@@ -812,7 +865,7 @@ static int pow2_at_least(int64_t x) {
     return p;
 }
 
-/* Versions 4 and 5: up to 16 states per thread; N > 16 spread over lanes. */
+/* Versions 5 and 6: up to 16 states per thread; N > 16 spread over lanes. */
 static Plan plan_lanes(const ScanShape *s) {
     const int np = pow2_at_least(s->dstate);
     Plan p = {np < 16 ? np : 16, 0, 1, s->seqlen};
@@ -846,12 +899,13 @@ static Plan plan_chunked(const ScanShape *s) {
     return p;
 }
 
-/* Version 6: fewer states per thread (more lanes per row) until the rows
- * fill the GPU, which costs no exps; chunks only when R = 2 is still short. */
+/* Version 7: up to 32 states per thread, then fewer states per thread (more
+ * lanes per row) until the rows fill the GPU, which costs no exps; chunks
+ * only when R = 2 is still short. */
 static Plan plan_tuned(const ScanShape *s) {
     const int np = pow2_at_least(s->dstate);
     const int64_t rows = s->batch * s->dim;
-    Plan p = {np < 16 ? np : 16, 0, 1, s->seqlen};
+    Plan p = {np < 32 ? np : 32, 0, 1, s->seqlen};
     while (p.R > 2 && np / p.R < 32 && rows * (np / p.R) < kFillThreads) p.R /= 2;
     p.S = np / p.R;
     plan_chunks(&p, s, kTileAsync, 4);
@@ -884,28 +938,25 @@ static dim3 tile_grid(const ScanShape *s, int S, int z) {
     return dim3((unsigned)ceil_div(s->dim / s->groups, rows), (unsigned)(s->batch * s->groups), (unsigned)z);
 }
 
-template <int R>
-static void launch_tiled(const ScanTensors *t, const Plan &p) {
-    static size_t allowed = 0;
-    const size_t smem = smem_bytes<R, kTileSync, false>(p.S);
-    allow_smem(scan_fused_tiled_kernel<R>, smem, &allowed);
-    scan_fused_tiled_kernel<R><<<tile_grid(&t->s, p.S, 1), kThreads, smem>>>(*t, p.S);
-    cuda_check_launch();
-}
-
+/* One pass (version 5, and 6 and 7 without chunks), or the two chunk passes. */
 template <int R, int T, bool ASYNC>
-static void launch_chunked(const ScanTensors *t, const Plan &p, void *workspace) {
-    static size_t allowed_states = 0, allowed_outputs = 0;
+static void launch_tiles(const ScanTensors *t, const Plan &p, void *workspace) {
+    static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
     const size_t smem = smem_bytes<R, T, ASYNC>(p.S);
-    const int slots = p.chunks > 1 ? p.chunks - 1 : 1;
-    float *chunk_h = (float *)workspace;                                                  // (b·d, chunks - 1, N)
-    float *chunk_dt = chunk_h ? chunk_h + s->batch * s->dim * (p.chunks - 1) * s->dstate : NULL;  // (b·d, chunks - 1)
+    if (p.chunks == 1) {
+        allow_smem(scan_tiles_kernel<R, T, ASYNC>, smem, &allowed_single);
+        scan_tiles_kernel<R, T, ASYNC><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S);
+        cuda_check_launch();
+        return;
+    }
+    const int slots = p.chunks - 1;
+    float *chunk_h = (float *)workspace;                              // (b·d, chunks - 1, N)
+    float *chunk_dt = chunk_h + s->batch * s->dim * slots * s->dstate;  // (b·d, chunks - 1)
     allow_smem(scan_chunk_states_kernel<R, T, ASYNC>, smem, &allowed_states);
     scan_chunk_states_kernel<R, T, ASYNC><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len,
                                                                                          p.chunks, chunk_h, chunk_dt);
     cuda_check_launch();
-    if (p.chunks == 1) return;
     allow_smem(scan_chunk_outputs_kernel<R, T, ASYNC>, smem, &allowed_outputs);
     scan_chunk_outputs_kernel<R, T, ASYNC><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len,
                                                                                           p.chunks, chunk_h, chunk_dt);
@@ -913,13 +964,14 @@ static void launch_chunked(const ScanTensors *t, const Plan &p, void *workspace)
 }
 
 template <int T, bool ASYNC>
-static void launch_chunked_any(const ScanTensors *t, const Plan &p, void *workspace) {
+static void launch_tiles_any(const ScanTensors *t, const Plan &p, void *workspace) {
     switch (p.R) {
-    case 1: launch_chunked<1, T, ASYNC>(t, p, workspace); break;
-    case 2: launch_chunked<2, T, ASYNC>(t, p, workspace); break;
-    case 4: launch_chunked<4, T, ASYNC>(t, p, workspace); break;
-    case 8: launch_chunked<8, T, ASYNC>(t, p, workspace); break;
-    default: launch_chunked<16, T, ASYNC>(t, p, workspace); break;
+    case 1: launch_tiles<1, T, ASYNC>(t, p, workspace); break;
+    case 2: launch_tiles<2, T, ASYNC>(t, p, workspace); break;
+    case 4: launch_tiles<4, T, ASYNC>(t, p, workspace); break;
+    case 8: launch_tiles<8, T, ASYNC>(t, p, workspace); break;
+    case 16: launch_tiles<16, T, ASYNC>(t, p, workspace); break;
+    case 32: if constexpr (ASYNC) launch_tiles<32, T, ASYNC>(t, p, workspace); break;  // version 7's plan only
     }
 }
 
@@ -930,25 +982,17 @@ extern "C" const char *scan_fused_tiled_unsupported(const ScanShape *s) {
 }
 
 extern "C" void scan_fused_tiled(const ScanTensors *t, void *workspace) {
-    (void)workspace;
-    const Plan p = plan_lanes(&t->s);
-    switch (p.R) {
-    case 1: launch_tiled<1>(t, p); break;
-    case 2: launch_tiled<2>(t, p); break;
-    case 4: launch_tiled<4>(t, p); break;
-    case 8: launch_tiled<8>(t, p); break;
-    default: launch_tiled<16>(t, p); break;
-    }
+    launch_tiles_any<kTileSync, false>(t, plan_lanes(&t->s), workspace);
 }
 
 extern "C" size_t scan_fused_chunked_workspace(const ScanShape *s) { return chunk_workspace(s, plan_chunked(s)); }
 
 extern "C" void scan_fused_chunked(const ScanTensors *t, void *workspace) {
-    launch_chunked_any<kTileSync, false>(t, plan_chunked(&t->s), workspace);
+    launch_tiles_any<kTileSync, false>(t, plan_chunked(&t->s), workspace);
 }
 
 extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) { return chunk_workspace(s, plan_tuned(s)); }
 
 extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
-    launch_chunked_any<kTileAsync, true>(t, plan_tuned(&t->s), workspace);
+    launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s), workspace);
 }
