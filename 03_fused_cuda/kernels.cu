@@ -328,7 +328,10 @@ constexpr int kThreads = 128;            // threads per block, versions 5-7
 constexpr int kMaxStates = 256;          // the largest N of versions 5-7 (16 lanes x 16 states)
 constexpr int kTileSync = 32;            // time steps per tile, versions 5 and 6
 constexpr int kTileAsync = 16;           // time steps per tile, version 7 (two tiles in flight)
-constexpr int64_t kFillThreads = 32768;  // enough to fill an H200: 2 warps on each of its 528 schedulers
+/* Threads a pass needs to fill an H200: 4 warps on each of its 528 schedulers.
+ * Measured on version 7: 32768 left S1 b16 at 0.34 ms, 65536 gave 0.26 ms,
+ * 131072 and 262144 were slower again at b2..b16 (more lanes, more overhead). */
+constexpr int64_t kFillThreads = 65536;
 
 /* Shared-memory geometry for R states per thread and T-step tiles. Rows are
  * padded to TP = T + 4 floats so that the float4 accesses of 8 consecutive

@@ -29,7 +29,7 @@ static const ScanVersion versions[] = {
      "L cut into chunks when b*d cannot fill the GPU: up to 2x the exps, many more threads",
      true, DT_FP32, scan_fused_chunked_workspace, scan_fused_tiled_unsupported, scan_fused_chunked},
     {"scan_fused_tuned",
-     "N split over lanes before L is chunked; cp.async double-buffered tiles",
+     "N over more lanes before L is chunked; tiles copied one ahead (cp.async); polynomial softplus",
      true, DT_FP32, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned},
 };
 
