@@ -999,3 +999,169 @@ extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) { return chunk_
 extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
     launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s), workspace);
 }
+
+/* ========================================================================
+ * Version 8: no shared memory, no barriers
+ *
+ * Version 7 moves every input through shared-memory tiles: four barriers per
+ * 16 steps and ~50 KB of tiles per block, so a block waits on its slowest
+ * warp and few blocks fit on an SM. Here each thread reads what it needs
+ * straight from global memory, four steps at a time:
+ *
+ *     block of 128 threads = 128/S rows x S lanes; lane s holds states
+ *     n = s·R .. s·R + R-1 of its row (b, d) in registers
+ *
+ *       delta, u of its row    float4 (the S lanes of a row ask for the same
+ *                              16 bytes: one request), the next four steps
+ *                              loaded before these four are scanned
+ *       B, C of its R states   float4: every row of a (batch, group) reads the
+ *                              same B and C, so after one warp they sit in L1
+ *       y_t                    partial sums over the lane's R states, added
+ *                              across the S lanes with shuffles; lane s writes
+ *                              steps s·4/S .. (s+1)·4/S - 1 (D·u, the z gate)
+ *
+ * No barrier anywhere: occupancy is bound by registers only, and every warp
+ * runs at its own pace. The plan takes the fewest lanes per row (largest R)
+ * that still gives 65536 threads.
+ * Bytes: DRAM 4·b·d·L·(3 + z) + 8·b·G·N·L + state. Exps: b·d·L·N ex2, plus
+ * b·d·L·S for softplus (each lane forms Δ itself) and 2·b·d·L for silu.
+ * ====================================================================== */
+
+/* Steps [t0, t0 + 4) of a row; steps past L read as 0. */
+static __device__ __forceinline__ float4 load_steps(const float *row, int64_t t0, int64_t L, bool vec4) {
+    if (vec4 && t0 + 4 <= L) return __ldg(reinterpret_cast<const float4 *>(row + t0));
+    return make_float4(t0 < L ? __ldg(row + t0) : 0.f, t0 + 1 < L ? __ldg(row + t0 + 1) : 0.f,
+                       t0 + 2 < L ? __ldg(row + t0 + 2) : 0.f, t0 + 3 < L ? __ldg(row + t0 + 3) : 0.f);
+}
+
+/* The S lanes of a row hold partial sums yp[0..3] of four steps. Afterwards
+ * lane l holds the full sums of steps l·(4/S) .. l·(4/S) + 4/S - 1 in yo,
+ * with their u in uo: each shuffle sends the half a lane gives away (a
+ * reduce-scatter: log2 S rounds, 4 - 4/S shuffles). Selects, not indexing:
+ * a run-time index into yp would put it in local memory. */
+template <int S>
+static __device__ __forceinline__ void reduce_scatter(const float (&yp)[4], const float (&uu)[4], int lane,
+                                                      float (&yo)[4 / S], float (&uo)[4 / S]) {
+    if constexpr (S == 1) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) yo[k] = yp[k], uo[k] = uu[k];
+    } else if constexpr (S == 2) {
+        const bool hi = lane & 1;  // lane 0 keeps steps 0, 1; lane 1 keeps steps 2, 3
+        yo[0] = (hi ? yp[2] : yp[0]) + __shfl_xor_sync(0xffffffffu, hi ? yp[0] : yp[2], 1);
+        yo[1] = (hi ? yp[3] : yp[1]) + __shfl_xor_sync(0xffffffffu, hi ? yp[1] : yp[3], 1);
+        uo[0] = hi ? uu[2] : uu[0];
+        uo[1] = hi ? uu[3] : uu[1];
+    } else {
+        const bool b1 = lane & 2, b0 = lane & 1;  // lane l keeps step l = 2·b1 + b0
+        const float k0 = (b1 ? yp[2] : yp[0]) + __shfl_xor_sync(0xffffffffu, b1 ? yp[0] : yp[2], 2);
+        const float k1 = (b1 ? yp[3] : yp[1]) + __shfl_xor_sync(0xffffffffu, b1 ? yp[1] : yp[3], 2);
+        yo[0] = (b0 ? k1 : k0) + __shfl_xor_sync(0xffffffffu, b0 ? k0 : k1, 1);
+        uo[0] = b1 ? (b0 ? uu[3] : uu[2]) : (b0 ? uu[1] : uu[0]);
+    }
+}
+
+template <int R, int S>
+__global__ void __launch_bounds__(kThreads) scan_direct_kernel(ScanTensors t) {
+    const ScanShape s = t.s;
+    const int64_t L = s.seqlen, N = s.dstate, rows = s.batch * s.dim;
+    const int lane = threadIdx.x % S;
+    const int64_t row = ((int64_t)blockIdx.x * kThreads + threadIdx.x) / S;  // b·d + c
+    const bool row_ok = row < rows;
+    const int64_t r = row_ok ? row : rows - 1;  // rows past the end compute on the last row, store nothing
+    const int64_t c = r % s.dim, g = c / (s.dim / s.groups), bg = (r / s.dim) * s.groups + g;
+    const float *u = (const float *)t.u + r * L;          // (L,) of (b, d, L)
+    const float *delta = (const float *)t.delta + r * L;  // (L,) of (b, d, L)
+    const float *z = t.z ? (const float *)t.z + r * L : NULL;
+    const float *B = (const float *)t.B + bg * N * L;     // (N, L) of (b, G, N, L)
+    const float *C = (const float *)t.C + bg * N * L;     // (N, L) of (b, G, N, L)
+    float *y = (float *)t.y + r * L;                      // (L,) of (b, d, L)
+    const float bias = t.delta_bias ? t.delta_bias[c] : 0.f;
+    const float D = t.D ? t.D[c] : 0.f;
+    const bool vec4 = L % 4 == 0;
+
+    float h[R], A2[R];  // this lane's states and A[c, n]·log2 e (0 for n >= N: h stays 0)
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)lane * R + j;
+        A2[j] = n < N ? t.A[c * N + n] * LOG2E_F : 0.f;
+        h[j] = n < N && t.h0 ? t.h0[r * N + n] : 0.f;
+    }
+    float4 d4 = load_steps(delta, 0, L, vec4), u4 = load_steps(u, 0, L, vec4);
+    for (int64_t t0 = 0; t0 < L; t0 += 4) {
+        const float dl[4] = {d4.x, d4.y, d4.z, d4.w}, uu[4] = {u4.x, u4.y, u4.z, u4.w};
+        d4 = load_steps(delta, t0 + 4, L, vec4);  // the next four steps, in flight while these are scanned
+        u4 = load_steps(u, t0 + 4, L, vec4);
+        float dt[4], du[4], yp[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            // Δ = 0 past the end: exp2(0) = 1 and Δ·u = 0 leave the state as it is
+            dt[k] = t0 + k < L ? dt_poly(dl[k], bias, s.softplus) : 0.f;
+            du[k] = dt[k] * uu[k];  // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
+            yp[k] = 0.f;
+        }
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int64_t n = (int64_t)lane * R + j;
+            const float4 b4 = n < N ? load_steps(B + n * L, t0, L, vec4) : make_float4(0.f, 0.f, 0.f, 0.f);
+            const float4 c4 = n < N ? load_steps(C + n * L, t0, L, vec4) : make_float4(0.f, 0.f, 0.f, 0.f);
+            const float Bt[4] = {b4.x, b4.y, b4.z, b4.w}, Ct[4] = {c4.x, c4.y, c4.z, c4.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
+                h[j] = fmaf(exp2_approx(dt[k] * A2[j]), h[j], Bt[k] * du[k]);
+                // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
+                yp[k] = fmaf(Ct[k], h[j], yp[k]);
+            }
+        }
+        float yo[4 / S], uo[4 / S];
+        reduce_scatter<S>(yp, uu, lane, yo, uo);
+#pragma unroll
+        for (int i = 0; i < 4 / S; i++) {
+            const float yk = yo[i], uk = uo[i];
+            const int64_t tk = t0 + lane * (4 / S) + i;
+            if (row_ok && tk < L) {
+                float out = fmaf(D, uk, yk);       // out = y + u * D
+                if (z) out *= silu_fast(z[tk]);   // out = out * F.silu(z)
+                y[tk] = out;
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t n = (int64_t)lane * R + j;
+        if (row_ok && n < N) t.last_state[r * N + n] = h[j];
+    }
+}
+
+typedef struct { int R, S; } DirectPlan;
+
+/* The largest R (fewest lanes per row) that reaches kFillThreads threads,
+ * with R·S >= N, R in {4, 8, 16} and S in {1, 2, 4}. */
+static DirectPlan plan_direct(const ScanShape *s) {
+    DirectPlan p = {16, 1};
+    while (p.R * p.S < s->dstate) p.S *= 2;
+    while (p.R > 4 && p.S < 4 && s->batch * s->dim * p.S < kFillThreads) { p.R /= 2; p.S *= 2; }
+    return p;
+}
+
+extern "C" const char *scan_fused_direct_unsupported(const ScanShape *s) {
+    return s->dstate > 64 ? "N > 64: at most 4 lanes x 16 states per row" : NULL;
+}
+
+template <int R, int S>
+static void launch_direct(const ScanTensors *t) {
+    const int64_t threads = t->s.batch * t->s.dim * S;
+    scan_direct_kernel<R, S><<<(unsigned)ceil_div(threads, kThreads), kThreads>>>(*t);
+    cuda_check_launch();
+}
+
+extern "C" void scan_fused_direct(const ScanTensors *t, void *workspace) {
+    (void)workspace;
+    const DirectPlan p = plan_direct(&t->s);
+    if (p.R == 16 && p.S == 1) launch_direct<16, 1>(t);
+    else if (p.R == 16 && p.S == 2) launch_direct<16, 2>(t);
+    else if (p.R == 16 && p.S == 4) launch_direct<16, 4>(t);
+    else if (p.R == 8 && p.S == 2) launch_direct<8, 2>(t);
+    else if (p.R == 8 && p.S == 4) launch_direct<8, 4>(t);
+    else launch_direct<4, 4>(t);
+}
