@@ -40,11 +40,6 @@ void scan_fused_chunked(const ScanTensors *t, void *workspace);
 size_t scan_fused_tuned_workspace(const ScanShape *s);
 void scan_fused_tuned(const ScanTensors *t, void *workspace);
 
-/* 8: no shared memory and no barriers: each lane loads its row's steps and
- * its states' B/C (L1-resident) itself; lanes of a row add y by shuffles. */
-const char *scan_fused_direct_unsupported(const ScanShape *s);
-void scan_fused_direct(const ScanTensors *t, void *workspace);
-
 #ifdef __cplusplus
 }
 #endif

@@ -31,9 +31,6 @@ static const ScanVersion versions[] = {
     {"scan_fused_tuned",
      "N over more lanes before L is chunked; tiles copied one ahead (cp.async); polynomial softplus",
      true, DT_FP32, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned},
-    {"scan_fused_direct",
-     "no shared memory, no barriers: loads straight to registers, B/C from L1, y by shuffles",
-     true, DT_FP32, NULL, scan_fused_direct_unsupported, scan_fused_direct},
 };
 
 /* The previous stage, 02_parallel_scan: its fastest GPU scan over materialized
