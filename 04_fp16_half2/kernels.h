@@ -1,0 +1,41 @@
+/* 04_fp16_half2, GPU: the fused scan with fp16 u, delta, z, B, C, y (fp32 A,
+ * D, delta_bias, h0, last_state and state), from 03's design with fp16 loads
+ * to a path for N = 16 and 32 that runs part of its exponentials on the FMA
+ * pipe. Workspace (all versions): (b, d, chunks - 1, N + 1) fp32 when L is
+ * cut into chunks, which happens only when b·d alone cannot fill the GPU. */
+#ifndef FP16_HALF2_KERNELS_H
+#define FP16_HALF2_KERNELS_H
+
+#include <stddef.h>
+
+#include "scan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 2: 03's fused scan with fp16 in and out, one 2-byte load per element; any N <= 256. */
+const char *scan_fp16_tiled_unsupported(const ScanShape *s);
+size_t scan_fp16_tiled_workspace(const ScanShape *s);
+void scan_fp16_tiled(const ScanTensors *t, void *workspace);
+
+/* 3: as 2, 16-byte loads and stores (8 halves, widened as 4 half2).
+ * Unsupported and workspace as 2. */
+void scan_fp16_half2(const ScanTensors *t, void *workspace);
+
+/* 4: N = 16 or 32 a compile-time constant, one thread holds a whole row
+ * (2 or 4 lanes when b·d is small). */
+const char *scan_fp16_row_state_unsupported(const ScanShape *s);
+size_t scan_fp16_row_state_workspace(const ScanShape *s);
+void scan_fp16_row_state(const ScanTensors *t, void *workspace);
+
+/* 5, 6: as 4, one state in eight (EXP2_POLY_STATE) on the polynomial exp2
+ * of exp2_poly.h (degree 3, degree 5). Unsupported and workspace as 4. */
+void scan_fp16_poly3(const ScanTensors *t, void *workspace);
+void scan_fp16_poly5(const ScanTensors *t, void *workspace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
