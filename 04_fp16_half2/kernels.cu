@@ -128,10 +128,11 @@ typedef struct {
 static __host__ __device__ __forceinline__ int lane_floats(int R) { return R >= 8 ? R + 4 : R; }
 static __host__ __device__ __forceinline__ int step_floats(int R, int S) { return S * lane_floats(R); }
 
-/* Each thread's scratch for one group of 8 steps: (Δ_e, Δ_e·u_e) at 2e and
- * y_e at 16 + e. 26 floats apart, the float2 reads of 16 threads (one
- * wavefront) fall on distinct banks. */
-constexpr int kStage = 26;
+/* Each row's scratch for one group of 8 steps (at its lane 0's slot):
+ * (Δ_e, Δ_e·u_e) at 2e and y_e at 16 + e. Slots are 28 floats apart (16-byte
+ * aligned for the float4 writes); the float2 reads of 16 rows then meet at
+ * most 2 to a bank. */
+constexpr int kStage = 28;
 
 /* Floats of shared memory: two buffers of B then C (T steps each), then the
  * threads' scratch. */
@@ -366,57 +367,80 @@ static __device__ __forceinline__ float scan_step(const float *B_t, const float 
     return (y[0] + y[1]) + (y[2] + y[3]);
 }
 
+/* Word k (the halves of steps 2k and 2k + 1) of a fetched 8-step piece. */
+static __device__ __forceinline__ unsigned word_of(uint4 q, int k) {
+    const unsigned lo = k & 1 ? q.y : q.x, hi = k & 1 ? q.w : q.z;
+    return k & 2 ? hi : lo;
+}
+
+/* Δ and Δ·u of steps 2k and 2k + 1 (of the `steps` inside the sequence)
+ * into a row's scratch, from one half2 of delta and one of u. */
+template <bool LOG_ON_MUFU>
+static __device__ __forceinline__ void dt_pair(float *row_stage, int k, unsigned delta2, unsigned u2, int steps,
+                                               float bias, bool softplus) {
+    const float2 dl = half2_bits_to_float2(delta2), uu = half2_bits_to_float2(u2);
+    // delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];  then softplus (dt_of);
+    // 0 past the end and for a missing row, so exp2(0·A2) = 1 and Δ·u = 0 leave the state alone
+    const float dt0 = 2 * k < steps ? dt_of<LOG_ON_MUFU>(dl.x + bias, softplus) : 0.f;
+    const float dt1 = 2 * k + 1 < steps ? dt_of<LOG_ON_MUFU>(dl.y + bias, softplus) : 0.f;
+    // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
+    *reinterpret_cast<float4 *>(row_stage + 4 * k) = make_float4(dt0, dt0 * uu.x, dt1, dt1 * uu.y);
+}
+
 /* Steps [tt, tt + 8) of this thread's row and states. B_lane, C_lane: its
- * lane's states at the group's first step in the current tile (steps
- * `step` floats apart). First Δ and Δ·u of the 8 steps go to the thread's
- * scratch, then a loop over the steps that is not unrolled: unrolled, the
- * compiler hoists the exps of all 8 steps (they do not depend on h) and runs
- * out of registers. WRITE_Y = false (a chunk's end state only) skips C and y
- * and sums Δ. */
+ * lane's states at the group's first step in the current tile (steps `step`
+ * floats apart); row_stage: the row's scratch (its lane 0's).
+ *   1. Δ and Δ·u of the 8 steps into the row's scratch, the S lanes of the
+ *      row taking turns: lane s forms steps 2k, 2k+1 for k = s, s + S, ...
+ *      (the per-step work is not repeated on every lane);
+ *   2. the 8 steps, in a loop that is not unrolled: unrolled, the compiler
+ *      hoists the exps of all 8 steps (they do not depend on h) and runs out
+ *      of registers;
+ *   3. lane 0: D·u, the z gate, 8 halves of y stored.
+ * WRITE_Y = false (a chunk's end state only) skips C and y and sums Δ. */
 template <int R, bool VEC, int DEG, bool WRITE_Y>
 static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs &in, const Steps8 &raw,
-                                                  const float *B_lane, const float *C_lane, int step, float *stage,
-                                                  int64_t tt, int64_t L, bool softplus, bool vec, float (&h)[R],
-                                                  const float (&A2)[R], float &dt_sum) {
+                                                  const float *B_lane, const float *C_lane, int step,
+                                                  float *row_stage, int64_t tt, int64_t L, bool softplus, bool vec,
+                                                  float (&h)[R], const float (&A2)[R], float &dt_sum) {
     const int steps = w.valid ? (int)min((int64_t)kGroup, L - tt) : 0;  // of the 8, inside the sequence
-    const unsigned dl2[4] = {raw.delta.x, raw.delta.y, raw.delta.z, raw.delta.w};
-    const unsigned u2[4] = {raw.u.x, raw.u.y, raw.u.z, raw.u.w};
+    if (w.S == 1) {
 #pragma unroll
-    for (int k = 0; k < kGroup / 2; k++) {  // two steps at a time, one half2 of u and of delta
-        const float2 dl = half2_bits_to_float2(dl2[k]), uu = half2_bits_to_float2(u2[k]);
-        // delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];  then softplus (dt_of);
-        // 0 past the end and for a missing row, so exp2(0·A2) = 1 and Δ·u = 0 leave the state alone
-        const float dt0 = 2 * k < steps ? dt_of<DEG != 0>(dl.x + in.bias, softplus) : 0.f;
-        const float dt1 = 2 * k + 1 < steps ? dt_of<DEG != 0>(dl.y + in.bias, softplus) : 0.f;
-        // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
-        *reinterpret_cast<float2 *>(stage + 4 * k) = make_float2(dt0, dt0 * uu.x);
-        *reinterpret_cast<float2 *>(stage + 4 * k + 2) = make_float2(dt1, dt1 * uu.y);
-        if constexpr (!WRITE_Y) dt_sum += dt0 + dt1;
+        for (int k = 0; k < kGroup / 2; k++)
+            dt_pair<DEG != 0>(row_stage, k, word_of(raw.delta, k), word_of(raw.u, k), steps, in.bias, softplus);
+    } else {
+        for (int k = w.s; k < kGroup / 2; k += w.S)
+            dt_pair<DEG != 0>(row_stage, k, word_of(raw.delta, k), word_of(raw.u, k), steps, in.bias, softplus);
     }
+    __syncwarp();
 #pragma unroll 1
     for (int e = 0; e < kGroup; e++) {
-        const float2 d = *reinterpret_cast<const float2 *>(stage + 2 * e);
+        const float2 d = *reinterpret_cast<const float2 *>(row_stage + 2 * e);
         float y = scan_step<R, DEG, WRITE_Y>(B_lane + e * step, C_lane + e * step, d.x, d.y, h, A2);
         if constexpr (WRITE_Y) {
             // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i]): the lanes of a row add their sums
             for (int off = w.S / 2; off > 0; off /= 2) y += __shfl_xor_sync(0xffffffffu, y, off);
-            stage[2 * kGroup + e] = y;
+            if (w.s == 0) row_stage[2 * kGroup + e] = y;
+        } else {
+            dt_sum += d.x;
         }
     }
     if constexpr (WRITE_Y) {
-        if (w.s != 0 || !w.valid) return;
-        float y[kGroup], uu[kGroup], zz[kGroup];
-        widen8(raw.u, uu);
-        if (in.z) widen8(raw.z, zz);
+        if (w.s == 0 && w.valid) {
+            float y[kGroup], uu[kGroup], zz[kGroup];
+            widen8(raw.u, uu);
+            if (in.z) widen8(raw.z, zz);
 #pragma unroll
-        for (int e = 0; e < kGroup; e++) {
-            // out = y if D is None else y + u * rearrange(D, "d -> d 1")
-            y[e] = fmaf(in.D, uu[e], stage[2 * kGroup + e]);
-            // out = out * F.silu(z)
-            if (in.z) y[e] *= silu_fast(zz[e]);
+            for (int e = 0; e < kGroup; e++) {
+                // out = y if D is None else y + u * rearrange(D, "d -> d 1")
+                y[e] = fmaf(in.D, uu[e], row_stage[2 * kGroup + e]);
+                // out = out * F.silu(z)
+                if (in.z) y[e] *= silu_fast(zz[e]);
+            }
+            store8<VEC>(in.y, tt, L, vec, y);
         }
-        store8<VEC>(in.y, tt, L, vec, y);
     }
+    __syncwarp();  // every lane has read the scratch before the next group writes it
 }
 
 /* Steps [t_begin, t_end) for every thread of the block, one B/C tile at a
@@ -431,7 +455,7 @@ static __device__ void scan_span(const ScanTensors &t, const Place &w, const Row
     const int N = (int)t.s.dstate, step = step_floats(R, w.S);
     const int64_t ntiles = ceil_div(t_end - t_begin, T);
     const int buf_floats = 2 * T * step;  // buffer b at smem + b·buf_floats: B (T, step), then C (T, step)
-    float *stage = smem + 2 * buf_floats + threadIdx.x * kStage;
+    float *row_stage = smem + 2 * buf_floats + (threadIdx.x - w.s) * kStage;  // lane 0's scratch serves the row
     load_bc_tile<R, VEC, WRITE_Y>(smem, in, N, w.S, T, t_begin, L, vec);
     Steps8 next = fetch_steps<VEC, WRITE_Y>(w, in, t_begin, L, vec);
     __syncthreads();
@@ -443,7 +467,7 @@ static __device__ void scan_span(const ScanTensors &t, const Place &w, const Row
         for (int tg = 0; tg < T && t0 + tg < t_end; tg += kGroup) {
             const Steps8 now = next;
             if (t0 + tg + kGroup < t_end) next = fetch_steps<VEC, WRITE_Y>(w, in, t0 + tg + kGroup, L, vec);
-            scan_group<R, VEC, DEG, WRITE_Y>(w, in, now, B_lane + tg * step, C_lane + tg * step, step, stage,
+            scan_group<R, VEC, DEG, WRITE_Y>(w, in, now, B_lane + tg * step, C_lane + tg * step, step, row_stage,
                                              t0 + tg, L, t.s.softplus, vec, h, A2, dt_sum);
         }
         if (i + 1 < ntiles)
