@@ -102,9 +102,10 @@ run: all
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; done
 
 # compute-sanitizer on every GPU version's check at small awkward shapes.
-SANITIZE_SHAPES := --batch 2 --dim 8 --dstate 7 --seqlen 1,37,1100 --groups 2 --h0
+SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
+SANITIZE_DSTATES := 7 32
 sanitize: all
-	@sh tests/sanitize.sh "$(GPU_CHAPTERS)" "$(SANITIZE_SHAPES)"
+	@sh tests/sanitize.sh "$(GPU_CHAPTERS)" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)"
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

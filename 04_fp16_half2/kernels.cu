@@ -16,8 +16,8 @@
  *
  *   each thread streams its own row's u, delta (and z on lane 0) from global
  *       memory, 8 steps (16 bytes) at a time, the next 8 fetched while these
- *       8 are scanned; Δ and Δ·u of the 8 steps go to a small per-thread
- *       scratch in shared memory;
+ *       8 are scanned; Δ and Δ·u of the 8 steps go to a small scratch of the
+ *       row in shared memory, the row's lanes taking turns;
  *   B and C are shared by the block's rows: tiles of T steps go through
  *       shared memory as fp32 (widened once per block, not once per row),
  *       step-major, two buffers: the next tile is loaded into the other
@@ -37,8 +37,8 @@
  *                          with R <= 16 states per lane; 2-byte loads
  *   3 scan_fp16_half2      16-byte loads and stores, widened as 4 half2
  *   4 scan_fp16_row_state  N = 16 or 32 a template constant, R = N, S = 1
- *                          (lanes of 8 or 16 only when rows are few): no lane
- *                          sums, per-step work spread over all N states
+ *                          (lanes of 8 or 16 only when rows are few): no
+ *                          shuffles, per-step costs spread over all N states
  *   5 scan_fp16_poly3      as 4, one state in eight (EXP2_POLY_STATE) on the
  *                          degree-3 polynomial (and softplus's log on the
  *                          MUFU): MUFU and issue balanced

@@ -21,7 +21,7 @@ static const ScanVersion versions[] = {
      "16-byte loads and stores, 8 halves widened as 4 half2: 8x fewer memory instructions",
      true, DT_FP16, scan_fp16_tiled_workspace, scan_fp16_tiled_unsupported, scan_fp16_half2},
     {"scan_fp16_row_state",
-     "N = 16 or 32 compiled in, one thread per row: no lane sums, step work over N states",
+     "N = 16 or 32 compiled in, one thread per row: no shuffles, step costs over N states",
      true, DT_FP16, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_row_state},
     {"scan_fp16_poly3",
      "exps of states n % 8 == 7 on the FMA pipe (degree 3): MUFU and issue balanced",

@@ -9,15 +9,22 @@ fi
 pass=0; fail=0; failed=""
 for c in $chapters; do
     for v in $(build/$c --list | awk '$2 == "gpu" { print $1 }'); do
-        for tool in memcheck racecheck initcheck synccheck; do
-            extra=""
-            [ $tool = memcheck ] && extra="--leak-check full"
-            # shellcheck disable=SC2086
-            out=$(compute-sanitizer --tool $tool $extra --error-exitcode 9 build/$c $v --check $shapes 2>&1)
-            rc=$?
-            if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "PASS  $c $v $tool"
-            else fail=$((fail + 1)); failed="$failed $c:$v:$tool"; echo "FAIL  $c $v $tool (exit $rc)"
-                 echo "$out" | grep -E "=========|FAIL" | head -n 20; fi
+        for n in $dstates; do
+            # A version specialized for other N skips every check and never
+            # touches the GPU: nothing to sanitize at this N.
+            if ! build/$c $v --check $shapes --dstate $n | grep "vs oracle" | grep -qv SKIP; then
+                echo "SKIP  $c $v N=$n (the version does not run this N)"; continue
+            fi
+            for tool in memcheck racecheck initcheck synccheck; do
+                extra=""
+                [ $tool = memcheck ] && extra="--leak-check full"
+                # shellcheck disable=SC2086
+                out=$(compute-sanitizer --tool $tool $extra --error-exitcode 9 build/$c $v --check $shapes --dstate $n 2>&1)
+                rc=$?
+                if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "PASS  $c $v N=$n $tool"
+                else fail=$((fail + 1)); failed="$failed $c:$v:N=$n:$tool"; echo "FAIL  $c $v N=$n $tool (exit $rc)"
+                     echo "$out" | grep -E "=========|FAIL" | head -n 20; fi
+            done
         done
     done
 done
