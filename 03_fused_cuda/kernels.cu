@@ -30,26 +30,11 @@
 #include <stdint.h>
 
 #include "cuda_check.h"
-
-#define LOG2E_F 1.4426950408889634f
+#include "mufu.cuh"
 
 /* ========================================================================
  * Scalar pieces
  * ====================================================================== */
-
-/* 2^x on the MUFU: one MUFU.EX2, relative error about 2^-22. */
-static __device__ __forceinline__ float exp2_approx(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* 1/x on the MUFU (MUFU.RCP); 1/inf = 0. */
-static __device__ __forceinline__ float rcp_approx(float x) {
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 /* Δ from delta, as the official kernel forms it, with libm's expf (versions 2-3).
  * delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];

@@ -50,35 +50,12 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "mufu.cuh"
 #include "exp2_poly.h"
-
-#define LOG2E_F 1.4426950408889634f
-#define LN2_F 0.6931471805599453f
 
 /* ========================================================================
  * Scalar pieces
  * ====================================================================== */
-
-/* 2^x on the MUFU: one MUFU.EX2, relative error about 2^-22. */
-static __device__ __forceinline__ float exp2_approx(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* log2(x) on the MUFU: one MUFU.LG2, absolute error about 2^-22. */
-static __device__ __forceinline__ float lg2_approx(float x) {
-    float y;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* 1/x on the MUFU: one MUFU.RCP; 1/inf = 0. */
-static __device__ __forceinline__ float rcp_approx(float x) {
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 /* Δ from v = delta + bias. LOG_ON_MUFU = false: log1pf, about 25 FMA-pipe
  * instructions and no MUFU, right while the MUFU is the bottleneck (2-4).
