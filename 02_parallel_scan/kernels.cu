@@ -145,6 +145,22 @@ extern "C" size_t scan_pairs_gpu_workspace(const ScanShape *s) {
     return 2 * (size_t)(scan_n_state(s) * s->seqlen) * sizeof(float);
 }
 
+/* A scan of the pairs along L, in place (b becomes h), one launch. */
+typedef void (*PairScanKernel)(const float *pair_a, float *pair_b, const float *h0, int64_t nseq,
+                               int64_t seqlen);
+
+/* What every GPU version does: materialize the pairs, scan them with `scan`
+ * on `blocks` blocks, then y and last_state from the states. */
+static void scan_pairs(const ScanTensors *t, void *workspace, PairScanKernel scan, unsigned blocks) {
+    const int64_t nseq = scan_n_state(&t->s);
+    float *pair_a = (float *)workspace;           // (b, d, N, L) fp32
+    float *pair_b = pair_a + nseq * t->s.seqlen;  // (b, d, N, L) fp32
+    materialize_pairs(t, pair_a, pair_b);
+    scan<<<blocks, SCAN_THREADS>>>(pair_a, pair_b, t->h0, nseq, t->s.seqlen);
+    cuda_check_launch();
+    outputs_from_states(t, pair_b);
+}
+
 /* ---- 5. sequential, one thread per sequence ---- */
 
 /* One thread per (b, d, n) walks its L pairs: h = a*h + b, h written over b.
@@ -173,14 +189,7 @@ scan_sequential_kernel(const float *pair_a,   // (b, d, N, L) fp32
  * b*d*N threads (a million at S1 batch 16) fill the GPU without any
  * cross-thread scan; the price is the uncoalesced walk along L. */
 extern "C" void scan_sequential_gpu(const ScanTensors *t, void *workspace) {
-    const int64_t nseq = scan_n_state(&t->s);
-    float *pair_a = (float *)workspace;           // (b, d, N, L) fp32
-    float *pair_b = pair_a + nseq * t->s.seqlen;  // (b, d, N, L) fp32
-    materialize_pairs(t, pair_a, pair_b);
-    scan_sequential_kernel<<<grid_for(nseq, SCAN_THREADS), SCAN_THREADS>>>(
-        pair_a, pair_b, t->h0, nseq, t->s.seqlen);
-    cuda_check_launch();
-    outputs_from_states(t, pair_b);
+    scan_pairs(t, workspace, scan_sequential_kernel, grid_for(scan_n_state(&t->s), SCAN_THREADS));
 }
 
 /* ---- 6. Hillis-Steele with warp shuffles ---- */
@@ -244,14 +253,7 @@ scan_hillis_steele_kernel(const float *pair_a,   // (b, d, N, L) fp32
  * (__shfl_up_sync, no shared memory), warps joined through shared memory,
  * chunks joined by the carry: coalesced loads, log-depth within a chunk. */
 extern "C" void scan_hillis_steele_gpu(const ScanTensors *t, void *workspace) {
-    const int64_t nseq = scan_n_state(&t->s);
-    float *pair_a = (float *)workspace;           // (b, d, N, L) fp32
-    float *pair_b = pair_a + nseq * t->s.seqlen;  // (b, d, N, L) fp32
-    materialize_pairs(t, pair_a, pair_b);
-    scan_hillis_steele_kernel<<<grid_for(nseq, 1), SCAN_THREADS>>>(
-        pair_a, pair_b, t->h0, nseq, t->s.seqlen);
-    cuda_check_launch();
-    outputs_from_states(t, pair_b);
+    scan_pairs(t, workspace, scan_hillis_steele_kernel, grid_for(scan_n_state(&t->s), 1));
 }
 
 /* ---- 7. Blelloch in shared memory ---- */
@@ -337,11 +339,5 @@ scan_blelloch_kernel(const float *pair_a,   // (b, d, N, L) fp32
  * step instead of Hillis-Steele's log2 of the chunk, at the price of 18
  * barriers per chunk and mostly idle threads in the top levels. */
 extern "C" void scan_blelloch_gpu(const ScanTensors *t, void *workspace) {
-    const int64_t nseq = scan_n_state(&t->s);
-    float *pair_a = (float *)workspace;           // (b, d, N, L) fp32
-    float *pair_b = pair_a + nseq * t->s.seqlen;  // (b, d, N, L) fp32
-    materialize_pairs(t, pair_a, pair_b);
-    scan_blelloch_kernel<<<grid_for(nseq, 1), SCAN_THREADS>>>(pair_a, pair_b, t->h0, nseq, t->s.seqlen);
-    cuda_check_launch();
-    outputs_from_states(t, pair_b);
+    scan_pairs(t, workspace, scan_blelloch_kernel, grid_for(scan_n_state(&t->s), 1));
 }

@@ -163,67 +163,23 @@ extern "C" void scan_fused_naive(const ScanTensors *t, void *workspace) {
 
 constexpr int kRowThreads = 128;  // threads per block, versions 3 and 4
 
-/* Version 3. Thread = (b, d) row: Δ_t once per step instead of once per state,
- * y_t summed in the thread (no shuffles, no barriers). h[NMAX] stays in
- * registers because every index is a compile-time constant after unrolling;
- * states n >= N are switched off. Neighbouring threads are neighbouring
- * channels of one group, so B_t[n] and C_t[n] are warp-wide broadcasts; u,
- * delta, z are one 4-byte load per thread per step from rows L apart (L1 keeps
- * the lines for the next steps).
- * Bytes: DRAM about 4·b·d·L·(3 + z) + 8·b·G·N·L. Exps: b·d·L·N expf, b·d·L softplus. */
-template <int NMAX>
-__global__ void __launch_bounds__(kRowThreads) scan_fused_regs_kernel(ScanTensors t) {
-    const ScanShape s = t.s;
-    const int64_t L = s.seqlen, N = s.dstate;
-    const int64_t row = (int64_t)blockIdx.x * kRowThreads + threadIdx.x;
-    if (row >= s.batch * s.dim) return;
-    const int64_t bi = row / s.dim, c = row % s.dim;
-    const int64_t g = c / (s.dim / s.groups);
-    const float *u = (const float *)t.u + row * L;                          // (L,)
-    const float *delta = (const float *)t.delta + row * L;                  // (L,)
-    const float *z = t.z ? (const float *)t.z + row * L : NULL;             // (L,)
-    const float *B = (const float *)t.B + (bi * s.groups + g) * N * L;      // (N, L)
-    const float *C = (const float *)t.C + (bi * s.groups + g) * N * L;      // (N, L)
-    float *y = (float *)t.y + row * L;                                      // (L,)
-    const float bias = t.delta_bias ? t.delta_bias[c] : 0.f;
-    const float D = t.D ? t.D[c] : 0.f;
-    float h[NMAX], A_c[NMAX];
-#pragma unroll
-    for (int n = 0; n < NMAX; n++) {
-        A_c[n] = n < N ? t.A[c * N + n] : 0.f;
-        h[n] = n < N && t.h0 ? t.h0[row * N + n] : 0.f;
-    }
-    for (int64_t l = 0; l < L; l++) {
-        const float u_t = u[l];
-        const float dt = dt_libm(delta[l], bias, s.softplus);
-        float acc = 0.f;
-#pragma unroll
-        for (int n = 0; n < NMAX; n++) {
-            if (n < N) {
-                // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
-                const float dA = expf(dt * A_c[n]);
-                // deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u); x = deltaA * x + deltaB_u
-                h[n] = dA * h[n] + dt * B[n * L + l] * u_t;
-                // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
-                acc += C[n * L + l] * h[n];
-            }
-        }
-        float out = acc + D * u_t;
-        if (z) out *= silu_libm(z[l]);
-        y[l] = out;
-    }
-#pragma unroll
-    for (int n = 0; n < NMAX; n++)
-        if (n < N) t.last_state[row * N + n] = h[n];
-}
-
-/* Version 4. As 3, with the exps on the MUFU: A2 = A·log2 e is formed once,
- * so exp(ΔA) = exp2(Δ·A2) is one MUFU.EX2 (no range reduction), and Δ·u is
- * formed once per step, leaving per element FMUL (Δ·A2), MUFU, FMUL (B·Δu),
+/* Versions 3 and 4. Thread = (b, d) row: Δ_t once per step instead of once
+ * per state, y_t summed in the thread (no shuffles, no barriers). h[NMAX]
+ * stays in registers because every index is a compile-time constant after
+ * unrolling; states n >= N are switched off. Neighbouring threads are
+ * neighbouring channels of one group, so B_t[n] and C_t[n] are warp-wide
+ * broadcasts; u, delta, z are one 4-byte load per thread per step from rows
+ * L apart (L1 keeps the lines for the next steps).
+ *
+ * MUFU = false is version 3: libm's expf (about 8 instructions with one MUFU
+ * op) for every element. MUFU = true is version 4: A2 = A·log2 e is formed
+ * once, so exp(ΔA) = exp2(Δ·A2) is one MUFU.EX2 (no range reduction), and Δ·u
+ * is formed once per step, leaving per element FMUL (Δ·A2), MUFU, FMUL (B·Δu),
  * FFMA (h), FFMA (y) and the two loads of B_t[n], C_t[n].
- * Bytes as version 3. Exps: b·d·L·N ex2.approx, b·d·L (softplus) + b·d·L (silu). */
-template <int NMAX>
-__global__ void __launch_bounds__(kRowThreads) scan_fused_exp2_kernel(ScanTensors t) {
+ * Bytes: DRAM about 4·b·d·L·(3 + z) + 8·b·G·N·L. Exps: b·d·L·N (expf or
+ * ex2.approx), b·d·L softplus, b·d·L silu. */
+template <int NMAX, bool MUFU>
+__global__ void __launch_bounds__(kRowThreads) scan_fused_row_kernel(ScanTensors t) {
     const ScanShape s = t.s;
     const int64_t L = s.seqlen, N = s.dstate;
     const int64_t row = (int64_t)blockIdx.x * kRowThreads + threadIdx.x;
@@ -238,29 +194,37 @@ __global__ void __launch_bounds__(kRowThreads) scan_fused_exp2_kernel(ScanTensor
     float *y = (float *)t.y + row * L;                                      // (L,)
     const float bias = t.delta_bias ? t.delta_bias[c] : 0.f;
     const float D = t.D ? t.D[c] : 0.f;
-    float h[NMAX], A2[NMAX];
+    float h[NMAX], A_c[NMAX];  // A_c = A, or A·log2 e with MUFU
 #pragma unroll
     for (int n = 0; n < NMAX; n++) {
-        // A_val[r] *= kLog2e;   (the official kernel's pre-scaling)
-        A2[n] = n < N ? t.A[c * N + n] * LOG2E_F : 0.f;
+        // A_val[r] *= kLog2e;   (the official kernel's pre-scaling, version 4)
+        A_c[n] = n < N ? t.A[c * N + n] * (MUFU ? LOG2E_F : 1.f) : 0.f;
         h[n] = n < N && t.h0 ? t.h0[row * N + n] : 0.f;
     }
     for (int64_t l = 0; l < L; l++) {
         const float u_t = u[l];
-        const float dt = dt_fast(delta[l], bias, s.softplus);
-        // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
+        const float dt = MUFU ? dt_fast(delta[l], bias, s.softplus) : dt_libm(delta[l], bias, s.softplus);
+        // delta_u_vals[r][i] = delta_vals[r][i] * u_val;   (version 4)
         const float du = dt * u_t;
         float acc = 0.f;
 #pragma unroll
         for (int n = 0; n < NMAX; n++) {
             if (n < N) {
-                // thread_data[i] = make_float2(exp2f(delta_vals[r][i] * A_val[r]), B_vals[i] * delta_u_vals[r][i]);
-                h[n] = exp2_approx(dt * A2[n]) * h[n] + B[n * L + l] * du;
+                if (MUFU) {
+                    // thread_data[i] = make_float2(exp2f(delta_vals[r][i] * A_val[r]), B_vals[i] * delta_u_vals[r][i]);
+                    h[n] = exp2_approx(dt * A_c[n]) * h[n] + B[n * L + l] * du;
+                } else {
+                    // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+                    const float dA = expf(dt * A_c[n]);
+                    // deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u); x = deltaA * x + deltaB_u
+                    h[n] = dA * h[n] + dt * B[n * L + l] * u_t;
+                }
+                // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
                 acc += C[n * L + l] * h[n];
             }
         }
         float out = acc + D * u_t;
-        if (z) out *= silu_fast(z[l]);
+        if (z) out *= MUFU ? silu_fast(z[l]) : silu_libm(z[l]);
         y[l] = out;
     }
 #pragma unroll
@@ -273,22 +237,22 @@ extern "C" const char *scan_fused_regs_unsupported(const ScanShape *s) {
                           : NULL;
 }
 
-#define LAUNCH_ROWS(kernel, t)                                                           \
-    do {                                                                                 \
-        const unsigned blocks_ = (unsigned)ceil_div((t)->s.batch * (t)->s.dim, kRowThreads); \
-        if ((t)->s.dstate <= 16) kernel<16><<<blocks_, kRowThreads>>>(*(t));             \
-        else kernel<32><<<blocks_, kRowThreads>>>(*(t));                                 \
-        cuda_check_launch();                                                             \
-    } while (0)
+template <bool MUFU>
+static void launch_rows(const ScanTensors *t) {
+    const unsigned blocks = (unsigned)ceil_div(t->s.batch * t->s.dim, kRowThreads);
+    if (t->s.dstate <= 16) scan_fused_row_kernel<16, MUFU><<<blocks, kRowThreads>>>(*t);
+    else scan_fused_row_kernel<32, MUFU><<<blocks, kRowThreads>>>(*t);
+    cuda_check_launch();
+}
 
 extern "C" void scan_fused_regs(const ScanTensors *t, void *workspace) {
     (void)workspace;
-    LAUNCH_ROWS(scan_fused_regs_kernel, t);
+    launch_rows<false>(t);
 }
 
 extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
     (void)workspace;
-    LAUNCH_ROWS(scan_fused_exp2_kernel, t);
+    launch_rows<true>(t);
 }
 
 /* ========================================================================

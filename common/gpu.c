@@ -120,13 +120,16 @@ static int cmp_double(const void *a, const void *b) {
 Timing gpu_time(GpuFn fn, void *ctx, int reps) {
     if (reps < 20) reps = 20;
     /* Writing twice the L2 size evicts what the last repetition left there,
-     * as triton.testing.do_bench does (untracked: not part of a forward). */
+     * as triton.testing.do_bench does. The buffer and the events are made
+     * once per run (untracked: not part of a forward). */
+    static void *flush = NULL;
+    static cudaEvent_t start, stop;
     size_t flush_bytes = 2 * gpu_l2_bytes();
-    void *flush = NULL;
-    cuda_check(cudaMalloc(&flush, flush_bytes));
-    cudaEvent_t start, stop;
-    cuda_check(cudaEventCreate(&start));
-    cuda_check(cudaEventCreate(&stop));
+    if (!flush) {
+        cuda_check(cudaMalloc(&flush, flush_bytes));
+        cuda_check(cudaEventCreate(&start));
+        cuda_check(cudaEventCreate(&stop));
+    }
     for (int i = 0; i < 3; i++) fn(ctx);  // warm-up
     cuda_check(cudaDeviceSynchronize());
     double *ms = malloc(sizeof(double) * reps);
@@ -144,8 +147,5 @@ Timing gpu_time(GpuFn fn, void *ctx, int reps) {
     qsort(ms, reps, sizeof(double), cmp_double);
     Timing out = {reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]), ms[0], reps};
     free(ms);
-    cuda_check(cudaEventDestroy(start));
-    cuda_check(cudaEventDestroy(stop));
-    cuda_check(cudaFree(flush));
     return out;
 }
