@@ -89,6 +89,9 @@ typedef struct {
     float *B, *C;           // (b, G, N, L) fp32
     float *D, *delta_bias;  // (d,)      fp32
     float *h0;              // (b, d, N) fp32
+    /* fp16 chapters: the same u, delta, z, B, C as fp16 bits, made once by
+     * inputs_to_fp16 for every fp16 version to upload; NULL otherwise. */
+    uint16_t *u_h, *delta_h, *z_h, *B_h, *C_h;
 } HostInputs;
 
 static void inputs_alloc(HostInputs *in, const ScanShape *s) {
@@ -109,7 +112,31 @@ static void inputs_alloc(HostInputs *in, const ScanShape *s) {
 static void inputs_free(HostInputs *in) {
     free(in->u); free(in->delta); free(in->z); free(in->A); free(in->B); free(in->C);
     free(in->D); free(in->delta_bias); free(in->h0);
+    free(in->u_h); free(in->delta_h); free(in->z_h); free(in->B_h); free(in->C_h);
     memset(in, 0, sizeof(*in));
+}
+
+static uint16_t *to_half(const float *x, int64_t n, const char *what) {
+    if (!x) return NULL;
+    uint16_t *h = xmalloc(n * 2, what);
+    floats_to_halves(x, h, n);
+    return h;
+}
+
+/* Round u, delta, z, B, C to fp16 values (the oracle then sees what an fp16
+ * version reads) and keep their fp16 bits for the fp16 versions. */
+static void inputs_to_fp16(HostInputs *in) {
+    int64_t seq = scan_n_seq(&in->s), bc = scan_n_bc(&in->s);
+    round_to_half(in->u, seq);
+    round_to_half(in->delta, seq);
+    if (in->z) round_to_half(in->z, seq);
+    round_to_half(in->B, bc);
+    round_to_half(in->C, bc);
+    in->u_h = to_half(in->u, seq, "u");
+    in->delta_h = to_half(in->delta, seq, "delta");
+    in->z_h = to_half(in->z, seq, "z");
+    in->B_h = to_half(in->B, bc, "B");
+    in->C_h = to_half(in->C, bc, "C");
 }
 
 /* Random inputs in the ranges of the official tests: A < 0, delta > 0 small,
@@ -140,13 +167,7 @@ static void inputs_random(HostInputs *in, uint64_t seed, bool big_delta, bool fp
                         in->delta[(b * s->dim + c) * s->seqlen + t] += 22.0f;
         }
     }
-    if (fp16) {
-        round_to_half(in->u, seq);
-        round_to_half(in->delta, seq);
-        if (in->z) round_to_half(in->z, seq);
-        round_to_half(in->B, bc);
-        round_to_half(in->C, bc);
-    }
+    if (fp16) inputs_to_fp16(in);
 }
 
 static ScanTensors host_tensors(const HostInputs *in, float *y, float *last_state) {
@@ -170,28 +191,28 @@ static void outputs_alloc(HostOutputs *o, const ScanShape *s) {
 
 static void outputs_free(HostOutputs *o) { free(o->y); free(o->last_state); }
 
-static uint16_t *to_half(const float *x, int64_t n, const char *what) {
-    if (!x) return NULL;
-    uint16_t *h = xmalloc(n * 2, what);
-    floats_to_halves(x, h, n);
-    return h;
+/* The fp16 bits of inputs for an fp16 version: only fp16 chapters have them. */
+static void require_halves(const ScanVersion *v, const HostInputs *in) {
+    if (!in->u_h) {
+        fprintf(stderr, "%s: fp16 version %s in a chapter without fp16_inputs\n", g_prog, v->name);
+        exit(EXIT_FAIL);
+    }
 }
 
 /* A CPU version on host tensors in its dtype. */
 static void run_cpu(const ScanVersion *v, const HostInputs *in, HostOutputs *out) {
     const ScanShape *s = &in->s;
-    int64_t seq = scan_n_seq(s), bc = scan_n_bc(s);
+    int64_t seq = scan_n_seq(s);
     size_t ws_bytes = v->workspace_bytes ? v->workspace_bytes(s) : 0;
     void *ws = ws_bytes ? xmalloc((int64_t)ws_bytes, "workspace") : NULL;
     ScanTensors t = host_tensors(in, out->y, out->last_state);
     if (v->dtype == DT_FP16) {
-        uint16_t *u = to_half(in->u, seq, "u"), *delta = to_half(in->delta, seq, "delta");
-        uint16_t *z = to_half(in->z, seq, "z"), *B = to_half(in->B, bc, "B");
-        uint16_t *C = to_half(in->C, bc, "C"), *y = xmalloc(seq * 2, "y");
-        t.u = u; t.delta = delta; t.z = z; t.B = B; t.C = C; t.y = y;
+        require_halves(v, in);
+        uint16_t *y = xmalloc(seq * 2, "y");
+        t.u = in->u_h; t.delta = in->delta_h; t.z = in->z_h; t.B = in->B_h; t.C = in->C_h; t.y = y;
         v->run(&t, ws);
         halves_to_floats(y, out->y, seq);
-        free(u); free(delta); free(z); free(B); free(C); free(y);
+        free(y);
     } else {
         v->run(&t, ws);
     }
@@ -205,17 +226,12 @@ typedef struct {
     size_t ws_bytes;
 } DeviceProblem;
 
-static void *upload(const float *x, int64_t n, DType dt, MemRole role, const char *what) {
+/* A host array to the device: the fp32 values, or their fp16 bits xh. */
+static void *upload(const float *x, const uint16_t *xh, int64_t n, DType dt, MemRole role, const char *what) {
     if (!x) return NULL;
-    size_t e = dt == DT_FP16 ? 2 : 4;
-    void *d = dev_alloc((size_t)n * e, role, what);
-    if (dt == DT_FP16) {
-        uint16_t *h = to_half(x, n, what);
-        h2d(d, h, (size_t)n * 2);
-        free(h);
-    } else {
-        h2d(d, x, (size_t)n * 4);
-    }
+    size_t bytes = (size_t)n * (dt == DT_FP16 ? 2 : 4);
+    void *d = dev_alloc(bytes, role, what);
+    h2d(d, dt == DT_FP16 ? (const void *)xh : (const void *)x, bytes);
     return d;
 }
 
@@ -235,15 +251,16 @@ static void device_problem(DeviceProblem *p, const ScanVersion *v, const HostInp
     size_t e = dt == DT_FP16 ? 2 : 4;
     mem_reset_peak();
     p->t.s = *s;
-    p->t.u = upload(in->u, seq, dt, MEM_INPUT, "u");
-    p->t.delta = upload(in->delta, seq, dt, MEM_INPUT, "delta");
-    p->t.z = upload(in->z, seq, dt, MEM_INPUT, "z");
-    p->t.A = upload(in->A, scan_n_A(s), DT_FP32, MEM_INPUT, "A");
-    p->t.B = upload(in->B, bc, dt, MEM_INPUT, "B");
-    p->t.C = upload(in->C, bc, dt, MEM_INPUT, "C");
-    p->t.D = upload(in->D, s->dim, DT_FP32, MEM_INPUT, "D");
-    p->t.delta_bias = upload(in->delta_bias, s->dim, DT_FP32, MEM_INPUT, "delta_bias");
-    p->t.h0 = upload(in->h0, scan_n_state(s), DT_FP32, MEM_INPUT, "h0");
+    if (dt == DT_FP16) require_halves(v, in);
+    p->t.u = upload(in->u, in->u_h, seq, dt, MEM_INPUT, "u");
+    p->t.delta = upload(in->delta, in->delta_h, seq, dt, MEM_INPUT, "delta");
+    p->t.z = upload(in->z, in->z_h, seq, dt, MEM_INPUT, "z");
+    p->t.A = upload(in->A, NULL, scan_n_A(s), DT_FP32, MEM_INPUT, "A");
+    p->t.B = upload(in->B, in->B_h, bc, dt, MEM_INPUT, "B");
+    p->t.C = upload(in->C, in->C_h, bc, dt, MEM_INPUT, "C");
+    p->t.D = upload(in->D, NULL, s->dim, DT_FP32, MEM_INPUT, "D");
+    p->t.delta_bias = upload(in->delta_bias, NULL, s->dim, DT_FP32, MEM_INPUT, "delta_bias");
+    p->t.h0 = upload(in->h0, NULL, scan_n_state(s), DT_FP32, MEM_INPUT, "h0");
     p->t.y = dev_alloc((size_t)seq * e, MEM_OUTPUT, "y");
     p->t.last_state = dev_alloc((size_t)scan_n_state(s) * 4, MEM_OUTPUT, "last_state");
     p->ws_bytes = v->workspace_bytes ? v->workspace_bytes(s) : 0;
@@ -727,12 +744,7 @@ int scan_chapter_main(const ScanChapter *ch, int argc, char **argv) {
         HostInputs in;
         HostOutputs given;
         bool has_out = load_problem(a.load, &in, &given);
-        if (ch->fp16_inputs) {
-            int64_t seq = scan_n_seq(&in.s), bc = scan_n_bc(&in.s);
-            round_to_half(in.u, seq); round_to_half(in.delta, seq);
-            if (in.z) round_to_half(in.z, seq);
-            round_to_half(in.B, bc); round_to_half(in.C, bc);
-        }
+        if (ch->fp16_inputs) inputs_to_fp16(&in);
         if (!has_out) printf("(%s holds no y.npy: checking against the oracle only)\n", a.load);
         check_problem(&se, &in, has_out ? &given : NULL);
         if (has_out) outputs_free(&given);
