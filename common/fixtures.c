@@ -304,8 +304,9 @@ static void check_ssd_case(const char *root, const char *name) {
     }
 
     SsdTensors t = {
-        .batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
-        .chunk = 0, .softplus = softplus, .D_per_channel = D_per_channel,
+        .s = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
+              .chunk = 0, .has_z = z, .has_D = D, .D_per_channel = D_per_channel,
+              .has_bias = bias, .softplus = softplus, .has_h0 = h0},
         .x = x, .dt = dt, .A = A, .B = B, .C = C, .D = D, .z = z,
         .dt_bias = bias, .initial_states = h0,
     };
@@ -364,8 +365,9 @@ static void check_bidir_case(const char *root, const char *name) {
     }
 
     BidirTensors t = {
-        .fwd = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
-                .chunk = 0, .softplus = softplus, .D_per_channel = D_per_channel,
+        .fwd = {.s = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
+                      .chunk = 0, .has_D = D, .D_per_channel = D_per_channel, .has_bias = bias,
+                      .softplus = softplus},
                 .x = x, .dt = dt, .A = A, .B = B, .C = C, .D = D, .z = NULL,
                 .dt_bias = bias, .initial_states = NULL},
         .hydra = hydra, .dt_bwd = dt_bwd, .B_bwd = B_bwd, .C_bwd = C_bwd,

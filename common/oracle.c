@@ -137,25 +137,27 @@ void oracle_scan(const ScanTensors *t, double *y, double *last_state) {
 /* The row of channel (hi, pi) of batch bi, in original time order:
  * ssd_selective_scan's rearranges, read as strides. */
 static ScanRow ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi) {
-    int64_t L = t->seqlen, H = t->heads, P = t->headdim, G = t->groups, N = t->dstate;
+    const SsdShape *s = &t->s;
+    int64_t L = s->seqlen, H = s->heads, P = s->headdim, G = s->groups, N = s->dstate;
+    const float *x = t->x, *dt = t->dt, *B = t->B, *C = t->C, *z = t->z;  // fp32 host arrays
     // x = rearrange(x, "b l h p -> b (h p) l")
     int64_t x0 = bi * L * H * P + hi * P + pi;
     // B = rearrange(B, "b l g n -> b g n l"), then in selective_scan_ref
     // B = repeat(B, "B G N L -> B (G H) N L", H=dim // B.shape[1]): channel hi*P+pi uses group hi / (H/G)
     int64_t bc0 = bi * L * G * N + (hi / (H / G)) * N;
     ScanRow r = {
-        .L = L, .N = N, .softplus = t->softplus,
-        .u = t->x + x0, .u_t = H * P,
+        .L = L, .N = N, .softplus = s->softplus,
+        .u = x + x0, .u_t = H * P,
         // dt = repeat(dt, "b l h -> b l h p", p=headdim); dt = rearrange(dt, "b l h p -> b (h p) l")
-        .delta = t->dt + bi * L * H + hi, .delta_t = H,
+        .delta = dt + bi * L * H + hi, .delta_t = H,
         // z = rearrange(z, "b l h p -> b (h p) l")
-        .z = t->z ? t->z + x0 : NULL, .z_t = H * P,
+        .z = z ? z + x0 : NULL, .z_t = H * P,
         // A = repeat(A, "h -> (h p) n", p=headdim, n=dstate)
         .A = t->A + hi, .A_n = 0,
-        .B = t->B + bc0, .B_n = 1, .B_t = G * N,
-        .C = t->C + bc0, .C_n = 1, .C_t = G * N,
+        .B = B + bc0, .B_n = 1, .B_t = G * N,
+        .C = C + bc0, .C_n = 1, .C_t = G * N,
         // D = rearrange(D, "h p -> (h p)")  or  D = repeat(D, "h -> (h p)", p=headdim)
-        .D = t->D ? (t->D_per_channel ? t->D + hi * P + pi : t->D + hi) : NULL,
+        .D = t->D ? (s->D_per_channel ? t->D + hi * P + pi : t->D + hi) : NULL,
         // dt_bias = repeat(dt_bias, "h -> h p", p=headdim); dt_bias = rearrange(dt_bias, "h p -> (h p)")
         .bias = t->dt_bias ? t->dt_bias + hi : NULL,
         .h0 = t->initial_states ? t->initial_states + ((bi * H + hi) * P + pi) * N : NULL,
@@ -164,10 +166,10 @@ static ScanRow ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi) 
 }
 
 void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
-    int64_t L = t->seqlen, H = t->heads, P = t->headdim, N = t->dstate;
+    int64_t L = t->s.seqlen, H = t->s.heads, P = t->s.headdim, N = t->s.dstate;
     double *y_row = oracle_alloc((size_t)L * sizeof(double));   // (L,) one channel's output
     double *h = oracle_alloc((size_t)N * sizeof(double));       // (N,) its final state
-    for (int64_t bi = 0; bi < t->batch; bi++)
+    for (int64_t bi = 0; bi < t->s.batch; bi++)
         for (int64_t hi = 0; hi < H; hi++)
             for (int64_t pi = 0; pi < P; pi++) {
                 ScanRow r = ssd_row(t, bi, hi, pi);
@@ -190,11 +192,11 @@ void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
 
 void oracle_bidir(const BidirTensors *t, double *y) {
     const SsdTensors *f = &t->fwd;
-    int64_t L = f->seqlen, H = f->heads, P = f->headdim, G = f->groups, N = f->dstate;
+    int64_t L = f->s.seqlen, H = f->s.heads, P = f->s.headdim, G = f->s.groups, N = f->s.dstate;
     double *y_fwd = oracle_alloc((size_t)L * sizeof(double)); // (L,) SS(x), original time
     double *y_bwd = oracle_alloc((size_t)L * sizeof(double)); // (L,) SS(flip(x)), flipped time
     double *h = oracle_alloc((size_t)N * sizeof(double));     // (N,) final state, unused
-    for (int64_t bi = 0; bi < f->batch; bi++)
+    for (int64_t bi = 0; bi < f->s.batch; bi++)
         for (int64_t hi = 0; hi < H; hi++)
             for (int64_t pi = 0; pi < P; pi++) {
                 /* Both directions are the Mamba-2 scan with D=None, z=None. */
@@ -223,7 +225,7 @@ void oracle_bidir(const BidirTensors *t, double *y) {
                 scan_row(&bw, y_bwd, h);
 
                 const float *D = NULL;   // this channel's D, NULL without D
-                if (f->D) D = f->D_per_channel ? f->D + hi * P + pi : f->D + hi;
+                if (f->D) D = f->s.D_per_channel ? f->D + hi * P + pi : f->D + hi;
                 for (int64_t l = 0; l < L; l++) {
                     int64_t i = ((bi * L + l) * H + hi) * P + pi;
                     double fwd_l, bwd_l;
@@ -240,7 +242,7 @@ void oracle_bidir(const BidirTensors *t, double *y) {
                     }
                     // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
                     double y_l = fwd_l + bwd_l;
-                    if (D) y_l += (double)f->x[i] * (double)*D;
+                    if (D) y_l += (double)((const float *)f->x)[i] * (double)*D;
                     y[i] = y_l;
                 }
             }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "scan.h"
+#include "ssd.h"
 
 /* ---- scalar pieces ---- */
 
@@ -32,20 +33,7 @@ void oracle_scan(const ScanTensors *t, double *y, double *last_state);
 
 /* ---- Mamba-2 SSD (mamba_chunk_scan_combined semantics) ---- */
 
-typedef struct {
-    int64_t batch, seqlen, heads, headdim, groups, dstate, chunk;
-    bool softplus;
-    bool D_per_channel;      // D is (h,p) instead of (h,)
-    const float *x;          // (b, L, h, p)
-    const float *dt;         // (b, L, h)
-    const float *A;          // (h,)
-    const float *B;          // (b, L, g, N)
-    const float *C;          // (b, L, g, N)
-    const float *D;          // (h,) or (h, p), NULL without D
-    const float *z;          // (b, L, h, p), NULL without z
-    const float *dt_bias;    // (h,), NULL without bias
-    const float *initial_states; // (b, h, p, N), NULL without
-} SsdTensors;
+/* SsdTensors (ssd.h) with fp32 host arrays; y and final_state unused. */
 
 /* y (b,L,h,p) fp64, final_state (b,h,p,N) fp64 (may be NULL). Computed as the
  * Mamba-1 scan through the official Mamba-2 -> Mamba-1 mapping. chunk only
