@@ -18,10 +18,10 @@ NVFLAGS  := -MMD -MP -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 -Icommon -We
 LDFLAGS  := -arch=$(CUDA_ARCH)
 LDLIBS   := -lm
 
-CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2
-GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2
+CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2
+GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2
 
-COMMON_C  := args check csv fixtures gpu half npy oracle rng scan_driver
+COMMON_C  := args check csv driver fixtures folder gpu half npy op_scan op_ssd oracle rng
 COMMON_CU := floors
 COMMON_OBJ := $(COMMON_C:%=build/obj/common/%.o) $(COMMON_CU:%=build/obj/common/%.o)
 
@@ -37,6 +37,8 @@ OBJS_03_fused_cuda  := build/obj/03_fused_cuda/main.o build/obj/03_fused_cuda/cp
                        build/obj/03_fused_cuda/kernels.o build/obj/02_parallel_scan/kernels.o
 OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cpu.o \
                        build/obj/04_fp16_half2/kernels.o build/obj/03_fused_cuda/kernels.o
+OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
+                       build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
 
 PROGRAMS := test_oracle $(CHAPTERS)
 BINS := $(PROGRAMS:%=build/%)
@@ -104,8 +106,12 @@ run: all
 # compute-sanitizer on every GPU version's check at small awkward shapes.
 SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
 SANITIZE_DSTATES := 7 32
+# SSD: p 64 with N 128 is the fused kernel's compiled-in tile, N 7 its generic path.
+SANITIZE_SSD_SHAPES := --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
+SANITIZE_SSD_DSTATES := 7 128
 sanitize: all
-	@sh tests/sanitize.sh "$(GPU_CHAPTERS)" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)"
+	@sh tests/sanitize.sh "$(filter-out 05_ssd_mamba2,$(GPU_CHAPTERS))" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)" \
+	  "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)"
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -3,33 +3,34 @@
  *   build/01_naive_scan            check lines + a short timing/memory table
  *   build/01_naive_scan --list     the numbered versions
  *   build/01_naive_scan 3 --bench  time version 3 at the S1 shapes */
-#include "scan_driver.h"
+#include "ops.h"
 
 #include "cpu.h"
 #include "kernels.h"
 
 static const ScanVersion versions[] = {
-    {"scan_materialized_cpu",
-     "selective_scan_ref in C: deltaA, deltaB_u as (b,d,L,N) arrays, then a step loop",
-     false, DT_FP32, scan_materialized_cpu_workspace, NULL, scan_materialized_cpu},
-    {"scan_streaming_cpu",
-     "one pass over time per (b,d) row, h[N] in a small array: nothing of size (b,d,L,N)",
-     false, DT_FP32, NULL, NULL, scan_streaming_cpu},
-    {"scan_eager_gpu",
-     "PyTorch eager on the GPU: (b,d,L,N) tensors in device memory, one launch per step",
-     true, DT_FP32, scan_eager_workspace, NULL, scan_eager_gpu},
+    {{"scan_materialized_cpu",
+      "selective_scan_ref in C: deltaA, deltaB_u as (b,d,L,N) arrays, then a step loop",
+      false, DT_FP32}, scan_materialized_cpu_workspace, NULL, scan_materialized_cpu},
+    {{"scan_streaming_cpu",
+      "one pass over time per (b,d) row, h[N] in a small array: nothing of size (b,d,L,N)",
+      false, DT_FP32}, NULL, NULL, scan_streaming_cpu},
+    {{"scan_eager_gpu",
+      "PyTorch eager on the GPU: (b,d,L,N) tensors in device memory, one launch per step",
+      true, DT_FP32}, scan_eager_workspace, NULL, scan_eager_gpu},
 };
 
 int main(int argc, char **argv) {
-    const ScanChapter chapter = {
+    const Chapter chapter = {
         .name = "01_naive_scan",
         .title = "01_naive_scan: the scan as selective_scan_ref writes it",
+        .op = &OP_SCAN,
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,           // CPU versions are checked against the oracle
-        .prev_gpu = &versions[1],   // the eager GPU scan against the streaming CPU scan
+        .prev_cpu = NULL,                 // CPU versions are checked against the oracle
+        .prev_gpu = {&versions[1].info},  // the eager GPU scan against the streaming CPU scan
         .check_fixtures = true,
         .bench_sets = BENCH_S1,
     };
-    return scan_chapter_main(&chapter, argc, argv);
+    return chapter_main(&chapter, argc, argv);
 }

@@ -4,7 +4,7 @@
  *   build/02_parallel_scan            check lines + a short timing/memory table
  *   build/02_parallel_scan --list     the numbered versions
  *   build/02_parallel_scan 6 --bench  time version 6 at the S1 shapes */
-#include "scan_driver.h"
+#include "ops.h"
 
 #include "cpu.h"
 #include "kernels.h"
@@ -12,46 +12,47 @@
 #include "../01_naive_scan/kernels.h"
 
 static const ScanVersion versions[] = {
-    {"scan_sequential_cpu",
-     "pairs (a,b) = (exp(dt A), dt B u) as (b,d,L,N) arrays, combined left to right",
-     false, DT_FP32, scan_sequential_cpu_workspace, NULL, scan_sequential_cpu},
-    {"scan_hillis_steele_cpu",
-     "log2(L) rounds, each combining every element with the one 2^k back: L log L work",
-     false, DT_FP32, scan_hillis_steele_cpu_workspace, NULL, scan_hillis_steele_cpu},
-    {"scan_blelloch_cpu",
-     "up-sweep and down-sweep over a tree of 2^ceil(log2 L) leaves: O(L) work",
-     false, DT_FP32, scan_blelloch_cpu_workspace, NULL, scan_blelloch_cpu},
-    {"scan_logspace_cpu",
-     "h = exp(A cumsum dt) * cumsum(exp(-A cumsum dt) b), restarted before |A c| > 20",
-     false, DT_FP32, scan_logspace_cpu_workspace, NULL, scan_logspace_cpu},
-    {"scan_sequential_gpu",
-     "pairs as (b,d,N,L) in device memory, one thread per (b,d,n) walks L",
-     true, DT_FP32, scan_pairs_gpu_workspace, NULL, scan_sequential_gpu},
-    {"scan_hillis_steele_gpu",
-     "block per (b,d,n): warp shuffles, warp totals in shared memory, carry across chunks",
-     true, DT_FP32, scan_pairs_gpu_workspace, NULL, scan_hillis_steele_gpu},
-    {"scan_blelloch_gpu",
-     "block per (b,d,n): Blelloch tree of 512 pairs in padded shared memory, carry across chunks",
-     true, DT_FP32, scan_pairs_gpu_workspace, NULL, scan_blelloch_gpu},
+    {{"scan_sequential_cpu",
+      "pairs (a,b) = (exp(dt A), dt B u) as (b,d,L,N) arrays, combined left to right",
+      false, DT_FP32}, scan_sequential_cpu_workspace, NULL, scan_sequential_cpu},
+    {{"scan_hillis_steele_cpu",
+      "log2(L) rounds, each combining every element with the one 2^k back: L log L work",
+      false, DT_FP32}, scan_hillis_steele_cpu_workspace, NULL, scan_hillis_steele_cpu},
+    {{"scan_blelloch_cpu",
+      "up-sweep and down-sweep over a tree of 2^ceil(log2 L) leaves: O(L) work",
+      false, DT_FP32}, scan_blelloch_cpu_workspace, NULL, scan_blelloch_cpu},
+    {{"scan_logspace_cpu",
+      "h = exp(A cumsum dt) * cumsum(exp(-A cumsum dt) b), restarted before |A c| > 20",
+      false, DT_FP32}, scan_logspace_cpu_workspace, NULL, scan_logspace_cpu},
+    {{"scan_sequential_gpu",
+      "pairs as (b,d,N,L) in device memory, one thread per (b,d,n) walks L",
+      true, DT_FP32}, scan_pairs_gpu_workspace, NULL, scan_sequential_gpu},
+    {{"scan_hillis_steele_gpu",
+      "block per (b,d,n): warp shuffles, warp totals in shared memory, carry across chunks",
+      true, DT_FP32}, scan_pairs_gpu_workspace, NULL, scan_hillis_steele_gpu},
+    {{"scan_blelloch_gpu",
+      "block per (b,d,n): Blelloch tree of 512 pairs in padded shared memory, carry across chunks",
+      true, DT_FP32}, scan_pairs_gpu_workspace, NULL, scan_blelloch_gpu},
 };
 
 /* The previous stage, 01_naive_scan: its streaming CPU scan and eager GPU scan. */
 static const ScanVersion streaming_cpu = {
-    "scan_streaming_cpu", "01_naive_scan's streaming CPU scan",
-    false, DT_FP32, NULL, NULL, scan_streaming_cpu};
+    {"scan_streaming_cpu", "01_naive_scan's streaming CPU scan",
+     false, DT_FP32}, NULL, NULL, scan_streaming_cpu};
 static const ScanVersion eager_gpu = {
-    "scan_eager_gpu", "01_naive_scan's eager GPU scan",
-    true, DT_FP32, scan_eager_workspace, NULL, scan_eager_gpu};
+    {"scan_eager_gpu", "01_naive_scan's eager GPU scan",
+     true, DT_FP32}, scan_eager_workspace, NULL, scan_eager_gpu};
 
 int main(int argc, char **argv) {
-    const ScanChapter chapter = {
+    const Chapter chapter = {
         .name = "02_parallel_scan",
         .title = "02_parallel_scan: the scan over pairs (a, b) with an associative operator",
+        .op = &OP_SCAN,
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = &streaming_cpu,
-        .prev_gpu = &eager_gpu,
+        .prev_cpu = &streaming_cpu.info,
+        .prev_gpu = {&eager_gpu.info},
         .bench_sets = BENCH_S1,
     };
-    return scan_chapter_main(&chapter, argc, argv);
+    return chapter_main(&chapter, argc, argv);
 }

@@ -3,51 +3,52 @@
  *   build/03_fused_cuda            check lines + a short timing/memory table
  *   build/03_fused_cuda --list     the numbered versions
  *   build/03_fused_cuda 7 --bench  time version 7 at the S1 and S2 shapes */
-#include "scan_driver.h"
+#include "ops.h"
 
 #include "../02_parallel_scan/kernels.h"
 #include "cpu.h"
 #include "kernels.h"
 
 static const ScanVersion versions[] = {
-    {"scan_chunked_cpu",
-     "the chunked algorithm in C: chunk end states from 0, carries via exp(A sum dt), rescan",
-     false, DT_FP32, scan_chunked_cpu_workspace, NULL, scan_chunked_cpu},
-    {"scan_fused_naive",
-     "thread per state (b,d,n) walks L; y_t by a block-wide shuffle sum every step",
-     true, DT_FP32, NULL, scan_fused_naive_unsupported, scan_fused_naive},
-    {"scan_fused_regs",
-     "thread per (b,d) row, its N states in registers: y summed in-thread, softplus once",
-     true, DT_FP32, NULL, scan_fused_regs_unsupported, scan_fused_regs},
-    {"scan_fused_exp2",
-     "exp(dt A) = ex2.approx(dt A log2e): one MUFU op per element; dt*u once per step",
-     true, DT_FP32, NULL, scan_fused_regs_unsupported, scan_fused_exp2},
-    {"scan_fused_tiled",
-     "time tiles in shared memory: B/C once per block, float4 I/O, N over lanes",
-     true, DT_FP32, NULL, scan_fused_tiled_unsupported, scan_fused_tiled},
-    {"scan_fused_chunked",
-     "L cut into chunks when b*d cannot fill the GPU: up to 2x the exps, many more threads",
-     true, DT_FP32, scan_fused_chunked_workspace, scan_fused_tiled_unsupported, scan_fused_chunked},
-    {"scan_fused_tuned",
-     "N over more lanes before L is chunked; tiles copied one ahead (cp.async); polynomial softplus",
-     true, DT_FP32, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned},
+    {{"scan_chunked_cpu",
+      "the chunked algorithm in C: chunk end states from 0, carries via exp(A sum dt), rescan",
+      false, DT_FP32}, scan_chunked_cpu_workspace, NULL, scan_chunked_cpu},
+    {{"scan_fused_naive",
+      "thread per state (b,d,n) walks L; y_t by a block-wide shuffle sum every step",
+      true, DT_FP32}, NULL, scan_fused_naive_unsupported, scan_fused_naive},
+    {{"scan_fused_regs",
+      "thread per (b,d) row, its N states in registers: y summed in-thread, softplus once",
+      true, DT_FP32}, NULL, scan_fused_regs_unsupported, scan_fused_regs},
+    {{"scan_fused_exp2",
+      "exp(dt A) = ex2.approx(dt A log2e): one MUFU op per element; dt*u once per step",
+      true, DT_FP32}, NULL, scan_fused_regs_unsupported, scan_fused_exp2},
+    {{"scan_fused_tiled",
+      "time tiles in shared memory: B/C once per block, float4 I/O, N over lanes",
+      true, DT_FP32}, NULL, scan_fused_tiled_unsupported, scan_fused_tiled},
+    {{"scan_fused_chunked",
+      "L cut into chunks when b*d cannot fill the GPU: up to 2x the exps, many more threads",
+      true, DT_FP32}, scan_fused_chunked_workspace, scan_fused_tiled_unsupported, scan_fused_chunked},
+    {{"scan_fused_tuned",
+      "N over more lanes before L is chunked; tiles copied one ahead (cp.async); polynomial softplus",
+      true, DT_FP32}, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned},
 };
 
 /* The previous stage, 02_parallel_scan: its fastest GPU scan over materialized
  * pairs (Hillis-Steele: 4.6 ms against Blelloch's 6.3 at S1 batch 16, H200). */
 static const ScanVersion hillis_steele_gpu = {
-    "scan_hillis_steele_gpu", "02_parallel_scan's Hillis-Steele GPU scan",
-    true, DT_FP32, scan_pairs_gpu_workspace, NULL, scan_hillis_steele_gpu};
+    {"scan_hillis_steele_gpu", "02_parallel_scan's Hillis-Steele GPU scan",
+     true, DT_FP32}, scan_pairs_gpu_workspace, NULL, scan_hillis_steele_gpu};
 
 int main(int argc, char **argv) {
-    const ScanChapter chapter = {
+    const Chapter chapter = {
         .name = "03_fused_cuda",
         .title = "03_fused_cuda: the selective scan fused into one pass, FP32",
+        .op = &OP_SCAN,
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,             // the CPU version is checked against the oracle
-        .prev_gpu = &hillis_steele_gpu,    // the GPU versions also against 02's scan
+        .prev_cpu = NULL,                       // the CPU version is checked against the oracle
+        .prev_gpu = {&hillis_steele_gpu.info},  // the GPU versions also against 02's scan
         .bench_sets = BENCH_S1 | BENCH_S2,
     };
-    return scan_chapter_main(&chapter, argc, argv);
+    return chapter_main(&chapter, argc, argv);
 }

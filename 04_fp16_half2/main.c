@@ -4,49 +4,50 @@
  *   build/04_fp16_half2            check lines + a short timing/memory table
  *   build/04_fp16_half2 --list     the numbered versions
  *   build/04_fp16_half2 5 --bench  time version 5 at the S1 and S2 shapes */
-#include "scan_driver.h"
+#include "ops.h"
 
 #include "../03_fused_cuda/kernels.h"
 #include "cpu.h"
 #include "kernels.h"
 
 static const ScanVersion versions[] = {
-    {"scan_fp16_poly3_cpu",
-     "version 5 in C: fp16 I/O, fp32 state, states n % 8 == 7 on the degree-3 exp2",
-     false, DT_FP16, scan_fp16_poly3_cpu_workspace, NULL, scan_fp16_poly3_cpu},
-    {"scan_fp16_tiled",
-     "03's plan (lanes, then chunks; <= 16 states a lane), fp16 in and out by 2-byte loads",
-     true, DT_FP16, scan_fp16_tiled_workspace, scan_fp16_tiled_unsupported, scan_fp16_tiled},
-    {"scan_fp16_half2",
-     "16-byte loads and stores, 8 halves widened as 4 half2: 8x fewer memory instructions",
-     true, DT_FP16, scan_fp16_tiled_workspace, scan_fp16_tiled_unsupported, scan_fp16_half2},
-    {"scan_fp16_row_state",
-     "N = 16 or 32 compiled in, one thread per row: no shuffles, step costs over N states",
-     true, DT_FP16, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_row_state},
-    {"scan_fp16_poly3",
-     "exps of states n % 8 == 7 on the FMA pipe (degree 3): MUFU and issue balanced",
-     true, DT_FP16, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_poly3},
-    {"scan_fp16_poly5",
-     "as 5 with degree 5: exps as exact as ex2.approx, 2 more FFMA each",
-     true, DT_FP16, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_poly5},
+    {{"scan_fp16_poly3_cpu",
+      "version 5 in C: fp16 I/O, fp32 state, states n % 8 == 7 on the degree-3 exp2",
+      false, DT_FP16}, scan_fp16_poly3_cpu_workspace, NULL, scan_fp16_poly3_cpu},
+    {{"scan_fp16_tiled",
+      "03's plan (lanes, then chunks; <= 16 states a lane), fp16 in and out by 2-byte loads",
+      true, DT_FP16}, scan_fp16_tiled_workspace, scan_fp16_tiled_unsupported, scan_fp16_tiled},
+    {{"scan_fp16_half2",
+      "16-byte loads and stores, 8 halves widened as 4 half2: 8x fewer memory instructions",
+      true, DT_FP16}, scan_fp16_tiled_workspace, scan_fp16_tiled_unsupported, scan_fp16_half2},
+    {{"scan_fp16_row_state",
+      "N = 16 or 32 compiled in, one thread per row: no shuffles, step costs over N states",
+      true, DT_FP16}, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_row_state},
+    {{"scan_fp16_poly3",
+      "exps of states n % 8 == 7 on the FMA pipe (degree 3): MUFU and issue balanced",
+      true, DT_FP16}, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_poly3},
+    {{"scan_fp16_poly5",
+      "as 5 with degree 5: exps as exact as ex2.approx, 2 more FFMA each",
+      true, DT_FP16}, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_poly5},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same
  * fp16-rounded inputs. */
 static const ScanVersion fused_tuned = {
-    "scan_fused_tuned", "03_fused_cuda's tuned fp32 kernel",
-    true, DT_FP32, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned};
+    {"scan_fused_tuned", "03_fused_cuda's tuned fp32 kernel",
+     true, DT_FP32}, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned};
 
 int main(int argc, char **argv) {
-    const ScanChapter chapter = {
+    const Chapter chapter = {
         .name = "04_fp16_half2",
         .title = "04_fp16_half2: fp16 inputs and outputs, exponentials split between MUFU and FMA pipe",
+        .op = &OP_SCAN,
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,           // the CPU version is checked against the oracle
-        .prev_gpu = &fused_tuned,   // the GPU versions also against 03's tuned kernel
-        .fp16_inputs = true,        // inputs rounded to fp16: the oracle sees what the kernels see
+        .prev_cpu = NULL,                 // the CPU version is checked against the oracle
+        .prev_gpu = {&fused_tuned.info},  // the GPU versions also against 03's tuned kernel
+        .fp16_inputs = true,              // inputs rounded to fp16: the oracle sees what the kernels see
         .bench_sets = BENCH_S1 | BENCH_S2,
     };
-    return scan_chapter_main(&chapter, argc, argv);
+    return chapter_main(&chapter, argc, argv);
 }

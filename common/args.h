@@ -28,6 +28,11 @@ enum {
                 ARG_SEQLEN | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
                 ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV | ARG_DUMP |
                 ARG_LOAD | ARG_VERSION,
+    /* what the Mamba-2 SSD chapters (05 on) accept */
+    ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_HEADS |
+               ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
+               ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
+               ARG_DUMP | ARG_LOAD | ARG_VERSION,
 };
 
 #define ARGS_MAX_LIST 16

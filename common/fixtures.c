@@ -493,9 +493,11 @@ void fixtures_check_mamba1(const char *dir) {
     check_mamba1_case(dir, "mamba1_plain");
 }
 
+void fixtures_check_ssd(const char *dir) { check_ssd_case(dir, "ssd"); }
+
 void fixtures_check_all(const char *dir) {
     fixtures_check_mamba1(dir);
-    check_ssd_case(dir, "ssd");
+    fixtures_check_ssd(dir);
     check_bidir_case(dir, "bidir");
     check_bidir_case(dir, "bidir_hydra");
     check_decode_m1_case(dir, "decode_m1");

@@ -8,6 +8,9 @@
 /* mamba1 and mamba1_plain (selective_scan_ref). dir holds the folders. */
 void fixtures_check_mamba1(const char *dir);
 
+/* ssd (ssd_selective_scan, the Mamba-2 -> Mamba-1 mapping). */
+void fixtures_check_ssd(const char *dir);
+
 /* All seven: mamba1, mamba1_plain, ssd, bidir, bidir_hydra, decode_m1, decode_m2. */
 void fixtures_check_all(const char *dir);
 

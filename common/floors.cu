@@ -1,9 +1,12 @@
 /* Floor probes: copy bandwidth and exp2 rate, measured once per run with
- * buffers far larger than L2. */
+ * buffers far larger than L2, and the tensor-core rate of fp16 mma.sync with
+ * fp32 accumulate. */
 #include "floors.h"
 
 #include <algorithm>
+#include <cuda_fp16.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cuda_check.h"
 
@@ -29,6 +32,38 @@ __global__ void probe_exp2(float *out, int iters) {
     }
     float s = 0.0f;
     for (int k = 0; k < 8; k++) s += x[k];
+    out[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+/* Tensor cores: fp16 mma.sync with fp32 accumulate, the instruction the
+ * tensor-core SSD kernels issue (mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32,
+ * SASS HMMA.16816.F32), 2·16·8·16 = 4096 FLOPs each. Every warp runs
+ * kMmaChains independent accumulator chains back to back, operands in
+ * registers, so the tensor pipe always has work while an mma's latency runs
+ * out. This is what mma.sync reaches, below the dense wgmma peak: the right
+ * floor for kernels built on mma.sync. The small operands keep the sums far
+ * from overflow; the sums are stored, so nothing can be dropped. */
+constexpr int kMmaChains = 8;
+constexpr int kMmaThreads = 256;
+
+__global__ void __launch_bounds__(kMmaThreads) probe_mma(float *out, int iters) {
+    const __half2 a_val = __floats2half2_rn(0.01f, 0.001f * (threadIdx.x % 8));
+    const __half2 b_val = __floats2half2_rn(0.02f, 0.002f * (threadIdx.x % 4));
+    unsigned a, b;  // a half2 each: A takes 4 registers, B 2
+    memcpy(&a, &a_val, sizeof a);
+    memcpy(&b, &b_val, sizeof b);
+    float acc[kMmaChains][4] = {};
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int k = 0; k < kMmaChains; k++)
+            asm volatile(
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                : "+f"(acc[k][0]), "+f"(acc[k][1]), "+f"(acc[k][2]), "+f"(acc[k][3])
+                : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+    }
+    float s = 0.0f;
+    for (int k = 0; k < kMmaChains; k++) s += (acc[k][0] + acc[k][1]) + (acc[k][2] + acc[k][3]);
     out[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
@@ -67,6 +102,13 @@ static void launch_exp2(void *ctx) {
     cuda_check_launch();
 }
 
+struct MmaProbe { float *out; int blocks, iters; };
+static void launch_mma(void *ctx) {
+    MmaProbe *p = (MmaProbe *)ctx;
+    probe_mma<<<p->blocks, kMmaThreads>>>(p->out, p->iters);
+    cuda_check_launch();
+}
+
 static Floors g_floors;
 static bool g_probed = false;
 
@@ -91,8 +133,17 @@ extern "C" const Floors *floors_get(void) {
     cuda_check(cudaMalloc(&ex.out, (size_t)ex.blocks * 256 * sizeof(float)));
     double exps = (double)ex.blocks * 256 * 8 * ex.iters;
     g_floors.exp_rate = exps / (median_launch_ms(launch_exp2, &ex) * 1e-3);
-    g_floors.matrix_tflops = 0.0;
     cuda_check(cudaFree(ex.out));
+
+    /* mma.sync: one full wave (as many blocks as fit on every SM at once),
+     * 8 chains x 4096 iterations per warp: about 1-2 ms a launch on an H200. */
+    int per_sm = 0;
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, probe_mma, kMmaThreads, 0));
+    MmaProbe mma = {NULL, prop.multiProcessorCount * std::max(per_sm, 1), 4096};
+    cuda_check(cudaMalloc(&mma.out, (size_t)mma.blocks * kMmaThreads * sizeof(float)));
+    double flops = (double)mma.blocks * (kMmaThreads / 32) * kMmaChains * mma.iters * (2.0 * 16 * 8 * 16);
+    g_floors.matrix_tflops = flops / (median_launch_ms(launch_mma, &mma) * 1e-3) / 1e12;
+    cuda_check(cudaFree(mma.out));
     g_probed = true;
     return &g_floors;
 }

@@ -1,5 +1,6 @@
 /* Floor probes: the device's copy bandwidth and exp2 rate, measured once per
- * run with buffers far larger than L2, and the floor of a row:
+ * run with buffers far larger than L2, its fp16 mma.sync rate (fp32
+ * accumulate), and the floor of a row:
  *   floor_ms = max(bytes / bandwidth, exps / exp_rate, flops / matrix_rate) */
 #ifndef FLOORS_H
 #define FLOORS_H
@@ -11,7 +12,7 @@ extern "C" {
 typedef struct {
     double bw_gbps;        // copy bandwidth, bytes read + written, GB/s
     double exp_rate;       // ex2.approx.f32 results per second
-    double matrix_tflops;  // 0 when not probed (CUDA-core chapters)
+    double matrix_tflops;  // fp16 mma.sync with fp32 accumulate, TFLOP/s (rows with flops = 0 ignore it)
 } Floors;
 
 /* Probes on first call (about a second), then returns the cached values. */

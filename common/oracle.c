@@ -172,16 +172,19 @@ void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
     for (int64_t bi = 0; bi < t->s.batch; bi++)
         for (int64_t hi = 0; hi < H; hi++)
             for (int64_t pi = 0; pi < P; pi++) {
-                ScanRow r = ssd_row(t, bi, hi, pi);
-                scan_row(&r, y_row, h);
+                oracle_ssd_channel(t, bi, hi, pi, y_row, h);
                 // return rearrange(out, "b (h p) l -> b l h p", p=headdim)
                 for (int64_t l = 0; l < L; l++) y[((bi * L + l) * H + hi) * P + pi] = y_row[l];
                 if (final_state)
-                    for (int64_t n = 0; n < N; n++)
-                        final_state[((bi * H + hi) * P + pi) * N + n] = h[n];
+                    for (int64_t n = 0; n < N; n++) final_state[((bi * H + hi) * P + pi) * N + n] = h[n];
             }
     free(y_row);
     free(h);
+}
+
+void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state) {
+    ScanRow r = ssd_row(t, bi, hi, pi);
+    scan_row(&r, y, state);
 }
 
 /* ---- Bidirectional Mamba-2 ----

@@ -39,6 +39,9 @@ void oracle_scan(const ScanTensors *t, double *y, double *last_state);
  * Mamba-1 scan through the official Mamba-2 -> Mamba-1 mapping. chunk only
  * matters to chunked algorithms; the result does not depend on it. */
 void oracle_ssd(const SsdTensors *t, double *y, double *final_state);
+/* One channel (head hi, row pi) of batch bi: y (L,) fp64 (y[bi, :, hi, pi])
+ * and its final state (N,) fp64. */
+void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state);
 
 /* ---- Bidirectional Mamba-2 ---- */
 

@@ -24,7 +24,7 @@ run_program() {  # name command...
 
 run_program test_oracle "$BIN/test_oracle" common/fixtures
 run_program 00_ssm_basics "$BIN/00_ssm_basics" --check
-for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2; do
+for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2; do
     run_program "$c" "$BIN/$c" --check
 done
 
@@ -47,6 +47,9 @@ echo "=== dump/load round trip"
 "$BIN/01_naive_scan" 2 --check --dump "$tmp/ok" --batch 2 --dim 6 --dstate 5 --seqlen 9 --groups 3 >"$tmp/out" 2>&1 &&
     "$BIN/01_naive_scan" 2 --load "$tmp/ok" >"$tmp/out" 2>&1 && grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
 count "dump/load round trip" $?
+"$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
+    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state.*PASS" "$tmp/out"
+count "SSD dump/load round trip" $?
 
 # Bad input: one clear line on stderr and exit 2 (DESIGN section 5).
 bad() {  # name expected-codes command...
@@ -81,6 +84,9 @@ bad "--load truncated .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/trunc"
 bad "--load wrong-dtype .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/f8"
 bad "--load wrong-shape .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/shape"
 bad "host allocation too large" 2 "$BIN/01_naive_scan" 2 --check --batch 100000 --dim 100000 --seqlen 100000 --dstate 1
+bad "SSD --chunk 48" 2 "$BIN/05_ssd_mamba2" --check --chunk 48
+bad "SSD --heads 6 --groups 4" 2 "$BIN/05_ssd_mamba2" --check --heads 6 --groups 4
+bad "SSD flag the chapter does not use" 2 "$BIN/05_ssd_mamba2" --dim 8
 bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
 
 echo

@@ -2,13 +2,15 @@
 # make sanitize: compute-sanitizer's four tools on every GPU version's check,
 # at small awkward shapes, once per state size (a generic N and the N = 32
 # that specialized versions need).
-# Usage: tests/sanitize.sh "CHAPTERS" "SHAPE FLAGS" "N..."
-chapters=$1; shapes=$2; dstates=$3
+# Usage: tests/sanitize.sh "CHAPTERS" "SHAPE FLAGS" "N..." [CHAPTERS SHAPE-FLAGS N... ...]
+# (one triple per family of chapters: the Mamba-1 scans and SSD take different shape flags)
 if ! command -v compute-sanitizer >/dev/null 2>&1; then
     echo "sanitize: compute-sanitizer not found (it ships with the CUDA toolkit: add its bin/ to PATH)"
     exit 1
 fi
 pass=0; fail=0; failed=""
+while [ $# -ge 3 ]; do
+chapters=$1; shapes=$2; dstates=$3; shift 3
 for c in $chapters; do
     for v in $(build/$c --list | awk '$2 == "gpu" { print $1 }'); do
         for n in $dstates; do
@@ -29,6 +31,7 @@ for c in $chapters; do
             done
         done
     done
+done
 done
 [ -n "$failed" ] && echo "failed:$failed"
 echo "sanitize: $pass passed, $fail failed"

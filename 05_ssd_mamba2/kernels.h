@@ -1,0 +1,57 @@
+/* 05_ssd_mamba2, GPU: Mamba-2's SSD (mamba_chunk_scan_combined), from the
+ * official four chunked steps on CUDA cores to the previous stage, 03's fused
+ * Mamba-1 scan, run on the same problem through the official Mamba-2 ->
+ * Mamba-1 mapping. The CPU forms (recurrent, quadratic, chunked) are in cpu.h.
+ * Launchers only enqueue work on the default stream; scratch memory is the
+ * `workspace` the caller allocates, of the size the *_workspace function gives. */
+#ifndef SSD_MAMBA2_KERNELS_H
+#define SSD_MAMBA2_KERNELS_H
+
+#include <stddef.h>
+
+#include "ssd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The official four steps, one kernel each, CUDA cores ---- */
+
+/* chunk_cumsum, chunk_state, state_passing, chunk_scan as the official Triton
+ * kernels split the work, fp32 arithmetic on 64 x 64 shared-memory tiles.
+ * What it costs: every chunk's state goes through DRAM at full precision.
+ * Workspace: dA_cumsum and Δ, 2 x (b, h, chunks, Q) fp32, and the chunk
+ * states (b, chunks, h, p, N) fp32, 4·b·chunks·h·(2Q + p·N) bytes in all. */
+size_t ssd_steps_workspace(const SsdShape *s);
+void ssd_steps_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
+void ssd_steps_fp16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
+
+/* ---- Fused on tensor cores ---- */
+
+/* One block per (b, h, chunk): chunk state, state passing through a flag per
+ * (b, h) and a two-slot ring in L2, and the output, every product on
+ * mma.sync with fp16 operands and fp32 accumulation. N <= 128, p <= 64, and
+ * x, B, C of a chunk must fit in shared memory. Workspace: the ring
+ * (b, h, 2, p, N) fp32 and one flag per (b, h). */
+const char *ssd_fused_mma_unsupported(const SsdShape *s);
+size_t ssd_fused_mma_workspace(const SsdShape *s);
+void ssd_fused_mma(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
+void ssd_fused_mma_fp32(const SsdTensors *t, void *workspace);  // fp32 in and out, fp16 operands
+
+/* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
+
+/* ssd_selective_scan's rearranges done on the device (x, z, B, C transposed
+ * to time-last; dt, A, D, dt_bias repeated over p), 03's scan_fused_tuned on
+ * b x (h·p) channels, y transposed back. What it buys: the check against the
+ * previous stage, and the time the chunked form has to beat. fp32 only.
+ * Workspace: the rearranged tensors, 4·(b·h·p·L·(3 + z) + 2·b·g·N·L +
+ * h·p·N + 2·h·p) bytes at most, plus 03's own workspace. */
+size_t ssd_via_scan_fused_tuned_workspace(const SsdShape *s);
+const char *ssd_via_scan_fused_tuned_unsupported(const SsdShape *s);
+void ssd_via_scan_fused_tuned(const SsdTensors *t, void *workspace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

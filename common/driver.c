@@ -1,0 +1,691 @@
+/* The driver core: inputs, checks, timing, CSV and --dump/--load for any
+ * operation (driver.h). A problem lives on the host as its operation's table
+ * of named tensors, fp32 arrays in the official layouts. A version reads the
+ * inputs as made (PLAIN) or rounded to fp16 (ROUNDED: fp16 versions, and
+ * every version of an fp16_inputs chapter). The rounded set, the oracle on
+ * each set and each previous stage's outputs are made once per problem, when
+ * a version first needs them. */
+#define _POSIX_C_SOURCE 200809L  // sysconf
+#include "driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "csv.h"
+#include "floors.h"
+#include "gpu.h"
+#include "half.h"
+#include "rng.h"
+
+/* ------------------------------------------------------------------ sizes */
+
+/* a*b with overflow caught: sizes come from the command line and files. */
+static int64_t mul(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r) || r > ((int64_t)1 << 62))
+        die_usage("problem too large: %lld x %lld elements overflows", (long long)a, (long long)b);
+    return r;
+}
+
+/* More than the machine's memory is refused up front (an overcommitting
+ * kernel would say yes and kill us later). */
+void *host_alloc(int64_t bytes, const char *what) {
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    void *p = (phys > 0 && bytes > phys) ? NULL : malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (!p) die_usage("cannot allocate %lld bytes (%.1f MiB) of host memory for %s",
+                      (long long)bytes, bytes / 1048576.0, what);
+    return p;
+}
+
+static int64_t numel(const TensorSpec *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n = mul(n, t->shape[i]);
+    return n;
+}
+
+/* Bytes of one element of t in a version of dtype dt. */
+static size_t elem_bytes(const TensorSpec *t, DType dt) {
+    return t->dtype == VERSION_DTYPE && dt == DT_FP16 ? 2 : 4;
+}
+
+static bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
+
+/* The op's table for p, once the op has accepted p (exit 2 otherwise) and
+ * every tensor's element count fits (mul exits 2 on overflow). */
+static int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
+    op->validate(p);
+    int n = op->tensors(p, t);
+    for (int k = 0; k < n; k++) numel(&t[k]);
+    return n;
+}
+
+/* Minimal bytes of one forward: each input read once, each output written once. */
+static double problem_bytes(const TensorSpec *t, int n, DType dt) {
+    double bytes = 0.0;
+    for (int k = 0; k < n; k++)
+        if (t[k].present) bytes += (double)numel(&t[k]) * (double)elem_bytes(&t[k], dt);
+    return bytes;
+}
+
+/* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
+static void flags_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "%s%s%s%s%s", p->has_z ? "z+" : "",
+             p->has_D ? (p->D_per_channel ? "Dhp+" : "D+") : "", p->has_bias ? "bias+" : "",
+             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "");
+    size_t n = strlen(buf);
+    if (n == 0) snprintf(buf, len, "none");
+    else buf[n - 1] = '\0';
+}
+
+static const char *dtype_name(DType dt) { return dt == DT_FP16 ? "fp16" : "fp32"; }
+
+/* ------------------------------------------------------------ the session */
+
+typedef struct {
+    const Chapter *ch;
+    const Op *op;
+    int first, last;       // selected versions, 0-based inclusive
+    bool gpu_skipped;      // a GPU part was skipped: no usable device
+    const char *dump;      // --dump: write the last run's problem here
+} Session;
+
+/* Version i (0-based) of the chapter's array of the op's version type. */
+static const VersionInfo *version_at(const Session *se, int i) {
+    return (const VersionInfo *)((const char *)se->ch->versions + (size_t)i * se->op->version_size);
+}
+
+enum { PLAIN, ROUNDED };  // the inputs as made, or rounded to fp16
+
+static int input_set(const Session *se, const VersionInfo *v) {
+    return (v->dtype == DT_FP16 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
+}
+
+static Tol version_tol(const Session *se, const VersionInfo *v) {
+    return input_set(se, v) == ROUNDED ? TOLERANCES[TOL_FP16] : TOLERANCES[TOL_FP32_SCAN];
+}
+
+/* ---------------------------------------------------------- host problems */
+
+/* Outputs to compare with. */
+typedef struct {
+    bool tried;                  // made, or found unable to run
+    bool ran;                    // out holds outputs
+    double *out[MAX_TENSORS];    // (table shape) fp64 per output; NULL for inputs and outputs not given
+} Reference;
+
+typedef struct {
+    Problem p;
+    int n;                         // tensors in the table
+    TensorSpec t[MAX_TENSORS];     // the op's table for p
+    float *in[2][MAX_TENSORS];     // [PLAIN | ROUNDED][k] input k (table shape) fp32; NULL for outputs, absent inputs
+    uint16_t *bits[MAX_TENSORS];   // (table shape) fp16 bits of ROUNDED inputs of VERSION_DTYPE, else NULL
+    bool rounded;                  // in[ROUNDED] and bits are made
+    Reference oracle[2];           // per input set
+    Reference prev[3][2];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
+    Reference given;               // outputs read by --load
+} HostProblem;
+
+/* The tensors of one run on the host in table order, as the op takes them:
+ * inputs of one set, outputs out[k] (fp32; out NULL: none). */
+static void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
+    for (int k = 0; k < hp->n; k++)
+        t[k] = is_input(&hp->t[k]) ? (void *)hp->in[set][k] : out ? (void *)out[k] : NULL;
+}
+
+/* Round the inputs of VERSION_DTYPE to fp16 values (the oracle then sees
+ * what an fp16 version reads) and keep their fp16 bits for fp16 versions.
+ * In place in an fp16_inputs chapter, which never reads the unrounded
+ * values; else as copies. */
+static void host_round(HostProblem *hp, bool in_place) {
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *t = &hp->t[k];
+        float *x = hp->in[PLAIN][k];
+        if (x && t->dtype == VERSION_DTYPE) {
+            int64_t n = numel(t);
+            if (!in_place) {
+                x = host_alloc(n * 4, t->name);
+                memcpy(x, hp->in[PLAIN][k], (size_t)n * 4);
+            }
+            round_to_half(x, n);
+            hp->bits[k] = host_alloc(n * 2, t->name);
+            floats_to_halves(x, hp->bits[k], n);
+        }
+        hp->in[ROUNDED][k] = x;
+    }
+    hp->rounded = true;
+}
+
+static void need_inputs(HostProblem *hp, int set) {
+    if (set == ROUNDED && !hp->rounded) host_round(hp, false);
+}
+
+/* Random inputs in the op's ranges, drawn in table order from one seed. */
+static void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t seed) {
+    memset(hp, 0, sizeof(*hp));
+    hp->p = *p;
+    hp->n = problem_table(se->op, p, hp->t);
+    Rng r;
+    rng_seed(&r, seed);
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *t = &hp->t[k];
+        if (!is_input(t) || !t->present) continue;
+        hp->in[PLAIN][k] = host_alloc(numel(t) * 4, t->name);
+        rng_fill_uniform(&r, hp->in[PLAIN][k], numel(t), t->lo, t->hi);
+    }
+    if (p->big_delta) {
+        void *t[MAX_TENSORS];  // the inputs just drawn
+        host_view(hp, PLAIN, NULL, t);
+        se->op->big_delta(p, t);
+    }
+    if (se->ch->fp16_inputs) host_round(hp, true);
+}
+
+/* Keep fp32 outputs x (table order; NULL where none) as fp64 in r. */
+static void reference_keep(const HostProblem *hp, Reference *r, float *const *x) {
+    r->tried = true;
+    for (int k = 0; k < hp->n; k++) {
+        if (is_input(&hp->t[k]) || !x[k]) continue;
+        int64_t n = numel(&hp->t[k]);
+        r->out[k] = host_alloc(n * 8, hp->t[k].name);
+        for (int64_t i = 0; i < n; i++) r->out[k][i] = x[k][i];
+        r->ran = true;
+    }
+}
+
+static void reference_free(Reference *r) {
+    for (int k = 0; k < MAX_TENSORS; k++) free(r->out[k]);
+}
+
+static void host_free(HostProblem *hp) {
+    for (int k = 0; k < hp->n; k++) {
+        if (hp->in[ROUNDED][k] != hp->in[PLAIN][k]) free(hp->in[ROUNDED][k]);
+        free(hp->in[PLAIN][k]);
+        free(hp->bits[k]);
+    }
+    for (int s = 0; s < 2; s++) {
+        reference_free(&hp->oracle[s]);
+        for (int k = 0; k < 3; k++) reference_free(&hp->prev[k][s]);
+    }
+    reference_free(&hp->given);
+}
+
+/* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
+static void outputs_alloc(const HostProblem *hp, float **out) {
+    for (int k = 0; k < hp->n; k++)
+        out[k] = is_input(&hp->t[k]) ? NULL : host_alloc(numel(&hp->t[k]) * 4, hp->t[k].name);
+}
+
+static void outputs_free(const HostProblem *hp, float **out) {
+    for (int k = 0; k < hp->n; k++) { free(out[k]); out[k] = NULL; }
+}
+
+/* ------------------------------------------------------- running a version */
+
+/* A CPU version on host arrays in its dtype; outputs widened to fp32 in out. */
+static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+    void *t[MAX_TENSORS];                      // what the version reads and writes
+    uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 outputs of an fp16 version
+    host_view(hp, set, out, t);
+    for (int k = 0; k < hp->n && v->dtype == DT_FP16; k++) {
+        const TensorSpec *s = &hp->t[k];
+        if (!s->present || s->dtype != VERSION_DTYPE) continue;
+        if (is_input(s)) t[k] = hp->bits[k];
+        else t[k] = half_out[k] = host_alloc(numel(s) * 2, s->name);
+    }
+    size_t ws_bytes = se->op->workspace(v, &hp->p);
+    void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
+    se->op->run(v, &hp->p, t, ws);
+    for (int k = 0; k < hp->n; k++) {
+        if (half_out[k]) halves_to_floats(half_out[k], out[k], numel(&hp->t[k]));
+        free(half_out[k]);
+    }
+    free(ws);
+}
+
+/* One problem on the device in a version's dtype, allocated through the tracker. */
+typedef struct {
+    void *t[MAX_TENSORS];   // (table shape) in the version's dtype; NULL where absent
+    void *ws;               // workspace, NULL when none
+} DeviceProblem;
+
+static size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n) {
+    return (size_t)problem_bytes(t, n, v->dtype) + op->workspace(v, p);
+}
+
+static void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b) {
+    char shape[128];
+    op->shape_text(p, shape, sizeof(shape));
+    die_usage("%s at %s needs %zu bytes (%.1f MiB) of device memory, %zu free", v->name, shape, need,
+              need / 1048576.0, free_b);
+}
+
+static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
+    size_t need = device_bytes(op, v, &hp->p, hp->t, hp->n), free_b = gpu_free_bytes();
+    if (need > free_b) device_too_small(op, v, &hp->p, need, free_b);
+    memset(d, 0, sizeof(*d));
+    mem_reset_peak();
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *s = &hp->t[k];
+        if (!s->present) continue;
+        size_t bytes = (size_t)numel(s) * elem_bytes(s, v->dtype);
+        d->t[k] = dev_alloc(bytes, is_input(s) ? MEM_INPUT : MEM_OUTPUT, s->name);
+        if (!is_input(s)) continue;
+        const void *src = elem_bytes(s, v->dtype) == 2 ? (const void *)hp->bits[k] : hp->in[set][k];
+        h2d(d->t[k], src, bytes);
+    }
+    size_t ws_bytes = op->workspace(v, &hp->p);
+    d->ws = ws_bytes ? dev_alloc(ws_bytes, MEM_WORKSPACE, "workspace") : NULL;
+}
+
+/* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
+static void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
+    for (int k = 0; k < hp->n; k++)
+        if (!is_input(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * elem_bytes(&hp->t[k], dt));
+}
+
+static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *s = &hp->t[k];
+        if (is_input(s)) continue;
+        int64_t n = numel(s);
+        if (elem_bytes(s, dt) == 2) {
+            uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 as the version wrote it
+            d2h(h, d->t[k], (size_t)n * 2);
+            halves_to_floats(h, out[k], n);
+            free(h);
+        } else {
+            d2h(out[k], d->t[k], (size_t)n * 4);
+        }
+    }
+}
+
+static void device_free(DeviceProblem *d) {
+    for (int k = 0; k < MAX_TENSORS; k++) dev_free(d->t[k]);
+    dev_free(d->ws);
+}
+
+/* Run version v once on one input set (CPU or GPU); outputs fp32 in out. */
+static void run_version(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+    need_inputs(hp, set);
+    if (!v->gpu) { run_cpu(se, v, hp, set, out); return; }
+    DeviceProblem d;
+    device_problem(&d, se->op, v, hp, set);
+    device_poison(&d, hp, v->dtype);
+    se->op->run(v, &hp->p, d.t, d.ws);
+    gpu_sync();
+    device_outputs(&d, hp, v->dtype, out);
+    device_free(&d);
+}
+
+/* ------------------------------------------------------------- dump, load */
+
+/* The inputs of one set and the outputs out of a version of dtype dt. */
+static void dump_problem(const Session *se, const HostProblem *hp, int set, float *const *out, DType dt) {
+    const float *x[MAX_TENSORS];  // what each file holds
+    for (int k = 0; k < hp->n; k++) x[k] = is_input(&hp->t[k]) ? hp->in[set][k] : out[k];
+    char meta[256];
+    se->op->meta_text(&hp->p, meta, sizeof(meta));
+    folder_write(se->dump, hp->t, hp->n, x, dt, meta);
+}
+
+/* --load DIR: the op's tensors by name (a missing optional input is off),
+ * the problem as the op reads it from the shapes and meta.json, every file's
+ * shape checked against its table. Outputs the folder holds go to hp->given. */
+static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
+    TensorSpec names[MAX_TENSORS];  // the table's names and roles; its sizes are not used
+    int n = se->op->tensors(&se->op->check_base, names);
+    LoadFolder f;
+    float *file[MAX_TENSORS];       // (its shape) fp32, what each file held; NULL where absent
+    folder_read(&f, dir, names, n, file);
+    memset(hp, 0, sizeof(*hp));
+    se->op->infer(&hp->p, &f);
+    hp->n = problem_table(se->op, &hp->p, hp->t);
+    for (int k = 0; k < hp->n; k++)
+        if (file[k]) folder_expect_shape(&f, &hp->t[k], k);
+    reference_keep(hp, &hp->given, file);
+    for (int k = 0; k < hp->n; k++) {
+        if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];
+        else free(file[k]);
+    }
+    if (se->ch->fp16_inputs) host_round(hp, true);
+}
+
+/* ------------------------------------------------------------------ checks */
+
+/* Every output the reference holds against got, merged into one result. */
+static CheckResult compare(const HostProblem *hp, float *const *got, const Reference *ref, Tol tol) {
+    CheckResult all = {0.0, 0.0, 0, 0, true};
+    bool first = true;
+    for (int k = 0; k < hp->n; k++) {
+        if (!ref->out[k]) continue;
+        CheckResult r = compare_f32(got[k], ref->out[k], numel(&hp->t[k]), tol);
+        all = first ? r : check_merge(all, r);
+        first = false;
+    }
+    return all;
+}
+
+/* The fp64 oracle on one input set. */
+static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
+    Reference *r = &hp->oracle[set];
+    if (r->ran) return r;
+    need_inputs(hp, set);
+    for (int k = 0; k < hp->n; k++)
+        if (!is_input(&hp->t[k])) r->out[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle output");
+    void *t[MAX_TENSORS];  // the inputs of the set
+    host_view(hp, set, NULL, t);
+    se->op->oracle(&hp->p, t, r->out);
+    r->tried = r->ran = true;
+    return r;
+}
+
+/* Previous stage `slot` (0 prev_cpu, 1 and 2 prev_gpu) on the inputs a
+ * version of set `set` saw; not ran when it cannot run this shape here. */
+static const Reference *previous(const Session *se, HostProblem *hp, int slot, const VersionInfo *prev, int set) {
+    if (input_set(se, prev) == ROUNDED) set = ROUNDED;
+    Reference *r = &hp->prev[slot][set];
+    if (r->tried) return r;
+    r->tried = true;
+    if (se->op->unsupported(prev, &hp->p) || (prev->gpu && !gpu_available())) return r;
+    float *out[MAX_TENSORS];  // the previous stage's outputs, fp32
+    outputs_alloc(hp, out);
+    run_version(se, prev, hp, set, out);
+    reference_keep(hp, r, out);
+    outputs_free(hp, out);
+    return r;
+}
+
+/* Check every selected version on one problem against the oracle and the
+ * previous stages (and against the outputs --load read, when it read any). */
+static void check_problem(Session *se, HostProblem *hp) {
+    const Chapter *ch = se->ch;
+    char shape[160], flags[64], given[128] = "", label[256];
+    se->op->shape_text(&hp->p, shape, sizeof(shape));
+    flags_text(&hp->p, flags, sizeof(flags));
+    printf("%s %s\n", shape, flags);
+    for (int k = 0; k < hp->n; k++)  // "y, last_state": the outputs --load read
+        if (hp->given.out[k])
+            snprintf(given + strlen(given), sizeof(given) - strlen(given), "%s%s", given[0] ? ", " : "", hp->t[k].name);
+    const VersionInfo *prevs[3] = {ch->prev_cpu, ch->prev_gpu[0], ch->prev_gpu[1]};
+
+    float *out[MAX_TENSORS] = {NULL}, *last[MAX_TENSORS] = {NULL};  // fp32 outputs of this run, of the last one
+    const VersionInfo *last_v = NULL;
+    int last_set = PLAIN;
+    for (int i = se->first; i <= se->last; i++) {
+        const VersionInfo *v = version_at(se, i);
+        int set = input_set(se, v);
+        Tol tol = version_tol(se, v);
+        snprintf(label, sizeof(label), "%d %s vs oracle", i + 1, v->name);
+        const char *why = se->op->unsupported(v, &hp->p);
+        if (why) { check_skip(label, why); continue; }
+        if (v->gpu && !gpu_available()) {
+            check_skip(label, gpu_unavailable_reason());
+            se->gpu_skipped = true;
+            continue;
+        }
+        outputs_alloc(hp, out);
+        run_version(se, v, hp, set, out);
+        check_report(label, compare(hp, out, oracle(se, hp, set), tol), tol);
+        if (hp->given.ran) {
+            snprintf(label, sizeof(label), "%d %s vs loaded %s", i + 1, v->name, given);
+            check_report(label, compare(hp, out, &hp->given, tol), tol);
+        }
+        for (int k = v->gpu ? 1 : 0; k < (v->gpu ? 3 : 1); k++) {
+            if (!prevs[k] || prevs[k] == v) continue;
+            snprintf(label, sizeof(label), "%d %s vs %s", i + 1, v->name, prevs[k]->name);
+            const Reference *r = previous(se, hp, k, prevs[k], set);
+            if (r->ran) check_report(label, compare(hp, out, r, tol), tol);
+            else check_skip(label, "previous stage cannot run this shape here");
+        }
+        outputs_free(hp, last);
+        memcpy(last, out, sizeof(out));
+        last_v = v;
+        last_set = set;
+    }
+    if (se->dump && last_v) dump_problem(se, hp, last_set, last, last_v->dtype);
+    else if (se->dump) printf("--dump: no version ran, nothing written to %s\n", se->dump);
+    outputs_free(hp, last);
+}
+
+/* ------------------------------------------------------------------ bench */
+
+typedef struct {
+    const Op *op;
+    const VersionInfo *v;
+    const Problem *p;
+    DeviceProblem *d;
+} RunCtx;
+
+static void run_ctx(void *ctx) {
+    RunCtx *c = ctx;
+    c->op->run(c->v, c->p, c->d->t, c->d->ws);
+}
+
+/* The device's outputs against the oracle on a sample of at least 64 rows
+ * (all rows when fewer). */
+static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol) {
+    float *out[MAX_TENSORS];  // the device's outputs, fp32
+    outputs_alloc(hp, out);
+    device_outputs(c->d, hp, c->v->dtype, out);
+    void *t[MAX_TENSORS];     // inputs and those outputs
+    host_view(hp, set, out, t);
+    int64_t rows = se->op->rows(&hp->p), nsample = rows < 64 ? rows : 64;
+    CheckResult all = {0.0, 0.0, 0, 0, true};
+    for (int64_t k = 0; k < nsample; k++) {
+        CheckResult r = se->op->check_row(&hp->p, t, k * rows / nsample, tol);
+        all = k == 0 ? r : check_merge(all, r);
+    }
+    outputs_free(hp, out);
+    return all;
+}
+
+static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv) {
+    const Op *op = se->op;
+    HostProblem hp;
+    host_random(se, &hp, p, seed);
+    const Floors *fl = floors_get();
+    char shape[128], flags[64], label[256];
+    op->bench_text(p, shape, sizeof(shape));
+    flags_text(p, flags, sizeof(flags));
+    for (int i = se->first; i <= se->last; i++) {
+        const VersionInfo *v = version_at(se, i);
+        if (!v->gpu) continue;
+        const char *why = op->unsupported(v, p);
+        printf("  %2d %-26s %s %s", i + 1, v->name, dtype_name(v->dtype), shape);
+        if (why) { printf(" SKIP (%s)\n", why); continue; }
+        fflush(stdout);
+        int set = input_set(se, v);
+        Tol tol = version_tol(se, v);
+        need_inputs(&hp, set);
+        DeviceProblem d;
+        device_problem(&d, op, v, &hp, set);
+        RunCtx ctx = {op, v, p, &d};
+        run_ctx(&ctx);
+        gpu_sync();
+        CheckResult before = validate_rows(se, &ctx, &hp, set, tol);
+        Timing tm = gpu_time(run_ctx, &ctx, reps);
+        device_poison(&d, &hp, v->dtype);
+        run_ctx(&ctx);
+        gpu_sync();
+        CheckResult r = check_merge(before, validate_rows(se, &ctx, &hp, set, tol));
+        double bytes = problem_bytes(hp.t, hp.n, v->dtype), exps = op->exps(p);
+        double flops = op->flops ? op->flops(p) : 0.0, fms = floor_ms(fl, bytes, exps, flops);
+        CsvRow row = {se->ch->name, v->name, dtype_name(v->dtype), flags, i + 1,
+                      p->batch, p->dim ? p->dim : p->heads * p->headdim,  // channels: d, or h*p
+                      p->heads, p->headdim, p->groups, p->dstate, p->seqlen, p->chunk,
+                      tm.median_ms, tm.min_ms, bytes, exps, flops, bytes / (tm.median_ms * 1e-3) / 1e9,
+                      fl->bw_gbps, fl->exp_rate, fms, tm.median_ms / fms, mem_peak_mib(),
+                      mem_workspace_mib(), r.rel_l2};
+        printf(" %9.4f ms %7.1f GB/s  floor %.4f ms  x%5.2f  peak %8.1f MiB  ws %8.1f MiB\n",
+               row.ms_median, row.gbps, fms, row.time_over_floor, row.peak_mib, row.workspace_mib);
+        snprintf(label, sizeof(label), "%d %s b%lld L%lld timed output vs oracle (%s rows)", i + 1,
+                 v->name, (long long)p->batch, (long long)p->seqlen, op->rows(p) < 64 ? "all" : "64");
+        check_report(label, r, tol);
+        if (csv) csv_append(csv, &row);
+        device_free(&d);
+    }
+    host_free(&hp);
+}
+
+static void bench(Session *se, const Problem *problems, int n, const Args *a, bool quick) {
+    if (!gpu_available()) {
+        printf("bench: GPU rows need a CUDA device (%s); nothing timed, no CSV written\n",
+               gpu_unavailable_reason());
+        se->gpu_skipped = true;
+        return;
+    }
+    /* Fail before any work if a problem cannot fit on the device (exit 2). */
+    size_t free_b = gpu_free_bytes();
+    for (int i = 0; i < n; i++) {
+        TensorSpec t[MAX_TENSORS];
+        int nt = problem_table(se->op, &problems[i], t);
+        for (int k = se->first; k <= se->last; k++) {
+            const VersionInfo *v = version_at(se, k);
+            if (!v->gpu || se->op->unsupported(v, &problems[i])) continue;
+            size_t need = device_bytes(se->op, v, &problems[i], t, nt);
+            if (need > free_b) device_too_small(se->op, v, &problems[i], need, free_b);
+        }
+    }
+    const Floors *fl = floors_get();
+    printf("\n%s on %s (copy %.0f GB/s, exp2 %.3g/s", quick ? "timing" : "bench", gpu_name(), fl->bw_gbps,
+           fl->exp_rate);
+    if (se->op->flops) printf(", matrix %.0f TFLOP/s", fl->matrix_tflops);
+    printf(" measured; commit %s)\n", commit_id());
+    for (int i = 0; i < n; i++) bench_problem(se, &problems[i], a->seed, a->reps, quick ? NULL : a->csv);
+}
+
+/* ------------------------------------------- problems from the command line */
+
+#define MAX_PROBLEMS 64
+
+static bool sizes_given(const Args *a) {
+    return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_DIM | ARG_DSTATE | ARG_GROUPS | ARG_HEADS |
+                       ARG_HEADDIM | ARG_CHUNK);
+}
+
+/* Appends batch x seqlen on base (batch outer; an empty list keeps base's value). */
+static void add_grid(Problem base, const int64_t *batch, int nbatch, const int64_t *seqlen, int nseqlen,
+                     Problem *out, int *n) {
+    for (int i = 0; i < (nbatch ? nbatch : 1); i++)
+        for (int j = 0; j < (nseqlen ? nseqlen : 1) && *n < MAX_PROBLEMS; j++) {
+            Problem p = base;
+            if (nbatch) p.batch = batch[i];
+            if (nseqlen) p.seqlen = seqlen[j];
+            out[(*n)++] = p;
+        }
+}
+
+/* The grid --batch x --seqlen on base, the other sizes the command line gives
+ * replacing base's. */
+static int command_line_grid(Problem base, const Args *a, Problem *out) {
+    if (a->dim) base.dim = a->dim;
+    if (a->dstate) base.dstate = a->dstate;
+    if (a->groups) base.groups = a->groups;
+    if (a->heads) base.heads = a->heads;
+    if (a->headdim) base.headdim = a->headdim;
+    if (a->chunk) base.chunk = a->chunk;
+    int n = 0;
+    add_grid(base, a->batch, a->nbatch, a->seqlen, a->nseqlen, out, &n);
+    return n;
+}
+
+static int list_length(const int64_t *x) {
+    int n = 0;
+    while (n < 8 && x[n]) n++;
+    return n;
+}
+
+/* --bench: the chapter's sets (quick: the op's short list), or with sizes
+ * given the grid on the op's bench_base. */
+static int bench_problems(const Session *se, const Args *a, bool quick, Problem *out) {
+    const Op *op = se->op;
+    if (sizes_given(a)) return command_line_grid(op->bench_base, a, out);
+    int n = 0;
+    for (int k = 0; k < (quick ? op->nquick : op->nbench); k++) {
+        const BenchGrid *g = quick ? &op->quick[k] : &op->bench[k];
+        if (quick || (se->ch->bench_sets & (1u << k)))
+            add_grid(g->base, g->batch, list_length(g->batch), g->seqlen, list_length(g->seqlen), out, &n);
+    }
+    return n;
+}
+
+/* The flag options apply to every problem; exit 2 on the first one the op
+ * does not accept, before any work. */
+static void with_flags(const Op *op, const Args *a, Problem *problems, int n) {
+    for (int i = 0; i < n; i++) {
+        Problem *p = &problems[i];
+        if (a->no_z) p->has_z = false;
+        if (a->no_D) p->has_D = false;
+        if (a->no_bias) p->has_bias = false;
+        if (a->no_softplus) p->softplus = false;
+        if (a->h0) p->has_h0 = true;
+        TensorSpec t[MAX_TENSORS];
+        problem_table(op, p, t);
+    }
+}
+
+/* ------------------------------------------------------------------- main */
+
+static void list_versions(const Session *se) {
+    for (int i = 0; i < se->ch->nversions; i++) {
+        const VersionInfo *v = version_at(se, i);
+        printf("%3d  %-4s %-4s %-28s %s\n", i + 1, v->gpu ? "gpu" : "cpu", dtype_name(v->dtype), v->name, v->what);
+    }
+}
+
+int chapter_main(const Chapter *ch, int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const Op *op = ch->op;
+    Args a;
+    args_parse(&a, argc, argv, op->args, ch->title);
+    Session se = {ch, op, 0, ch->nversions - 1, false, a.dump};
+    if (a.list) { list_versions(&se); return EXIT_OK; }
+    if (a.version > ch->nversions)
+        die_usage("version %d does not exist: this chapter has versions 1..%d (see --list)",
+                  a.version, ch->nversions);
+    if (a.version) se.first = se.last = a.version - 1;
+    if (a.load && sizes_given(&a)) die_usage("--load takes the shape from its files; drop the shape flags");
+    if ((a.given & (ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0)) && a.load)
+        die_usage("--load takes the flags from its files; drop the flag options");
+    bool quick = !a.check && !a.bench && !a.load;  // what a reader runs
+    printf("%s\n", ch->title);
+
+    Problem problems[MAX_PROBLEMS];
+    if (a.load) {
+        HostProblem hp;
+        load_problem(&se, a.load, &hp);
+        if (!hp.given.ran) {
+            int y = 0;  // the first output
+            while (is_input(&hp.t[y])) y++;
+            printf("(%s holds no %s.npy: checking against the oracle only)\n", a.load, hp.t[y].name);
+        }
+        check_problem(&se, &hp);
+        host_free(&hp);
+    } else if (a.check || quick) {
+        int n = 0;  // the op's cases, or with sizes given the grid on its check_base
+        if (sizes_given(&a)) n = command_line_grid(op->check_base, &a, problems);
+        else for (; n < op->ncheck && n < MAX_PROBLEMS; n++) problems[n] = op->check_cases[n];
+        if (a.dump && n != 1) die_usage("--dump writes one problem: give one --batch and one --seqlen value");
+        with_flags(op, &a, problems, n);
+        if (ch->check_fixtures) {
+            printf("oracle vs the official fixtures\n");
+            op->fixtures("common/fixtures");
+        }
+        for (int i = 0; i < n; i++) {
+            HostProblem hp;
+            host_random(&se, &hp, &problems[i], a.seed + (uint64_t)i);
+            check_problem(&se, &hp);
+            host_free(&hp);
+        }
+    }
+    if (a.bench || quick) {
+        int n = bench_problems(&se, &a, quick, problems);
+        with_flags(op, &a, problems, n);
+        bench(&se, problems, n, &a, quick);
+    }
+    check_summary(ch->name);
+    return check_exit_code(se.gpu_skipped);
+}

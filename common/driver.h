@@ -1,0 +1,156 @@
+/* The driver core every chapter runs on. A chapter's main.c lists its
+ * numbered versions and names the operation they compute (an Op, ops.h); the
+ * core parses the command line, makes the inputs, checks every version
+ * against the fp64 oracle and the previous stage, times it, writes CSV rows,
+ * and reads and writes --dump/--load folders. Everything that differs between
+ * operations (Mamba-1 scan, SSD, ...) is in the Op: its named tensors, its
+ * oracle, its counts, its shapes, and the calls into its version type. */
+#ifndef DRIVER_H
+#define DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "npy.h"
+#include "scan.h"  // DType
+
+/* One problem of any operation: sizes and flags. Fields an operation does
+ * not have stay 0 (false). */
+typedef struct {
+    int64_t batch, seqlen, dim, dstate, groups;   // Mamba-1: b, L, d, N, G (Mamba-2 shares L, N, g)
+    int64_t heads, headdim, chunk;                // Mamba-2: h, p, chunk size Q
+    bool has_z, has_D, has_bias, softplus, has_h0;
+    bool D_per_channel;                           // Mamba-2 D is (h, p), not (h,)
+    bool big_delta;                               // check cases: delta + bias above 20 on every other channel or head
+} Problem;
+
+/* What the core reads of a version. Each operation's version type starts
+ * with it (ScanVersion, SsdVersion in ops.h). */
+typedef struct {
+    const char *name;   // what it is, e.g. "scan_fused_regs"
+    const char *what;   // one line for --list: what changed and what it buys
+    bool gpu;           // run() gets device pointers (else host pointers)
+    DType dtype;        // dtype of the tensors that follow the version's dtype
+} VersionInfo;
+
+#define MAX_TENSORS 16
+#define MAX_DIMS 4
+
+typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
+typedef enum { ALWAYS_FP32, VERSION_DTYPE } TensorDType;
+
+/* One tensor of an operation, named and laid out as the official code does. */
+typedef struct {
+    const char *name;        // official name, also its .npy file's: "u", "dt_bias"
+    TensorRole role;         // an optional input may be off; outputs are written by a forward
+    TensorDType dtype;       // VERSION_DTYPE: fp32 or fp16 as the version; else always fp32
+    bool present;            // false: an optional input that is off in this problem
+    double lo, hi;           // random inputs: uniform in [lo, hi)
+    int ndim;
+    int64_t shape[MAX_DIMS]; // C order
+} TensorSpec;
+
+/* A --load folder: which of the operation's files it holds (table order),
+ * their shapes, and meta.json. */
+typedef struct {
+    const char *dir;
+    bool given[MAX_TENSORS];        // DIR/<name>.npy was there
+    NpyShape shape[MAX_TENSORS];    // and had this shape
+    char meta[4096];                // meta.json's text, "" without one
+} LoadFolder;
+
+/* ---- --dump and --load folders (folder.c); every problem is exit 2 ---- */
+
+/* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
+ * written as fp16 where it follows the dtype and dt is fp16, then
+ * DIR/meta.json holding `meta`. */
+void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta);
+/* meta.json and every file the table t names (an INPUT must be there):
+ * x[k] fp32 (malloc'd), NULL where absent. The sizes in t are not used. */
+void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, float **x);
+/* Exit 2 unless the folder's file k has t's shape. */
+void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k);
+/* meta.json values; dflt when the key is absent. */
+bool meta_bool(const LoadFolder *f, const char *key, bool dflt);
+int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt);
+
+/* malloc or exit 2 naming the bytes and what they were for (driver.c). */
+void *host_alloc(int64_t bytes, const char *what);
+
+/* Benchmark shapes: every batch x every seqlen (batch outer) on one base. */
+typedef struct {
+    Problem base;           // every size and flag but batch and seqlen
+    int64_t batch[8];       // zero-terminated
+    int64_t seqlen[8];      // zero-terminated
+} BenchGrid;
+
+/* An operation. Tensors travel as void pointers in table order (NULL where
+ * absent): device or host arrays in the version's dtype for run(), fp32 host
+ * arrays for the oracle and the checks. */
+typedef struct {
+    unsigned args;          // the command-line flags its chapters accept (ARGS_*)
+    size_t version_size;    // sizeof its version type
+
+    /* Its tensors for p in a fixed order, inputs first (random inputs are
+     * drawn in this order), then outputs; returns how many. */
+    int (*tensors)(const Problem *p, TensorSpec *out);
+    /* Exit 2 with one line when p is not a valid problem. */
+    void (*validate)(const Problem *p);
+    /* The sizes of a check line ("b2 d8 N16 L333 G1") and of a bench row. */
+    void (*shape_text)(const Problem *p, char *buf, size_t len);
+    void (*bench_text)(const Problem *p, char *buf, size_t len);
+
+    /* A version's own functions, called through its typed struct. */
+    size_t (*workspace)(const VersionInfo *v, const Problem *p);
+    const char *(*unsupported)(const VersionInfo *v, const Problem *p);
+    void (*run)(const VersionInfo *v, const Problem *p, void *const *tensors, void *workspace);
+
+    /* Inputs a uniform draw cannot make: delta + bias above 20 (p->big_delta). */
+    void (*big_delta)(const Problem *p, void *const *tensors);
+    /* The fp64 oracle: ref[k] for every output k of the table. */
+    void (*oracle)(const Problem *p, void *const *tensors, double *const *ref);
+    /* Sampled validation: the independent rows ((b, d) or (b, h)), and one
+     * row's outputs in tensors checked against the oracle. */
+    int64_t (*rows)(const Problem *p);
+    CheckResult (*check_row)(const Problem *p, void *const *tensors, int64_t row, Tol tol);
+    /* Minimal exps and matrix FLOPs of one forward (NULL: no matrix
+     * products); minimal bytes are every tensor of the table once. */
+    double (*exps)(const Problem *p);
+    double (*flops)(const Problem *p);
+
+    /* --load: sizes and flags from the files' shapes and meta.json; --dump:
+     * meta.json's text for p. */
+    void (*infer)(Problem *p, const LoadFolder *f);
+    void (*meta_text)(const Problem *p, char *buf, size_t len);
+    /* The oracle against the official fixtures of this operation. */
+    void (*fixtures)(const char *dir);
+
+    const Problem *check_cases;   // --check: small and awkward
+    int ncheck;
+    Problem check_base;           // --check with sizes on the command line
+    Problem bench_base;           // --bench with sizes on the command line
+    const BenchGrid *bench;       // bench[k]: bit k of a chapter's bench_sets
+    int nbench;
+    const BenchGrid *quick;       // what a reader running no flags gets timed
+    int nquick;
+} Op;
+
+typedef struct {
+    const char *name;                // "03_fused_cuda" (the CSV's chapter)
+    const char *title;               // one line printed first
+    const Op *op;                    // what its versions compute
+    const void *versions;            // the op's version type, numbered from 1 in this order
+    int nversions;
+    const VersionInfo *prev_cpu;     // previous stage of the CPU versions, or NULL
+    const VersionInfo *prev_gpu[2];  // previous stages of the GPU versions, or NULL
+    bool fp16_inputs;                // round inputs to fp16 (every version and the oracle see them rounded)
+    bool check_fixtures;             // also check the oracle against the official fixtures
+    unsigned bench_sets;             // bit k: the op's bench[k] (BENCH_* in ops.h)
+} Chapter;
+
+/* The whole program: returns the exit code (0, 1, 2 or 3). */
+int chapter_main(const Chapter *ch, int argc, char **argv);
+
+#endif

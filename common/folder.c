@@ -1,0 +1,126 @@
+/* --dump and --load folders (driver.h): an operation's named tensors as
+ * DIR/<name>.npy in the official layouts, and meta.json with the flags the
+ * shapes cannot show. Anything wrong with a folder is one line and exit 2. */
+#define _POSIX_C_SOURCE 200809L  // mkdir
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "args.h"
+#include "driver.h"
+#include "half.h"
+
+static NpyShape npy_shape_of(const TensorSpec *t) {
+    NpyShape s = {t->ndim, {0}};
+    for (int i = 0; i < t->ndim; i++) s.shape[i] = t->shape[i];
+    return s;
+}
+
+void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta) {
+    if (mkdir(dir, 0755) != 0) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) die_usage("--dump: cannot create folder %s", dir);
+    }
+    char path[4096], err[512], names[512] = "";
+    for (int k = 0; k < n; k++) {
+        if (!t[k].present) continue;  // optional input that is off
+        NpyShape shape = npy_shape_of(&t[k]);
+        snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
+        bool ok;
+        if (t[k].dtype == VERSION_DTYPE && dt == DT_FP16) {
+            int64_t e = npy_numel(&shape);
+            uint16_t *h = host_alloc(e * 2, t[k].name);  // (t's shape) fp16 bits of x[k]
+            floats_to_halves(x[k], h, e);
+            ok = npy_write_f16(path, h, &shape, err, sizeof(err));
+            free(h);
+        } else {
+            ok = npy_write_f32(path, x[k], &shape, err, sizeof(err));
+        }
+        if (!ok) die_usage("--dump: %s", err);
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? "," : "", t[k].name);
+    }
+    snprintf(path, sizeof(path), "%s/meta.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) die_usage("--dump: cannot write %s", path);
+    fprintf(f, "%s\n", meta);
+    fclose(f);
+    printf("wrote %s/{%s}.npy and meta.json\n", dir, names);
+}
+
+void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, float **x) {
+    memset(f, 0, sizeof(*f));
+    f->dir = dir;
+    char path[4096], err[512];
+    snprintf(path, sizeof(path), "%s/meta.json", dir);
+    FILE *m = fopen(path, "r");
+    if (m) {
+        f->meta[fread(f->meta, 1, sizeof(f->meta) - 1, m)] = '\0';
+        fclose(m);
+    }
+    for (int k = 0; k < n; k++) {
+        x[k] = NULL;
+        snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
+        FILE *probe = fopen(path, "rb");
+        if (!probe) {
+            if (t[k].role == INPUT) die_usage("--load: %s is missing", path);
+            continue;
+        }
+        fclose(probe);
+        x[k] = npy_read_f32(path, &f->shape[k], err, sizeof(err));
+        if (!x[k]) die_usage("--load: %s", err);
+        f->given[k] = true;
+    }
+}
+
+/* "2,6,5" */
+static void dims_text(const NpyShape *s, char *buf, size_t len) {
+    buf[0] = '\0';
+    for (int i = 0; i < s->ndim; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%lld", i ? "," : "", (long long)s->shape[i]);
+}
+
+void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k) {
+    NpyShape want = npy_shape_of(t);
+    const NpyShape *got = &f->shape[k];
+    bool ok = got->ndim == want.ndim;
+    for (int i = 0; ok && i < want.ndim; i++) ok = got->shape[i] == want.shape[i];
+    if (ok) return;
+    char g[128], w[128];
+    dims_text(got, g, sizeof(g));
+    dims_text(&want, w, sizeof(w));
+    die_usage("--load: %s/%s.npy has shape (%s), expected (%s)", f->dir, t->name, g, w);
+}
+
+/* The text after "key": in meta.json, NULL when the key is absent. */
+static const char *meta_value(const LoadFolder *f, const char *key) {
+    char quoted[64];
+    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
+    const char *v = strstr(f->meta, quoted);
+    if (!v) return NULL;
+    v = strchr(v, ':');
+    if (!v) die_usage("--load: %s/meta.json: no value after %s", f->dir, quoted);
+    v++;
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
+    return v;
+}
+
+bool meta_bool(const LoadFolder *f, const char *key, bool dflt) {
+    const char *v = meta_value(f, key);
+    if (!v) return dflt;
+    if (strncmp(v, "true", 4) == 0) return true;
+    if (strncmp(v, "false", 5) == 0) return false;
+    die_usage("--load: %s/meta.json: %s must be true or false", f->dir, key);
+    return dflt;
+}
+
+int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt) {
+    const char *v = meta_value(f, key);
+    if (!v) return dflt;
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno != 0 || end == v) die_usage("--load: %s/meta.json: %s must be an integer", f->dir, key);
+    return (int64_t)x;
+}

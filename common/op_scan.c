@@ -1,0 +1,211 @@
+/* The Mamba-1 selective scan as an operation of the driver core (chapters
+ * 01-04): selective_scan_fn's tensors, random inputs in the official tests'
+ * ranges, the oracle, the exp count, the check and benchmark shapes, and the
+ * calls into a ScanVersion. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "fixtures.h"
+#include "ops.h"
+#include "oracle.h"
+
+/* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
+enum { T_U, T_DELTA, T_Z, T_A, T_B, T_C, T_D, T_DELTA_BIAS, T_H0, T_Y, T_LAST_STATE, N_TENSORS };
+
+/* Ranges of the official tests: A < 0, delta > 0 small, softplus(delta +
+ * bias) around 0.3..1.3. Uniform draws keep generation fast at benchmark
+ * sizes (a billion elements per tensor at S2's longest L). */
+static int scan_tensors(const Problem *p, TensorSpec *t) {
+    int64_t b = p->batch, d = p->dim, N = p->dstate, L = p->seqlen, G = p->groups;
+    //                                name          role            dtype          present      range         shape
+    t[T_U]          = (TensorSpec){"u",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   3, {b, d, L}};
+    t[T_DELTA]      = (TensorSpec){"delta",      INPUT,          VERSION_DTYPE, true,         0.0, 0.5,   3, {b, d, L}};
+    t[T_Z]          = (TensorSpec){"z",          OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,   3, {b, d, L}};
+    t[T_A]          = (TensorSpec){"A",          INPUT,          ALWAYS_FP32,   true,        -1.0, -0.02, 2, {d, N}};
+    t[T_B]          = (TensorSpec){"B",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}};
+    t[T_C]          = (TensorSpec){"C",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}};
+    t[T_D]          = (TensorSpec){"D",          OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,   1, {d}};
+    t[T_DELTA_BIAS] = (TensorSpec){"delta_bias", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, -1.0, 0.5,   1, {d}};
+    t[T_H0]         = (TensorSpec){"h0",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,   3, {b, d, N}};
+    t[T_Y]          = (TensorSpec){"y",          OUTPUT,         VERSION_DTYPE, true,         0.0, 0.0,   3, {b, d, L}};
+    t[T_LAST_STATE] = (TensorSpec){"last_state", OUTPUT,         ALWAYS_FP32,   true,         0.0, 0.0,   3, {b, d, N}};
+    /* With one group B and C are (b, N, L), the official ungrouped form (the same memory). */
+    if (G == 1)
+        for (int k = T_B; k <= T_C; k++) {
+            t[k].ndim = 3;
+            t[k].shape[1] = N;
+            t[k].shape[2] = L;
+        }
+    return N_TENSORS;
+}
+
+static void scan_validate(const Problem *p) {
+    if (p->dim % p->groups != 0)
+        die_usage("--dim %lld is not a multiple of --groups %lld", (long long)p->dim, (long long)p->groups);
+}
+
+static void scan_shape_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "b%lld d%lld N%lld L%lld G%lld", (long long)p->batch, (long long)p->dim,
+             (long long)p->dstate, (long long)p->seqlen, (long long)p->groups);
+}
+
+static void scan_bench_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "b%-3lld N%-3lld L%-6lld", (long long)p->batch, (long long)p->dstate, (long long)p->seqlen);
+}
+
+/* ------------------------------------------------------ calls into versions */
+
+static ScanShape scan_shape(const Problem *p) {
+    ScanShape s = {p->batch, p->dim, p->dstate, p->seqlen, p->groups,
+                   p->has_z, p->has_D, p->has_bias, p->softplus, p->has_h0};
+    return s;
+}
+
+static ScanTensors scan_view(const Problem *p, void *const *t) {
+    ScanTensors st = {scan_shape(p), t[T_U], t[T_DELTA], t[T_Z], t[T_A], t[T_B], t[T_C], t[T_D],
+                      t[T_DELTA_BIAS], t[T_H0], t[T_Y], t[T_LAST_STATE]};
+    return st;
+}
+
+/* A chapter of this op lists ScanVersions, whose first member is the info. */
+static const ScanVersion *scan_version(const VersionInfo *v) { return (const ScanVersion *)v; }
+
+static size_t scan_workspace(const VersionInfo *v, const Problem *p) {
+    ScanShape s = scan_shape(p);
+    return scan_version(v)->workspace_bytes ? scan_version(v)->workspace_bytes(&s) : 0;
+}
+
+static const char *scan_unsupported(const VersionInfo *v, const Problem *p) {
+    ScanShape s = scan_shape(p);
+    return scan_version(v)->unsupported ? scan_version(v)->unsupported(&s) : NULL;
+}
+
+static void scan_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    ScanTensors st = scan_view(p, t);
+    scan_version(v)->run(&st, workspace);
+}
+
+/* ------------------------------------------------------ inputs and oracle */
+
+/* delta + bias above 20 on every other channel: softplus's linear branch. */
+static void scan_big_delta(const Problem *p, void *const *t) {
+    float *delta = t[T_DELTA], *bias = t[T_DELTA_BIAS];  // (b, d, L), (d,) fp32
+    for (int64_t c = 0; c < p->dim; c += 2) {
+        if (bias) bias[c] = 22.0f;
+        else
+            for (int64_t b = 0; b < p->batch; b++)
+                for (int64_t l = 0; l < p->seqlen; l++) delta[(b * p->dim + c) * p->seqlen + l] += 22.0f;
+    }
+}
+
+static void scan_oracle(const Problem *p, void *const *t, double *const *ref) {
+    ScanTensors st = scan_view(p, t);
+    oracle_scan(&st, ref[T_Y], ref[T_LAST_STATE]);
+}
+
+/* Rows are (b, d) channels. */
+static int64_t scan_rows(const Problem *p) { return p->batch * p->dim; }
+
+static CheckResult scan_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    ScanTensors st = scan_view(p, t);
+    int64_t L = p->seqlen, N = p->dstate;
+    double *y = host_alloc(L * 8, "oracle row");      // (L,) fp64
+    double *h = host_alloc(N * 8, "oracle row");      // (N,) fp64, the final state
+    oracle_scan_row(&st, row / p->dim, row % p->dim, y, h);
+    CheckResult r = check_merge(compare_f32((const float *)st.y + row * L, y, L, tol),
+                                compare_f32(st.last_state + row * N, h, N, tol));
+    free(y);
+    free(h);
+    return r;
+}
+
+/* One exp per (b, d, t, n): exp(delta * A). */
+static double scan_exps(const Problem *p) { return (double)p->batch * p->dim * p->seqlen * p->dstate; }
+
+/* ---------------------------------------------------------------- --load */
+
+static void scan_infer(Problem *p, const LoadFolder *f) {
+    const NpyShape *u = &f->shape[T_U], *A = &f->shape[T_A], *B = &f->shape[T_B];
+    if (u->ndim != 3) die_usage("--load: %s/u.npy must be (batch, dim, seqlen), has %d dims", f->dir, u->ndim);
+    p->batch = u->shape[0];
+    p->dim = u->shape[1];
+    p->seqlen = u->shape[2];
+    if (A->ndim != 2 || A->shape[0] != p->dim)
+        die_usage("--load: %s/A.npy must be (dim=%lld, dstate)", f->dir, (long long)p->dim);
+    p->dstate = A->shape[1];
+    if (B->ndim == 3) p->groups = 1;
+    else if (B->ndim == 4) p->groups = B->shape[1];
+    else die_usage("--load: %s/B.npy must be (batch, dstate, seqlen) or (batch, groups, dstate, seqlen)", f->dir);
+    if (p->groups < 1 || p->dim % p->groups != 0)
+        die_usage("--load: %s/B.npy: %lld groups do not divide dim %lld", f->dir, (long long)p->groups,
+                  (long long)p->dim);
+    p->has_z = f->given[T_Z];
+    p->has_D = f->given[T_D];
+    p->has_bias = f->given[T_DELTA_BIAS];
+    p->has_h0 = f->given[T_H0];
+    p->softplus = meta_bool(f, "delta_softplus", false);  // the official default
+}
+
+static void scan_meta_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "{\"delta_softplus\": %s}", p->softplus ? "true" : "false");
+}
+
+/* ----------------------------------------------------------------- shapes */
+
+/* Small and awkward (DESIGN section 3): L = 1, odd L, L not a multiple of
+ * any block or chunk, N not a power of two, N = 256, G > 1, flags on and off,
+ * delta + bias above 20, long L. */
+static const Problem CHECK_CASES[] = {
+    // b  L     d   N    G  h  p  Q  z      D      bias   softplus h0     Dhp    big_delta
+    {1, 1,    3,  1,   1, 0, 0, 0, true,  true,  true,  true,  false, false, false},
+    {2, 37,   5,  7,   1, 0, 0, 0, true,  true,  true,  true,  true,  false, false},
+    {2, 333,  8,  16,  2, 0, 0, 0, true,  true,  true,  true,  false, false, false},
+    {1, 100,  4,  3,   1, 0, 0, 0, false, false, false, false, false, false, false},
+    {2, 77,   6,  5,   3, 0, 0, 0, true,  true,  true,  true,  false, false, true},
+    {1, 45,   4,  9,   2, 0, 0, 0, false, true,  false, false, true,  false, true},
+    {3, 513,  6,  32,  1, 0, 0, 0, true,  true,  true,  true,  true,  false, false},
+    {1, 130,  2,  256, 1, 0, 0, 0, true,  true,  true,  true,  false, false, false},
+    {1, 4100, 4,  16,  2, 0, 0, 0, true,  true,  true,  true,  true,  false, false},
+    {1, 8192, 16, 32,  1, 0, 0, 0, true,  true,  true,  true,  false, false, false},
+};
+
+/* Benchmark sets (DESIGN section 7): z, D, delta_bias and softplus on; B/C (b, N, L). */
+static const BenchGrid BENCH[] = {
+    // S1: d 2048, N 32, L 512
+    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false}, {1, 2, 4, 8, 16}, {512}},
+    // S2: d 2048, N 16, long L
+    {{0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false}, {1, 8}, {512, 2048, 8192, 65536}},
+};
+static const BenchGrid QUICK[] = {
+    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false}, {1, 16}, {512}},
+};
+
+const Op OP_SCAN = {
+    .args = ARGS_SCAN,
+    .version_size = sizeof(ScanVersion),
+    .tensors = scan_tensors,
+    .validate = scan_validate,
+    .shape_text = scan_shape_text,
+    .bench_text = scan_bench_text,
+    .workspace = scan_workspace,
+    .unsupported = scan_unsupported,
+    .run = scan_run,
+    .big_delta = scan_big_delta,
+    .oracle = scan_oracle,
+    .rows = scan_rows,
+    .check_row = scan_check_row,
+    .exps = scan_exps,
+    .flops = NULL,  // no matrix products
+    .infer = scan_infer,
+    .meta_text = scan_meta_text,
+    .fixtures = fixtures_check_mamba1,
+    .check_cases = CHECK_CASES,
+    .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
+    .check_base = {2, 333, 8, 16, 1, 0, 0, 0, true, true, true, true, false, false, false},
+    .bench_base = {1, 512, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false},
+    .bench = BENCH,
+    .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
+    .quick = QUICK,
+    .nquick = sizeof(QUICK) / sizeof(QUICK[0]),
+};

@@ -1,0 +1,244 @@
+/* Mamba-2's SSD as an operation of the driver core (chapter 05 on):
+ * mamba_chunk_scan_combined's tensors, random inputs in the official tests'
+ * ranges, the oracle, the exp and FLOP counts of the chunked form, the check
+ * and benchmark shapes, and the calls into an SsdVersion. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "fixtures.h"
+#include "ops.h"
+#include "oracle.h"
+
+/* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
+enum { T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_Y, T_FINAL_STATE, N_TENSORS };
+
+/* Ranges of the official tests: A < 0, softplus(dt + dt_bias) a step of
+ * about 0.02..0.5. Without softplus dt + dt_bias is the step itself and is
+ * drawn above 0, as the official tests draw it. */
+static int ssd_tensors(const Problem *p, TensorSpec *t) {
+    int64_t b = p->batch, L = p->seqlen, h = p->heads, P = p->headdim, g = p->groups, N = p->dstate;
+    bool sp = p->softplus;
+    //                                    name              role            dtype          present      range                               shape
+    t[T_X]              = (TensorSpec){"x",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, h, P}};
+    t[T_DT]             = (TensorSpec){"dt",             INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}};
+    t[T_A]              = (TensorSpec){"A",              INPUT,          ALWAYS_FP32,   true,        -4.0, -0.5,                         1, {h}};
+    t[T_B]              = (TensorSpec){"B",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
+    t[T_C]              = (TensorSpec){"C",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
+    t[T_D]              = (TensorSpec){"D",              OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,                          1, {h}};
+    t[T_Z]              = (TensorSpec){"z",              OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,                          4, {b, L, h, P}};
+    t[T_DT_BIAS]        = (TensorSpec){"dt_bias",        OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -1.0 : 0.1,   1, {h}};
+    t[T_INITIAL_STATES] = (TensorSpec){"initial_states", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {b, h, P, N}};
+    t[T_Y]              = (TensorSpec){"y",              OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,                           4, {b, L, h, P}};
+    t[T_FINAL_STATE]    = (TensorSpec){"final_state",    OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,                           4, {b, h, P, N}};
+    if (p->D_per_channel) {  // D (h, p): one value per channel
+        t[T_D].ndim = 2;
+        t[T_D].shape[1] = P;
+    }
+    return N_TENSORS;
+}
+
+static void ssd_validate(const Problem *p) {
+    if (p->heads % p->groups != 0)
+        die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
+    if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
+        die_usage("--chunk %lld is not a power of two in 16..256", (long long)p->chunk);
+}
+
+static void ssd_shape_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", (long long)p->batch, (long long)p->seqlen,
+             (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate,
+             (long long)p->chunk);
+}
+
+static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", (long long)p->batch, (long long)p->heads,
+             (long long)p->headdim, (long long)p->dstate, (long long)p->chunk, (long long)p->seqlen);
+}
+
+/* ------------------------------------------------------ calls into versions */
+
+static SsdShape ssd_shape(const Problem *p) {
+    SsdShape s = {p->batch, p->seqlen, p->heads, p->headdim, p->groups, p->dstate, p->chunk,
+                  p->has_z, p->has_D, p->D_per_channel, p->has_bias, p->softplus, p->has_h0};
+    return s;
+}
+
+static SsdTensors ssd_view(const Problem *p, void *const *t) {
+    SsdTensors st = {ssd_shape(p), t[T_X], t[T_DT], t[T_A], t[T_B], t[T_C], t[T_D], t[T_Z],
+                     t[T_DT_BIAS], t[T_INITIAL_STATES], t[T_Y], t[T_FINAL_STATE]};
+    return st;
+}
+
+/* A chapter of this op lists SsdVersions, whose first member is the info. */
+static const SsdVersion *ssd_version(const VersionInfo *v) { return (const SsdVersion *)v; }
+
+static size_t ssd_workspace(const VersionInfo *v, const Problem *p) {
+    SsdShape s = ssd_shape(p);
+    return ssd_version(v)->workspace_bytes ? ssd_version(v)->workspace_bytes(&s) : 0;
+}
+
+static const char *ssd_unsupported(const VersionInfo *v, const Problem *p) {
+    SsdShape s = ssd_shape(p);
+    return ssd_version(v)->unsupported ? ssd_version(v)->unsupported(&s) : NULL;
+}
+
+static void ssd_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    SsdTensors st = ssd_view(p, t);
+    ssd_version(v)->run(&st, workspace);
+}
+
+/* ------------------------------------------------------ inputs and oracle */
+
+/* dt + dt_bias above 20 on every other head: softplus's linear branch. */
+static void ssd_big_delta(const Problem *p, void *const *t) {
+    float *dt = t[T_DT], *bias = t[T_DT_BIAS];  // (b, L, h), (h,) fp32
+    for (int64_t hi = 0; hi < p->heads; hi += 2) {
+        if (bias) bias[hi] = 22.0f;
+        else
+            for (int64_t bl = 0; bl < p->batch * p->seqlen; bl++) dt[bl * p->heads + hi] += 22.0f;
+    }
+}
+
+static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) {
+    SsdTensors st = ssd_view(p, t);
+    oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE]);
+}
+
+/* Rows are (b, h) heads. */
+/* Sampled validation works on channels (b, h, p), the Mamba-1 rows of the
+ * mapping: y[b, :, h, p] and final_state[b, h, p, :]. */
+static int64_t ssd_rows(const Problem *p) { return p->batch * p->heads * p->headdim; }
+
+static CheckResult ssd_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    SsdTensors st = ssd_view(p, t);
+    int64_t L = p->seqlen, H = p->heads, P = p->headdim, N = p->dstate;
+    int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
+    double *y = host_alloc(L * 8, "oracle channel");      // (L,) fp64
+    double *state = host_alloc(N * 8, "oracle channel");  // (N,) fp64, the final state
+    float *got = host_alloc(L * 4, "channel output");     // (L,) fp32: y[bi, :, hi, pi]
+    oracle_ssd_channel(&st, bi, hi, pi, y, state);
+    for (int64_t l = 0; l < L; l++) got[l] = ((const float *)st.y)[((bi * L + l) * H + hi) * P + pi];
+    CheckResult r = check_merge(compare_f32(got, y, L, tol),
+                                compare_f32(st.final_state + row * N, state, N, tol));
+    free(y);
+    free(state);
+    free(got);
+    return r;
+}
+
+/* The chunked form's minimum, per (b, t, h): exp(cum_t) and
+ * exp(cum_last - cum_t), cum the chunk-local cumsum of dt*A (every decay
+ * of the form is a product of these), and softplus's exp when it is on:
+ *   b * L * h * (2 + softplus). */
+static double ssd_exps(const Problem *p) {
+    return (double)p->batch * p->seqlen * p->heads * (2 + (p->softplus ? 1 : 0));
+}
+
+/* Matrix FLOPs of one chunk of q steps, counted as PERF_NOTES.md does:
+ *   C B^T           2 q^2 N per group (the full square: the mask comes after)
+ *   (L o C B^T) X   2 q^2 p per head
+ *   chunk state     2 q N p per head (B^T X, decay-weighted)
+ *   state output    2 q N p per head (C S) */
+static double chunk_flops(const Problem *p, double q) {
+    return p->groups * 2.0 * q * q * p->dstate +
+           p->heads * (2.0 * q * q * p->headdim + 4.0 * q * p->dstate * p->headdim);
+}
+
+/* Every (b, chunk), the last chunk shorter: 1.42e11 at S3 b 8, L 8192. */
+static double ssd_flops(const Problem *p) {
+    int64_t full = p->seqlen / p->chunk, tail = p->seqlen % p->chunk;
+    return (double)p->batch * (full * chunk_flops(p, (double)p->chunk) + chunk_flops(p, (double)tail));
+}
+
+/* ---------------------------------------------------------------- --load */
+
+static void ssd_infer(Problem *p, const LoadFolder *f) {
+    const NpyShape *x = &f->shape[T_X], *B = &f->shape[T_B];
+    if (x->ndim != 4)
+        die_usage("--load: %s/x.npy must be (batch, seqlen, heads, headdim), has %d dims", f->dir, x->ndim);
+    p->batch = x->shape[0];
+    p->seqlen = x->shape[1];
+    p->heads = x->shape[2];
+    p->headdim = x->shape[3];
+    if (B->ndim != 4)
+        die_usage("--load: %s/B.npy must be (batch, seqlen, groups, dstate), has %d dims", f->dir, B->ndim);
+    p->groups = B->shape[2];
+    p->dstate = B->shape[3];
+    if (p->heads % p->groups != 0)
+        die_usage("--load: %s/B.npy: %lld groups do not divide %lld heads", f->dir, (long long)p->groups,
+                  (long long)p->heads);
+    p->has_z = f->given[T_Z];
+    p->has_D = f->given[T_D];
+    p->D_per_channel = f->given[T_D] && f->shape[T_D].ndim == 2;
+    p->has_bias = f->given[T_DT_BIAS];
+    p->has_h0 = f->given[T_INITIAL_STATES];
+    p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
+    p->chunk = meta_int(f, "chunk_size", 256);          // Mamba2's default
+}
+
+static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "{\"dt_softplus\": %s, \"chunk_size\": %lld}", p->softplus ? "true" : "false",
+             (long long)p->chunk);
+}
+
+/* ----------------------------------------------------------------- shapes */
+
+/* Small and awkward (DESIGN section 3), cheap for the CPU forms: L = 1, L
+ * not a multiple of the chunk, odd p and N, g > 1, D per channel, flags on
+ * and off, dt + bias above 20, the S3 head shape, and L up to 4100. */
+static const Problem CHECK_CASES[] = {
+    // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta
+    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false},
+    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  true,  false, false},
+    {2, 100,  0, 16,  1, 4, 16, 32,  false, true,  true,  true,  false, true,  false},
+    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  false, false, true},
+    {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false},
+    {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false},
+    {1, 4100, 0, 64,  2, 2, 64, 256, true,  true,  true,  true,  false, false, false},
+    {1, 2048, 0, 16,  1, 2, 32, 256, true,  true,  true,  true,  false, false, false},
+};
+
+/* Benchmark sets (DESIGN section 7): S3 is the official timing's configuration,
+ * D, dt_bias and softplus on, no z. */
+static const BenchGrid BENCH[] = {
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false},
+     {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, true, true, true, true, false, false, false}, {1, 8}, {8192}},
+    {{0, 0, 0, 16, 1, 32, 64, 256, false, true, true, true, false, false, false}, {8}, {4096}},
+    {{0, 0, 0, 64, 1, 32, 64, 256, false, true, true, true, false, false, false}, {8}, {4096}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false}, {8}, {4096}},
+};
+static const BenchGrid QUICK[] = {
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false}, {1}, {512}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false}, {8}, {8192}},
+};
+
+const Op OP_SSD = {
+    .args = ARGS_SSD,
+    .version_size = sizeof(SsdVersion),
+    .tensors = ssd_tensors,
+    .validate = ssd_validate,
+    .shape_text = ssd_shape_text,
+    .bench_text = ssd_bench_text,
+    .workspace = ssd_workspace,
+    .unsupported = ssd_unsupported,
+    .run = ssd_run,
+    .big_delta = ssd_big_delta,
+    .oracle = ssd_oracle,
+    .rows = ssd_rows,
+    .check_row = ssd_check_row,
+    .exps = ssd_exps,
+    .flops = ssd_flops,
+    .infer = ssd_infer,
+    .meta_text = ssd_meta_text,
+    .fixtures = fixtures_check_ssd,
+    .check_cases = CHECK_CASES,
+    .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
+    .check_base = {2, 333, 0, 16, 2, 4, 8, 64, true, true, true, true, false, false, false},
+    .bench_base = {1, 512, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false},
+    .bench = BENCH,
+    .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
+    .quick = QUICK,
+    .nquick = sizeof(QUICK) / sizeof(QUICK[0]),
+};

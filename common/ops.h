@@ -1,0 +1,50 @@
+/* The operations the driver core runs (driver.h) and their version types: a
+ * chapter lists its numbered versions in its operation's type and hands them
+ * to chapter_main with the operation. */
+#ifndef OPS_H
+#define OPS_H
+
+#include <stddef.h>
+
+#include "driver.h"
+#include "scan.h"
+#include "ssd.h"
+
+/* A version of the Mamba-1 selective scan (chapters 01-04). */
+typedef struct {
+    VersionInfo info;   // first member: the core reads every version through it
+    /* Bytes of scratch run() needs beyond inputs and outputs; NULL: none. */
+    size_t (*workspace_bytes)(const ScanShape *s);
+    /* NULL, or a function returning NULL when the shape is runnable and
+     * otherwise the reason it is not (printed as SKIP). */
+    const char *(*unsupported)(const ScanShape *s);
+    /* One forward: reads t's inputs, writes t->y and t->last_state. A GPU
+     * version only enqueues work (checked launches); the core syncs. */
+    void (*run)(const ScanTensors *t, void *workspace);
+} ScanVersion;
+
+/* A version of Mamba-2's SSD (chapter 05 on): the same, on SsdShape and
+ * SsdTensors; run() writes t->y and t->final_state. */
+typedef struct {
+    VersionInfo info;
+    size_t (*workspace_bytes)(const SsdShape *s);
+    const char *(*unsupported)(const SsdShape *s);
+    void (*run)(const SsdTensors *t, void *workspace);
+} SsdVersion;
+
+extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
+extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
+
+/* Benchmark sets (DESIGN section 7): bit k of a chapter's bench_sets picks
+ * its operation's k-th set. */
+enum {
+    BENCH_S1 = 1 << 0,    // OP_SCAN: d 2048, N 32, L 512, batch 1, 2, 4, 8, 16
+    BENCH_S2 = 1 << 1,    // OP_SCAN: d 2048, N 16, L 512 .. 65536, batch 1 and 8
+};
+enum {
+    BENCH_S3 = 1 << 0,    // OP_SSD: h 32, p 64, N 128, g 1, chunk 256, no z, L 512 .. 16384, batch 1 and 8
+    BENCH_S3_Z = 1 << 1,  // OP_SSD: the same with z, L 8192, batch 1 and 8
+    BENCH_CROSSOVER = 7 << 2,  // OP_SSD: S3 at N 16, 64, 128 (three grids), L 4096, batch 8: SSD against 03's scan
+};
+
+#endif
