@@ -85,9 +85,13 @@ check: all
 
 # Benchmarks (GPU only): rows go to build/bench/ first, and replace plots/data/<chapter>.csv
 # only when the run produced rows, so committed data is never overwritten by an empty run.
+# BENCH_CHAPTERS picks chapters (default: all). With 05, 03's tuned scan also runs at
+# 05's crossover shapes (d = h·p = 2048, N 16/64/128, L 4096, b 8, no z) into
+# plots/data/05_crossover_03.csv: the Mamba-1 scan on the same problem, no layout change.
+BENCH_CHAPTERS ?= $(GPU_CHAPTERS)
 bench: all
 	@mkdir -p build/bench plots/data
-	@for c in $(GPU_CHAPTERS); do \
+	@for c in $(BENCH_CHAPTERS); do \
 	  rm -f build/bench/$$c.csv; \
 	  COMMIT=$(COMMIT) build/$$c all --bench --csv build/bench/$$c.csv; rc=$$?; \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then echo "bench: $$c failed (exit $$rc)"; exit 1; fi; \
@@ -95,6 +99,15 @@ bench: all
 	    echo "bench: wrote plots/data/$$c.csv"; \
 	  else echo "bench: $$c: no GPU rows (needs a CUDA device); plots/data/$$c.csv left as it was"; fi; \
 	done
+	@case " $(BENCH_CHAPTERS) " in *" 05_ssd_mamba2 "*) \
+	  rm -f build/bench/05_crossover_03.csv; [ -s build/bench/05_ssd_mamba2.csv ] || exit 0; \
+	  for n in 16 64 128; do \
+	    COMMIT=$(COMMIT) build/03_fused_cuda 7 --bench --batch 8 --dim 2048 --dstate $$n --seqlen 4096 \
+	      --no-z --csv build/bench/05_crossover_03.csv || exit 1; \
+	  done; \
+	  if [ -s build/bench/05_crossover_03.csv ]; then cp build/bench/05_crossover_03.csv plots/data/; \
+	    echo "bench: wrote plots/data/05_crossover_03.csv"; fi ;; \
+	esac
 
 plots:
 	@sh plots/draw.sh

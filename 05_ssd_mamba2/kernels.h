@@ -35,8 +35,7 @@ void ssd_steps_fp16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y
  * (b, h, 2, p, N) fp32 and one flag per (b, h). */
 const char *ssd_fused_mma_unsupported(const SsdShape *s);
 size_t ssd_fused_mma_workspace(const SsdShape *s);
-void ssd_fused_mma(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
-void ssd_fused_mma_fp32(const SsdTensors *t, void *workspace);  // fp32 in and out, fp16 operands
+void ssd_fused_mma(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

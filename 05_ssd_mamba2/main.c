@@ -33,9 +33,6 @@ static const SsdVersion versions[] = {
     {{"ssd_fused_mma",
       "one block per (b, h, chunk), products on mma.sync (fp16 in, fp32 acc), states via L2",
       true, DT_FP16}, ssd_fused_mma_workspace, ssd_fused_mma_unsupported, ssd_fused_mma},
-    {{"ssd_fused_mma_fp32",
-      "the fused kernel on fp32 x, dt, z, B, C, y: operands rounded to fp16 on chip",
-      true, DT_FP32}, ssd_fused_mma_workspace, ssd_fused_mma_unsupported, ssd_fused_mma_fp32},
 };
 
 int main(int argc, char **argv) {
