@@ -29,7 +29,7 @@ for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba
 done
 
 # Each chapter README's version table is the program's --list, verbatim.
-for c in 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2; do
+for c in 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2; do
     awk -v key="build/$c --list\`:" 'index($0, key) { found = 1; next }
         found && /^```/ { if (inside) exit; inside = 1; next } inside { print }' "$c/README.md" >"$tmp/readme_list"
     "$BIN/$c" --list >"$tmp/list" 2>&1
