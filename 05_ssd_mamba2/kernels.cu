@@ -96,10 +96,10 @@ constexpr int kMaxChunk = 256;  // the largest chunk size Q (DESIGN: a power of 
 
 /* ---- Step 1: chunk_cumsum ---- */
 
-/* Inclusive prefix sum over the block (blockDim.x a multiple of 32, at most
- * 256): each warp scans by shuffles, then adds the totals of the warps before it. */
+/* Inclusive prefix sum over the block (blockDim.x a multiple of 32): each warp
+ * scans by shuffles, then adds the totals of the warps before it. */
 static __device__ float block_inclusive_sum(float v) {
-    __shared__ float warp_total[kMaxChunk / 32];
+    __shared__ float warp_total[32];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {
@@ -620,7 +620,6 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
     __half *wts = reinterpret_cast<__half *>(vdt + Q);      // (Q,) dt_j * exp(cum_last - cum_j)
     float *partial = reinterpret_cast<float *>(wts + Q);    // (8, Pp/2, 32) fp32: helpers' sums, lane-major
     __shared__ int item;
-    __shared__ float warp_sums[FUSED_WARPS];
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     /* ldmatrix row addresses: lane l points at row l % 8 of matrix l / 8. Pattern
@@ -661,13 +660,7 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
         // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
         dA = d * a.A[h] * LOG2E_F;
     }
-    for (int off = 1; off < 32; off *= 2) {
-        const float v = __shfl_up_sync(0xffffffffu, dA, off);
-        if (lane >= off) dA += v;
-    }
-    if (lane == 31) warp_sums[warp] = dA;
-    __syncthreads();
-    for (int w = 0; w < warp; w++) dA += warp_sums[w];
+    dA = block_inclusive_sum(dA);
     if (tid < Q) cum2[tid] = dA;
     __syncthreads();
     const float cum_last = cum2[len - 1];
