@@ -111,7 +111,7 @@ typedef struct {
     void (*big_delta)(const Problem *p, void *const *tensors);
     /* The fp64 oracle: ref[k] for every output k of the table. */
     void (*oracle)(const Problem *p, void *const *tensors, double *const *ref);
-    /* Sampled validation: the independent rows ((b, d) or (b, h)), and one
+    /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);
     CheckResult (*check_row)(const Problem *p, void *const *tensors, int64_t row, Tol tol);
