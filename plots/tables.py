@@ -6,9 +6,13 @@
 README.md, between <!-- summary:begin --> and <!-- summary:end -->: each
 chapter's fastest version at S1 (d 2048, N 32, L 512) batch 1 and 16, its
 speedup over chapter 01's GPU eager baseline, and the official times when
-plots/data holds them. A README without both markers is left as it is, and a
-second run changes nothing. Standard library only; summary.py reuses the
-readers below.
+plots/data holds them. README.md, between <!-- ssd:begin --> and
+<!-- ssd:end -->: the fastest SSD version at S3's target shapes against the
+official mamba_chunk_scan_combined. 05_ssd_mamba2/README.md, between
+<!-- crossover:begin --> and <!-- crossover:end -->: 03's scan against 05 on
+one problem at N 16, 64, 128 (plots/data/05_crossover_03.csv). A README
+without both markers is left as it is, and a second run changes nothing.
+Standard library only; summary.py and ssd.py reuse the readers below.
 
 Usage: python3 plots/tables.py   (from anywhere; paths are relative to the repo)
 """
@@ -35,6 +39,8 @@ CONFIG_COLUMNS = ("version", "name", "dtype", "batch", "dim", "heads", "headdim"
 OFFICIAL_NAMES = {  # impl -> the official function it times
     "official_cuda_fwd": "`selective_scan_fn` (CUDA)",
     "official_eager_ref": "`selective_scan_ref` (eager)",
+    "official_triton_chunk_scan_combined": "`mamba_chunk_scan_combined` (Triton)",
+    "official_eager_ssd_minimal": "`ssd_minimal_discrete` (eager)",
 }
 OFFICIAL_DEVICE = "H200"  # the GPU the official timings were taken on
 SOURCE = "_file"  # an official row's file name in plots/data
@@ -103,6 +109,44 @@ def is_s2(r):
     default flags."""
     return (r["dim"] == 2048 and r["groups"] == 1 and r["flags"] == DEFAULT_FLAGS
             and r["dstate"] == 16)
+
+
+SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
+CROSSOVER = "05_crossover_03"  # plots/data file of 03 run at 05's crossover shapes
+
+
+def is_s3(r, flags=SSD_FLAGS):
+    """Benchmark set S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias +
+    softplus, no z (L 512..16384, batch 1 and 8)."""
+    return (r["heads"] == 32 and r["headdim"] == 64 and r["dstate"] == 128
+            and r["groups"] == 1 and r["chunk"] == 256 and r["flags"] == flags)
+
+
+def is_s3_z(r):
+    """S3 with z gating."""
+    return is_s3(r, "z+" + SSD_FLAGS)
+
+
+def is_crossover(r):
+    """The crossover problem: d = h·p = 2048, batch 8, L 4096, no z, any N
+    (05 as h 32, p 64, chunk 256; 03 on the Mamba-1 layout)."""
+    return (r["dim"] == 2048 and r["batch"] == 8 and r["seqlen"] == 4096
+            and r["groups"] == 1 and r["flags"] == SSD_FLAGS
+            and (r["heads"] in (0, None) or (r["heads"] == 32 and r["chunk"] == 256)))
+
+
+def official_ssd(official):
+    """{(impl, dtype, batch, L): ms} of the official SSD forward at S3."""
+    return {(r["impl"], r["dtype"], r["batch"], r["L"]): r["ms_median"]
+            for r in official
+            if r["op"] == "ssd_fwd" and r["impl"] in OFFICIAL_NAMES
+            and r["dim_or_heads"] == 32 and r["N"] == 128 and r["ms_median"] is not None}
+
+
+def fastest(rows):
+    """The row with the smallest median time, or None."""
+    rows = timed(rows)
+    return min(rows, key=lambda r: r["ms_median"]) if rows else None
 
 
 def timed(rows):
@@ -233,18 +277,31 @@ def chapter_rows_table(rows):
     return markdown_table(header, align, body)
 
 
-def chapter_section(chapter, rows):
+def chapter_section(chapter, rows, official):
     """The text between a chapter README's results markers: S1 rows first,
-    then S2 and any other shapes, each further group folded."""
-    groups = [("S1", [r for r in rows if is_s1(r)]),
-              ("S2", [r for r in rows if is_s2(r) and not is_s1(r)]),
-              ("Other shapes", [r for r in rows if not is_s1(r) and not is_s2(r)])]
-    lines = []
+    then S2 and any other shapes, each further group folded. An SSD chapter
+    starts with its fastest versions against the official times, then S3, S3
+    with z and the crossover shapes."""
+    if any(is_s3(r) for r in rows):
+        groups = [("S3", [r for r in rows if is_s3(r)]),
+                  ("S3 with z", [r for r in rows if is_s3_z(r)]),
+                  ("Crossover", [r for r in rows if is_crossover(r) and not is_s3(r)]),
+                  ("Other shapes", [r for r in rows if not is_s3(r) and not is_s3_z(r)
+                                    and not is_crossover(r)])]
+        lines = ssd_official_table(rows, official) + [""]
+        open_first = False  # every group folded below the official table
+    else:
+        groups = [("S1", [r for r in rows if is_s1(r)]),
+                  ("S2", [r for r in rows if is_s2(r) and not is_s1(r)]),
+                  ("Other shapes", [r for r in rows if not is_s1(r) and not is_s2(r)])]
+        lines = []
+        open_first = True
     for name, group in groups:
         if not group:
             continue
         title = f"{name}: {shape_line(group)}" if shape_line(group) else name
-        if not lines:
+        if open_first:
+            open_first = False
             lines += [f"**{title}**", ""] + chapter_rows_table(group) + [""]
         else:
             lines += [f"<details><summary>{title} ({len(group)} rows)</summary>", ""]
@@ -316,6 +373,93 @@ def summary_section(chapters, official):
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- SSD tables
+
+def ssd_official_table(rows, official):
+    """Each (dtype, batch, L) the official SSD forward was timed at: its time
+    and the fastest S3 row of ours."""
+    ref = official_ssd(official)
+    body = []
+    for (impl, dtype, batch, seqlen), ms in sorted(
+            ref.items(), key=lambda kv: (kv[0][1] != "fp16", kv[0][2], kv[0][3], kv[0][0])):
+        if impl != "official_triton_chunk_scan_combined":
+            continue
+        best = fastest([r for r in rows if is_s3(r) and r["dtype"] == dtype
+                        and r["batch"] == batch and r["seqlen"] == seqlen])
+        if best is None:
+            continue
+        body.append([dtype, integer(batch), integer(seqlen), sig(ms), label(best),
+                     sig(best["ms_median"]), sig(ms / best["ms_median"]),
+                     sig(best["time_over_floor"])])
+    if not body:
+        return ["No S3 rows at the official timings' shapes in plots/data yet."]
+    return ([f"**S3 against the official {OFFICIAL_NAMES['official_triton_chunk_scan_combined']}** "
+             f"(its times on an {OFFICIAL_DEVICE}; ours: the fastest version of the dtype)", ""] +
+            markdown_table(["dtype", "batch", "L", "official ms", "fastest version", "ms",
+                            "× official", "time/floor"], "lrrrlrrr", body))
+
+
+TARGET_SHAPES = ((1, 512), (8, 8192))  # (batch, L) of S3's speed targets
+
+
+def ssd_summary_section(chapters, official):
+    """The text between the top-level README's ssd markers: each SSD
+    chapter's fastest version per dtype at S3's target shapes."""
+    ref = official_ssd(official)
+    body, measured = [], []
+    for chapter in sorted(chapters):
+        rows = [r for r in chapters[chapter] if is_s3(r)]
+        for dtype in sorted({r["dtype"] for r in rows}, key=lambda d: (d != "fp16", d)):
+            for batch, seqlen in TARGET_SHAPES:
+                best = fastest([r for r in rows if r["dtype"] == dtype
+                                and r["batch"] == batch and r["seqlen"] == seqlen])
+                if best is None:
+                    continue
+                measured.append(best)
+                o = ref.get(("official_triton_chunk_scan_combined", dtype, batch, seqlen))
+                body.append([chapter, dtype, integer(batch), integer(seqlen), label(best),
+                             sig(best["ms_median"]), sig(o), sig(o / best["ms_median"]) if o else "—",
+                             sig(best["time_over_floor"])])
+    if not body:
+        return "No S3 rows (h 32, p 64, N 128, chunk 256) in plots/data yet."
+    lines = ["**S3**: h 32, p 64, N 128, g 1, chunk 256, D, dt_bias, softplus, no z; the fastest "
+             "version of each dtype at batch 1, L 512 and batch 8, L 8192.", ""]
+    lines += markdown_table(["chapter", "dtype", "batch", "L", "fastest version", "ms",
+                             f"official {OFFICIAL_NAMES['official_triton_chunk_scan_combined']} ms",
+                             "× official", "time/floor"], "llrrlrrrr", body)
+    lines += ["", provenance(measured, "plots/data/*.csv"),
+              "", f"Official times: mamba_ssm on an {OFFICIAL_DEVICE} "
+              "(fp32 inputs run its products in TF32)."]
+    return "\n".join(lines)
+
+
+def crossover_section(chapters):
+    """The text between 05's crossover markers: 03's tuned scan and 05's
+    versions on one problem at each N."""
+    scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
+    ssd = [r for r in chapters.get("05_ssd_mamba2", []) if is_crossover(r)]
+    fused = [r for r in ssd if r["name"] == "ssd_fused_mma"]
+    via = [r for r in ssd if r["name"] == "ssd_via_scan_fused_tuned"]
+    body = []
+    for n in sorted({r["dstate"] for r in scan} & {r["dstate"] for r in fused}):
+        s = fastest([r for r in scan if r["dstate"] == n])
+        f = fastest([r for r in fused if r["dstate"] == n])
+        v = fastest([r for r in via if r["dstate"] == n])
+        body.append([integer(n), sig(s["ms_median"]), sig(s["floor_ms"]),
+                     sig(s["exps"] / s["bytes"]),
+                     sig(f["ms_median"]), sig(f["floor_ms"]), sig(f["flops"] / f["bytes"]),
+                     sig(v["ms_median"]) if v else "—", sig(s["ms_median"] / f["ms_median"])])
+    if not body:
+        return "No crossover rows in plots/data yet (`make bench` with 05 writes them)."
+    first = fastest(scan)
+    lines = markdown_table(
+        ["N", f"03 {label(first)} {first['dtype']} ms", "03 floor ms", "03 exps/byte",
+         f"05 ssd_fused_mma {fastest(fused)['dtype']} ms", "05 floor ms", "05 FLOPs/byte", "05 via 03 ms",
+         "03 / 05 fused"], "rrrrrrrrr", body)
+    return "\n".join(lines + ["", provenance(scan + fused + via,
+                                              f"plots/data/{CROSSOVER}.csv, 05_ssd_mamba2.csv")])
+
+
 # ---------------------------------------------------------------- rewriting
 
 def replace_between(path, begin, end, body):
@@ -339,18 +483,27 @@ def main():
         print("tables: no benchmark data in plots/data; READMEs left as they are")
         return 0
     for chapter, rows in sorted(chapters.items()):
+        if chapter == CROSSOVER:  # 03's rows at 05's shapes: 05's crossover table
+            continue
         readme = ROOT / chapter / "README.md"
         if not readme.is_file():
             print(f"tables: {chapter}/README.md not found, skipped")
             continue
         what = replace_between(readme, "<!-- results:begin -->", "<!-- results:end -->",
-                               chapter_section(chapter, rows))
+                               chapter_section(chapter, rows, official))
         print(f"tables: {chapter}/README.md {what}")
+        if chapter == "05_ssd_mamba2":
+            what = replace_between(readme, "<!-- crossover:begin -->", "<!-- crossover:end -->",
+                                   crossover_section(chapters))
+            print(f"tables: {chapter}/README.md crossover {what}")
     readme = ROOT / "README.md"
     if readme.is_file():
         what = replace_between(readme, "<!-- summary:begin -->", "<!-- summary:end -->",
                                summary_section(chapters, official))
         print(f"tables: README.md {what}")
+        what = replace_between(readme, "<!-- ssd:begin -->", "<!-- ssd:end -->",
+                               ssd_summary_section(chapters, official))
+        print(f"tables: README.md ssd {what}")
     return 0
 
 

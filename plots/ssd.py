@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The figures of chapter 05 (Mamba-2's SSD), drawn from plots/data:
+
+  plots/05_ssd_mamba2_seqlen.png     ms vs L at S3, batch 1 and 8: one line per
+                                     version, the fastest version's floor dotted,
+                                     the official mamba_chunk_scan_combined dashed
+  plots/05_ssd_mamba2_memory.png     workspace MiB vs L at S3 batch 8 (the chunk
+                                     states of the unfused versions, the layout
+                                     copies of 03 through the mapping, the fused
+                                     kernel's state ring), inputs + outputs grey
+  plots/05_ssd_mamba2_crossover.png  03's tuned scan against 05 on one problem
+                                     (d = h·p = 2048, batch 8, L 4096) at N 16,
+                                     64, 128, with both floors
+
+S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z.
+Needs matplotlib: python3 -m pip install matplotlib (or Debian's
+python3-matplotlib). Usage: python3 plots/ssd.py
+"""
+import sys
+
+sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullLocator  # noqa: E402
+
+from tables import (CROSSOVER, OFFICIAL_DEVICE, OFFICIAL_NAMES, ROOT,  # noqa: E402
+                    devices_and_commits, fastest, is_crossover, is_s3, load_data,
+                    official_ssd, timed)
+
+CHAPTER = "05_ssd_mamba2"
+MARKERS = {"fp32": "o", "fp16": "s", "bf16": "D"}
+TRITON = "official_triton_chunk_scan_combined"
+
+
+def versions(rows):
+    """[(version, name, dtype)] in version order."""
+    return sorted({(r["version"], r["name"], r["dtype"]) for r in rows})
+
+
+def series(rows, version, x):
+    """[(x, row)] of one version, sorted by x."""
+    return sorted(((r[x], r) for r in rows if r["version"] == version), key=lambda p: p[0])
+
+
+def colors():
+    return plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def log_axes(ax, xs, xlabel):
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel(xlabel)
+    ax.grid(True, which="major", color="#dddddd")
+
+
+def save(fig, title, measured, name):
+    devices, commits = devices_and_commits(measured)
+    fig.suptitle(f"{title}\nmeasured on {', '.join(devices) or 'an unrecorded device'}, "
+                 f"commit {', '.join(commits) or 'unrecorded'}", fontsize=11)
+    fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    print(f"ssd: plots/{name}")
+
+
+def draw_seqlen(rows, official):
+    ref = official_ssd(official)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
+    vs = versions(rows)
+    for ax, batch in zip(axes, (1, 8)):
+        here = [r for r in rows if r["batch"] == batch]
+        for i, (version, name, dtype) in enumerate(vs):
+            pts = series(here, version, "seqlen")
+            if pts:
+                ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
+                        color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
+                        lw=2, label=f"v{version:g} {name} {dtype}")
+        best = fastest(here)
+        if best:
+            pts = series(here, best["version"], "seqlen")
+            ax.plot([x for x, _ in pts], [r["floor_ms"] for _, r in pts], color="#777777",
+                    linestyle=":", lw=1.5, label=f"floor of v{best['version']:g} {best['dtype']}")
+        for dtype in ("fp16", "fp32"):
+            pts = sorted((L, ms) for (impl, d, b, L), ms in ref.items()
+                         if impl == TRITON and d == dtype and b == batch)
+            if pts:
+                ax.plot(*zip(*pts), color="#333333", linestyle="--", marker=MARKERS[dtype],
+                        mfc="none", lw=1.5,
+                        label=f"official {OFFICIAL_NAMES[TRITON].replace('`', '')} {dtype} "
+                              f"({OFFICIAL_DEVICE})")
+        log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
+        ax.set_title(f"batch {batch}")
+    axes[0].set_ylabel("ms (median, L2 flushed, log scale)")
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "05: time vs L at S3 (h 32, p 64, N 128, chunk 256, no z)", rows,
+         f"{CHAPTER}_seqlen.png")
+
+
+def draw_memory(rows):
+    here = [r for r in rows if r["batch"] == 8]
+    if not here:
+        return
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for i, (version, name, dtype) in enumerate(versions(here)):
+        pts = [(x, r) for x, r in series(here, version, "seqlen") if r["workspace_mib"]]
+        if pts:
+            ax.plot([x for x, _ in pts], [r["workspace_mib"] for _, r in pts],
+                    color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
+                    lw=max(1.5, 5 - 1.2 * i),  # thinner on top: equal workspaces stay visible
+                    label=f"v{version:g} {name} {dtype} workspace")
+    for dtype in sorted({r["dtype"] for r in here}):
+        best = fastest([r for r in here if r["dtype"] == dtype])
+        pts = series([r for r in here if r["dtype"] == dtype], best["version"], "seqlen")
+        ax.plot([x for x, _ in pts], [r["peak_mib"] - r["workspace_mib"] for _, r in pts],
+                color="#999999", linestyle="--", marker=MARKERS.get(dtype, "^"), mfc="none",
+                label=f"inputs + outputs {dtype}")
+    log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
+    ax.set_ylabel("MiB (log scale)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "05: workspace vs L at S3, batch 8", here, f"{CHAPTER}_memory.png")
+
+
+def draw_crossover(scan, ssd):
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    lines = [(scan, "03 ", "#1f77b4")]
+    lines += [([r for r in ssd if r["version"] == v], "05 ", colors()[(i + 1) % len(colors())])
+              for i, v in enumerate(sorted({r["version"] for r in ssd}))]
+    measured = []
+    for rows, chapter, color in lines:
+        rows = sorted(timed(rows), key=lambda r: r["dstate"])
+        if not rows:
+            continue
+        r0 = rows[0]
+        ns = [r["dstate"] for r in rows]
+        ax.plot(ns, [r["ms_median"] for r in rows], color=color,
+                marker=MARKERS.get(r0["dtype"], "^"), lw=2,
+                label=f"{chapter}v{r0['version']:g} {r0['name']} {r0['dtype']}")
+        if r0["name"] in ("scan_fused_tuned", "ssd_fused_mma"):
+            ax.plot(ns, [r["floor_ms"] for r in rows], color=color, linestyle=":", lw=1.5,
+                    label=f"{chapter}{r0['name']} floor")
+        measured += rows
+    log_axes(ax, sorted({r["dstate"] for r in measured}), "N (state size)")
+    ax.set_ylabel("ms (median, L2 flushed, log scale)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "03's scan against 05's SSD on one problem: d = h·p = 2048, batch 8, L 4096",
+         measured, f"{CHAPTER}_crossover.png")
+
+
+def main():
+    chapters, official = load_data()
+    rows = [r for r in timed(chapters.get(CHAPTER, [])) if is_s3(r)]
+    if not rows:
+        print(f"ssd: no S3 rows in plots/data/{CHAPTER}.csv; no chapter 05 figures")
+        return 0
+    draw_seqlen(rows, official)
+    draw_memory(rows)
+    scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
+    ssd = [r for r in chapters[CHAPTER] if is_crossover(r)]
+    if scan and ssd:
+        draw_crossover(scan, ssd)
+    else:
+        print(f"ssd: no crossover rows (plots/data/{CROSSOVER}.csv); crossover figure not drawn")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
