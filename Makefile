@@ -18,10 +18,11 @@ NVFLAGS  := -MMD -MP -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 -Icommon -We
 LDFLAGS  := -arch=$(CUDA_ARCH)
 LDLIBS   := -lm
 
-CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2
-GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2
+CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 \
+            07_decode_kernel
+GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 07_decode_kernel
 
-COMMON_C  := args check csv driver fixtures folder gpu half npy op_scan op_ssd oracle rng
+COMMON_C  := args check csv driver fixtures folder gpu half npy op_decode op_scan op_ssd oracle rng
 COMMON_CU := floors
 COMMON_OBJ := $(COMMON_C:%=build/obj/common/%.o) $(COMMON_CU:%=build/obj/common/%.o)
 
@@ -39,6 +40,9 @@ OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cp
                        build/obj/04_fp16_half2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
+OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_kernel/cpu.o \
+                       build/obj/07_decode_kernel/kernels.o build/obj/05_ssd_mamba2/kernels.o \
+                       build/obj/03_fused_cuda/kernels.o
 
 PROGRAMS := test_oracle $(CHAPTERS)
 BINS := $(PROGRAMS:%=build/%)
@@ -68,6 +72,9 @@ build/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
+# 07's kernels go to the per-thread default stream, so its token loop can be captured in a CUDA graph.
+build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
+
 # The ASan build recompiles the C files; CUDA objects are linked as they are.
 asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/floors.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
 
@@ -88,6 +95,7 @@ check: all
 # BENCH_CHAPTERS picks chapters (default: all). With 05, 03's tuned scan also runs at
 # 05's crossover shapes (d = h·p = 2048, N 16/64/128, L 4096, b 8, no z) into
 # plots/data/05_crossover_03.csv: the Mamba-1 scan on the same problem, no layout change.
+# 07 also writes its state-vs-KV-cache table (computed, not timed) to plots/data/07_state_vs_kv.csv.
 BENCH_CHAPTERS ?= $(GPU_CHAPTERS)
 bench: all
 	@mkdir -p build/bench plots/data
@@ -108,6 +116,11 @@ bench: all
 	  if [ -s build/bench/05_crossover_03.csv ]; then cp build/bench/05_crossover_03.csv plots/data/; \
 	    echo "bench: wrote plots/data/05_crossover_03.csv"; fi ;; \
 	esac
+	@case " $(BENCH_CHAPTERS) " in *" 07_decode_kernel "*) \
+	  [ -s build/bench/07_decode_kernel.csv ] || exit 0; \
+	  cp build/bench/07_decode_kernel_state_vs_kv.csv plots/data/07_state_vs_kv.csv && \
+	    echo "bench: wrote plots/data/07_state_vs_kv.csv" ;; \
+	esac
 
 plots:
 	@sh plots/draw.sh
@@ -122,9 +135,13 @@ SANITIZE_DSTATES := 7 32
 # SSD: p 64 with N 128 is the fused kernel's compiled-in tile, N 7 its generic path.
 SANITIZE_SSD_SHAPES := --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
 SANITIZE_SSD_DSTATES := 7 128
+# Decode: both forms, one token and five, N 7 (no 16-byte rows) and each form's S4 N.
+SANITIZE_M2_SHAPES := --form m2 --batch 2 --tokens 1,5 --heads 6 --headdim 24 --groups 3
+SANITIZE_M1_SHAPES := --form m1 --batch 2 --tokens 1,5 --dim 40
 sanitize: all
-	@sh tests/sanitize.sh "$(filter-out 05_ssd_mamba2,$(GPU_CHAPTERS))" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)" \
-	  "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)"
+	@sh tests/sanitize.sh "$(filter-out 05_ssd_mamba2 07_decode_kernel,$(GPU_CHAPTERS))" "$(SANITIZE_SHAPES)" \
+	  "$(SANITIZE_DSTATES)" "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
+	  "07_decode_kernel" "$(SANITIZE_M2_SHAPES)" "7 128" "07_decode_kernel" "$(SANITIZE_M1_SHAPES)" "7 16"
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

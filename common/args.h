@@ -2,7 +2,7 @@
  *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
  *     [--dim D] [--dstate N] [--seqlen 512,2048] [--heads H] [--headdim P]
  *     [--groups G] [--chunk Q] [--dtype fp32|fp16] [--no-z] [--no-D] [--no-bias]
- *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--graph] [--seed S]
+ *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--graph] [--seed S]
  *     [--reps R] [--csv FILE] [--dump DIR] [--load DIR] [--help]
  * A chapter passes the set of flags it uses; any other flag is an error. */
 #ifndef ARGS_H
@@ -22,7 +22,7 @@ enum {
     ARG_NO_SOFTPLUS = 1u << 15, ARG_H0 = 1u << 16, ARG_HYDRA = 1u << 17,
     ARG_FORM = 1u << 18, ARG_GRAPH = 1u << 19, ARG_SEED = 1u << 20,
     ARG_REPS = 1u << 21, ARG_CSV = 1u << 22, ARG_DUMP = 1u << 23,
-    ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25,
+    ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25, ARG_TOKENS = 1u << 26,
     /* what the Mamba-1 scan chapters (01-04) accept */
     ARGS_SCAN = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_DSTATE |
                 ARG_SEQLEN | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
@@ -33,6 +33,11 @@ enum {
                ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
                ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
                ARG_DUMP | ARG_LOAD | ARG_VERSION,
+    /* what the decode chapter (07) accepts: --tokens fills the seqlen list */
+    ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_TOKENS | ARG_DIM |
+                  ARG_HEADS | ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_NO_Z | ARG_NO_D |
+                  ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_FORM | ARG_SEED | ARG_REPS | ARG_CSV |
+                  ARG_DUMP | ARG_LOAD | ARG_VERSION,
 };
 
 #define ARGS_MAX_LIST 16
@@ -42,7 +47,7 @@ typedef struct {
     int version;                    // VERSION, 0 for "all" or none given
     bool check, bench, list;
     int64_t batch[ARGS_MAX_LIST];   int nbatch;
-    int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;
+    int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;  // --seqlen, or --tokens (decode)
     int64_t dim, dstate, heads, headdim, groups, chunk;
     DType dtype;
     bool no_z, no_D, no_bias, no_softplus, h0, hydra, graph;

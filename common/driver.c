@@ -104,7 +104,7 @@ static int input_set(const Session *se, const VersionInfo *v) {
 }
 
 static Tol version_tol(const Session *se, const VersionInfo *v) {
-    return input_set(se, v) == ROUNDED ? TOLERANCES[TOL_FP16] : TOLERANCES[TOL_FP32_SCAN];
+    return TOLERANCES[input_set(se, v) == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
 }
 
 /* ---------------------------------------------------------- host problems */
@@ -320,6 +320,27 @@ static void run_version(const Session *se, const VersionInfo *v, HostProblem *hp
     device_free(&d);
 }
 
+/* The same buffers with the op's loop output written over its loop input
+ * (the decode state updated in place). */
+static DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
+    DeviceProblem view = *d;
+    view.t[op->loop_output] = view.t[op->loop_input];
+    return view;
+}
+
+/* Run GPU version v once in place; outputs fp32 in out. */
+static void run_version_in_place(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+    need_inputs(hp, set);
+    DeviceProblem d;
+    device_problem(&d, se->op, v, hp, set);
+    device_poison(&d, hp, v->dtype);
+    DeviceProblem view = in_place_view(se->op, &d);
+    se->op->run(v, &hp->p, view.t, view.ws);
+    gpu_sync();
+    device_outputs(&view, hp, v->dtype, out);
+    device_free(&d);
+}
+
 /* ------------------------------------------------------------- dump, load */
 
 /* The inputs of one set and the outputs out of a version of dtype dt. */
@@ -440,6 +461,15 @@ static void check_problem(Session *se, HostProblem *hp) {
             if (r->ran) check_report(label, compare(hp, out, r, tol), tol);
             else check_skip(label, "previous stage cannot run this shape here");
         }
+        if (v->gpu && se->op->loops && se->op->loops(v, &hp->p)) {
+            float *again[MAX_TENSORS] = {NULL};  // fp32 outputs of the in-place run
+            outputs_alloc(hp, again);
+            run_version_in_place(se, v, hp, set, again);
+            snprintf(label, sizeof(label), "%d %s in place (%s = %s) vs oracle", i + 1, v->name,
+                     hp->t[se->op->loop_output].name, hp->t[se->op->loop_input].name);
+            check_report(label, compare(hp, again, oracle(se, hp, set), tol), tol);
+            outputs_free(hp, again);
+        }
         outputs_free(hp, last);
         memcpy(last, out, sizeof(out));
         last_v = v;
@@ -480,6 +510,40 @@ static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostP
     }
     outputs_free(hp, out);
     return all;
+}
+
+/* The token loop as it really runs (decode): the state updated in place,
+ * first once from the problem's state and checked against the oracle, then
+ * LOOP_STEPS steps back to back with the state hot in L2, launched one by
+ * one and as one CUDA graph. Rows like the L2-flushed `row`, ms per step,
+ * flags "+loop" and "+loop+graph". */
+#define LOOP_STEPS 256
+
+static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol, const CsvRow *row,
+                       const char *csv) {
+    const Op *op = se->op;
+    DeviceProblem in_place = in_place_view(op, c->d);
+    RunCtx lc = {op, c->v, c->p, &in_place};
+    device_poison(c->d, hp, c->v->dtype);
+    run_ctx(&lc);
+    gpu_sync();
+    char label[256];
+    snprintf(label, sizeof(label), "%s in place (%s = %s) vs oracle", c->v->name, hp->t[op->loop_output].name,
+             hp->t[op->loop_input].name);
+    check_report(label, validate_rows(se, &lc, hp, set, tol), tol);
+    for (int graph = 0; graph <= 1; graph++) {
+        Timing tm = gpu_time_loop(run_ctx, &lc, LOOP_STEPS, graph, 20);
+        char flags[80];
+        snprintf(flags, sizeof(flags), "%s+loop%s", row->flags, graph ? "+graph" : "");
+        CsvRow r = *row;
+        r.flags = flags;
+        r.ms_median = tm.median_ms, r.ms_min = tm.min_ms;
+        r.gbps = r.bytes / (tm.median_ms * 1e-3) / 1e9;
+        r.time_over_floor = tm.median_ms / r.floor_ms;
+        printf("     %-26s %d steps %-14s %9.4f ms/step %7.1f GB/s  (state hot in L2)\n", "", LOOP_STEPS,
+               graph ? "in a CUDA graph" : "launched one by one", r.ms_median, r.gbps);
+        if (csv) csv_append(csv, &r);
+    }
 }
 
 static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv) {
@@ -525,6 +589,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
                  v->name, (long long)p->batch, (long long)p->seqlen, op->rows(p) < 64 ? "all" : "64");
         check_report(label, r, tol);
         if (csv) csv_append(csv, &row);
+        if (op->loops && op->loops(v, p)) token_loop(se, &ctx, &hp, set, tol, &row, csv);
         device_free(&d);
     }
     host_free(&hp);
@@ -562,8 +627,8 @@ static void bench(Session *se, const Problem *problems, int n, const Args *a, bo
 #define MAX_PROBLEMS 64
 
 static bool sizes_given(const Args *a) {
-    return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_DIM | ARG_DSTATE | ARG_GROUPS | ARG_HEADS |
-                       ARG_HEADDIM | ARG_CHUNK);
+    return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_TOKENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS |
+                       ARG_HEADS | ARG_HEADDIM | ARG_CHUNK);
 }
 
 /* Appends batch x seqlen on base (batch outer; an empty list keeps base's value). */
@@ -580,7 +645,8 @@ static void add_grid(Problem base, const int64_t *batch, int nbatch, const int64
 
 /* The grid --batch x --seqlen on base, the other sizes the command line gives
  * replacing base's. */
-static int command_line_grid(Problem base, const Args *a, Problem *out) {
+static int command_line_grid(const Op *op, Problem base, bool bench, const Args *a, Problem *out) {
+    if (op->command_line_base) op->command_line_base(&base, a, bench);
     if (a->dim) base.dim = a->dim;
     if (a->dstate) base.dstate = a->dstate;
     if (a->groups) base.groups = a->groups;
@@ -602,10 +668,11 @@ static int list_length(const int64_t *x) {
  * given the grid on the op's bench_base. */
 static int bench_problems(const Session *se, const Args *a, bool quick, Problem *out) {
     const Op *op = se->op;
-    if (sizes_given(a)) return command_line_grid(op->bench_base, a, out);
+    if (sizes_given(a)) return command_line_grid(op, op->bench_base, true, a, out);
     int n = 0;
     for (int k = 0; k < (quick ? op->nquick : op->nbench); k++) {
         const BenchGrid *g = quick ? &op->quick[k] : &op->bench[k];
+        if (a->form && g->base.form != a->form) continue;  // --form picks one decode form
         if (quick || (se->ch->bench_sets & (1u << k)))
             add_grid(g->base, g->batch, list_length(g->batch), g->seqlen, list_length(g->seqlen), out, &n);
     }
@@ -666,8 +733,10 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         host_free(&hp);
     } else if (a.check || quick) {
         int n = 0;  // the op's cases, or with sizes given the grid on its check_base
-        if (sizes_given(&a)) n = command_line_grid(op->check_base, &a, problems);
-        else for (; n < op->ncheck && n < MAX_PROBLEMS; n++) problems[n] = op->check_cases[n];
+        if (sizes_given(&a)) n = command_line_grid(op, op->check_base, false, &a, problems);
+        else
+            for (int k = 0; k < op->ncheck && n < MAX_PROBLEMS; k++)
+                if (!a.form || op->check_cases[k].form == a.form) problems[n++] = op->check_cases[k];
         if (a.dump && n != 1) die_usage("--dump writes one problem: give one --batch and one --seqlen value");
         with_flags(op, &a, problems, n);
         if (ch->check_fixtures) {
@@ -685,6 +754,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         int n = bench_problems(&se, &a, quick, problems);
         with_flags(op, &a, problems, n);
         bench(&se, problems, n, &a, quick);
+        if (ch->lesson) ch->lesson(&a);
     }
     check_summary(ch->name);
     return check_exit_code(se.gpu_skipped);

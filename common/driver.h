@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "args.h"
 #include "check.h"
 #include "npy.h"
 #include "scan.h"  // DType
@@ -24,6 +25,7 @@ typedef struct {
     bool has_z, has_D, has_bias, softplus, has_h0;
     bool D_per_channel;                           // Mamba-2 D is (h, p), not (h,)
     bool big_delta;                               // check cases: delta + bias above 20 on every other channel or head
+    int form;                                     // decode: DECODE_M1 or DECODE_M2 (seqlen is the tokens T); else 0
 } Problem;
 
 /* What the core reads of a version. Each operation's version type starts
@@ -92,12 +94,16 @@ typedef struct {
 typedef struct {
     unsigned args;          // the command-line flags its chapters accept (ARGS_*)
     size_t version_size;    // sizeof its version type
+    TolKind tol_fp32, tol_fp16;  // the tolerances of its fp32 and fp16 versions
 
     /* Its tensors for p in a fixed order, inputs first (random inputs are
      * drawn in this order), then outputs; returns how many. */
     int (*tensors)(const Problem *p, TensorSpec *out);
     /* Exit 2 with one line when p is not a valid problem. */
     void (*validate)(const Problem *p);
+    /* NULL, or: replaces the base that sizes given on the command line start
+     * from (check_base, or bench_base when bench) after the op's own flags (--form). */
+    void (*command_line_base)(Problem *base, const Args *a, bool bench);
     /* The sizes of a check line ("b2 d8 N16 L333 G1") and of a bench row. */
     void (*shape_text)(const Problem *p, char *buf, size_t len);
     void (*bench_text)(const Problem *p, char *buf, size_t len);
@@ -127,6 +133,12 @@ typedef struct {
     /* The oracle against the official fixtures of this operation. */
     void (*fixtures)(const char *dir);
 
+    /* The token loop (decode): NULL, or whether version v at p is also run in
+     * place (output loop_output on input loop_input), checked, and timed as
+     * LOOP_STEPS steps back to back, launched one by one and as a CUDA graph. */
+    bool (*loops)(const VersionInfo *v, const Problem *p);
+    int loop_output, loop_input;
+
     const Problem *check_cases;   // --check: small and awkward
     int ncheck;
     Problem check_base;           // --check with sizes on the command line
@@ -148,6 +160,9 @@ typedef struct {
     bool fp16_inputs;                // round inputs to fp16 (every version and the oracle see them rounded)
     bool check_fixtures;             // also check the oracle against the official fixtures
     unsigned bench_sets;             // bit k: the op's bench[k] (BENCH_* in ops.h)
+    /* NULL, or what the chapter prints after its timings (a plain run and
+     * --bench; with --csv FILE it may write its own CSV beside FILE). */
+    void (*lesson)(const Args *a);
 } Chapter;
 
 /* The whole program: returns the exit code (0, 1, 2 or 3). */

@@ -417,14 +417,14 @@ static void check_decode_m1_case(const char *root, const char *name) {
         return;
     }
 
-    DecodeM1Tensors t = {
-        .batch = b, .dim = d, .dstate = N, .softplus = softplus,
-        .state = state, .x = x, .dt = dt, .z = z, .A = A, .B = B, .C = C,
-        .D = D, .dt_bias = bias,
+    DecodeTensors t = {
+        .s = {.form = DECODE_M1, .batch = b, .tokens = 1, .dim = d, .dstate = N, .groups = 1,
+              .has_z = z != NULL, .has_D = D != NULL, .has_bias = bias != NULL, .softplus = softplus},
+        .state = state, .x = x, .dt = dt, .A = A, .B = B, .C = C, .D = D, .z = z, .dt_bias = bias,
     };
     double *y_ref = alloc_f64(b * d);          // (b, d) fp64
     double *state_ref = alloc_f64(b * d * N);  // (b, d, N) fp64
-    oracle_decode_m1(&t, y_ref, state_ref);
+    oracle_decode(&t, y_ref, state_ref);
     report(&fx, "y", y, y_ref, b * d);
     if (out) report(&fx, "state_out", out, state_ref, b * d * N);
     report_perturbed(&fx, y, y_ref, b * d);
@@ -472,14 +472,15 @@ static void check_decode_m2_case(const char *root, const char *name) {
         return;
     }
 
-    DecodeM2Tensors t = {
-        .batch = b, .heads = H, .headdim = P, .dstate = N, .groups = G, .softplus = softplus,
-        .state = state, .x = x, .z = z, .dt = dt, .A = A, .B = B, .C = C,
-        .D = D, .dt_bias = bias,
+    DecodeTensors t = {
+        .s = {.form = DECODE_M2, .batch = b, .tokens = 1, .heads = H, .headdim = P, .groups = G,
+              .dstate = N, .has_z = z != NULL, .has_D = D != NULL, .has_bias = bias != NULL,
+              .softplus = softplus},
+        .state = state, .x = x, .dt = dt, .A = A, .B = B, .C = C, .D = D, .z = z, .dt_bias = bias,
     };
     double *y_ref = alloc_f64(b * H * P);          // (b, h, p) fp64
     double *state_ref = alloc_f64(b * H * P * N);  // (b, h, p, N) fp64
-    oracle_decode_m2(&t, y_ref, state_ref);
+    oracle_decode(&t, y_ref, state_ref);
     report(&fx, "y", y, y_ref, b * H * P);
     if (out) report(&fx, "state_out", out, state_ref, b * H * P * N);
     report_perturbed(&fx, y, y_ref, b * H * P);
@@ -495,11 +496,15 @@ void fixtures_check_mamba1(const char *dir) {
 
 void fixtures_check_ssd(const char *dir) { check_ssd_case(dir, "ssd"); }
 
+void fixtures_check_decode(const char *dir) {
+    check_decode_m1_case(dir, "decode_m1");
+    check_decode_m2_case(dir, "decode_m2");
+}
+
 void fixtures_check_all(const char *dir) {
     fixtures_check_mamba1(dir);
     fixtures_check_ssd(dir);
     check_bidir_case(dir, "bidir");
     check_bidir_case(dir, "bidir_hydra");
-    check_decode_m1_case(dir, "decode_m1");
-    check_decode_m2_case(dir, "decode_m2");
+    fixtures_check_decode(dir);
 }

@@ -149,3 +149,41 @@ Timing gpu_time(GpuFn fn, void *ctx, int reps) {
     free(ms);
     return out;
 }
+
+Timing gpu_time_loop(GpuFn fn, void *ctx, int steps, bool graph, int reps) {
+    if (reps < 20) reps = 20;
+    cudaStream_t stream = cudaStreamPerThread;
+    cudaEvent_t start, stop;
+    cuda_check(cudaEventCreate(&start));
+    cuda_check(cudaEventCreate(&stop));
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (graph) {
+        cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < steps; i++) fn(ctx);
+        cuda_check(cudaStreamEndCapture(stream, &g));
+        cuda_check(cudaGraphInstantiate(&exec, g, 0));
+    }
+    double *ms = malloc(sizeof(double) * reps);
+    if (!ms) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(EXIT_FAIL); }
+    for (int r = -1; r < reps; r++) {  // r = -1: warm-up
+        cuda_check(cudaEventRecord(start, stream));
+        if (graph) cuda_check(cudaGraphLaunch(exec, stream));
+        else for (int i = 0; i < steps; i++) fn(ctx);
+        cuda_check(cudaEventRecord(stop, stream));
+        cuda_check(cudaEventSynchronize(stop));
+        float t = 0.0f;
+        cuda_check(cudaEventElapsedTime(&t, start, stop));
+        if (r >= 0) ms[r] = t / steps;
+    }
+    qsort(ms, reps, sizeof(double), cmp_double);
+    Timing out = {reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]), ms[0], reps};
+    free(ms);
+    if (graph) {
+        cuda_check(cudaGraphExecDestroy(exec));
+        cuda_check(cudaGraphDestroy(g));
+    }
+    cuda_check(cudaEventDestroy(start));
+    cuda_check(cudaEventDestroy(stop));
+    return out;
+}

@@ -43,4 +43,11 @@ typedef struct { double median_ms, min_ms; int reps; } Timing;
  * a write of a buffer twice the L2 size and timed alone with CUDA events. */
 Timing gpu_time(GpuFn fn, void *ctx, int reps);
 
+/* The token loop as it runs: `steps` calls of fn back to back with no L2
+ * flush (the state stays in L2 where it fits), launched one by one or, with
+ * graph, captured once into a CUDA graph and replayed; `reps` (>= 20) loops
+ * after a warm-up one. fn's kernels must go to the per-thread default stream
+ * (nvcc --default-stream per-thread) to be captured. Times are per step. */
+Timing gpu_time_loop(GpuFn fn, void *ctx, int steps, bool graph, int reps);
+
 #endif

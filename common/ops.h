@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "decode.h"
 #include "driver.h"
 #include "scan.h"
 #include "ssd.h"
@@ -32,8 +33,19 @@ typedef struct {
     void (*run)(const SsdTensors *t, void *workspace);
 } SsdVersion;
 
+/* A version of the decode step (chapter 07): the same, on DecodeShape and
+ * DecodeTensors; run() writes t->y and t->state_out (which may be t->state). */
+typedef struct {
+    VersionInfo info;
+    size_t (*workspace_bytes)(const DecodeShape *s);
+    const char *(*unsupported)(const DecodeShape *s);
+    void (*run)(const DecodeTensors *t, void *workspace);
+    bool graph;  // its launches go to the per-thread default stream: the token loop can be a CUDA graph
+} DecodeVersion;
+
 extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
 extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
+extern const Op OP_DECODE;  // decode step, both forms, T tokens; versions are DecodeVersion
 
 /* Benchmark sets (DESIGN section 7): bit k of a chapter's bench_sets picks
  * its operation's k-th set. */
@@ -45,6 +57,12 @@ enum {
     BENCH_S3 = 1 << 0,    // OP_SSD: h 32, p 64, N 128, g 1, chunk 256, no z, L 512 .. 16384, batch 1 and 8
     BENCH_S3_Z = 1 << 1,  // OP_SSD: the same with z, L 8192, batch 1 and 8
     BENCH_CROSSOVER = 7 << 2,  // OP_SSD: S3 at N 16, 64, 128 (three grids), L 4096, batch 8: SSD against 03's scan
+};
+enum {
+    BENCH_S4_M2 = 1 << 0,      // OP_DECODE: Mamba-2 h 32, p 64, N 128, g 1, no z, one token, batch 1..256
+    BENCH_S4_M1 = 1 << 1,      // OP_DECODE: Mamba-1 d 2048, N 16, z, one token, batch 1..256
+    BENCH_TOKENS_M2 = 1 << 2,  // OP_DECODE: S4 Mamba-2 at batch 8, T 1..256 tokens per launch
+    BENCH_TOKENS_M1 = 1 << 3,  // OP_DECODE: S4 Mamba-1 at batch 8, T 1..256 tokens per launch
 };
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "decode.h"
 #include "scan.h"
 #include "ssd.h"
 
@@ -58,31 +59,14 @@ typedef struct {
  * y is (b,L,h,p) fp64. */
 void oracle_bidir(const BidirTensors *t, double *y);
 
-/* ---- Decode step (selective_state_update) ---- */
+/* ---- Decode step (selective_state_update), both forms, T tokens ---- */
 
-typedef struct {
-    int64_t batch, dim, dstate;
-    bool softplus;
-    const float *state;      // (b, d, N), read (not modified)
-    const float *x, *dt, *z; // (b, d); z NULL without
-    const float *A;          // (d, N)
-    const float *B, *C;      // (b, N)
-    const float *D, *dt_bias;// (d,); NULL without
-} DecodeM1Tensors;
-
-typedef struct {
-    int64_t batch, heads, headdim, dstate, groups;
-    bool softplus;
-    const float *state;      // (b, h, p, N), read (not modified)
-    const float *x, *z;      // (b, h, p); z NULL without
-    const float *dt;         // (b, h)
-    const float *A;          // (h,)
-    const float *B, *C;      // (b, g, N)
-    const float *D, *dt_bias;// (h,); NULL without
-} DecodeM2Tensors;
-
-/* y (b,d) / (b,h,p) fp64 and the updated state fp64, same shape as state. */
-void oracle_decode_m1(const DecodeM1Tensors *t, double *y, double *state_out);
-void oracle_decode_m2(const DecodeM2Tensors *t, double *y, double *state_out);
+/* t holds fp32 host tensors (DecodeTensors, common/decode.h); t->state is
+ * read, never written. y (b, T, width) fp64 and the state after the last
+ * token, fp64, the shape of t->state. */
+void oracle_decode(const DecodeTensors *t, double *y, double *state_out);
+/* One state row (M1: channel bi*d + c; M2: (bi*h + hi)*p + pi) over the T
+ * tokens: y (T,) fp64 and its final state (N,) fp64. */
+void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state);
 
 #endif

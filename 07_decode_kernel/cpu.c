@@ -1,0 +1,120 @@
+/* 07_decode_kernel, CPU: the decode step as selective_state_update_ref
+ * (mamba_ssm/ops/triton/selective_state_update.py) writes it, one token after
+ * another, fp32 arithmetic.
+ *
+ * One token touches every state element once: read, scaled by exp(Δ·A),
+ * plus Δ·B·x, written back, and dotted with C into y. The state is the only
+ * large tensor (M1 (b, d, N), M2 (b, h, p, N)); the per-token tensors are
+ * a row (x, z, y), a scalar (dt) or N values (B, C) per state row.
+ *
+ * The state lives in state_out: it is copied there first (unless the two are
+ * one buffer), then every token updates it in place, so token t + 1 starts
+ * from token t's state.
+ *
+ * Mamba-2 form: Mamba2.step repeats A, dt, D, dt_bias over the head's p rows
+ * (and A over N) before calling the reference, so one Δ, dA and D serve the
+ * whole head; computed once per (b, t, h) here. */
+#include "cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+/* F.softplus with its default threshold 20: x above it is returned as is. */
+static float softplus_f(float x) { return x <= 20.0f ? log1pf(expf(x)) : x; }
+
+/* silu(z) = z·sigmoid(z). */
+static float silu_f(float z) { return z / (1.0f + expf(-z)); }
+
+/* Δ of one row (M1) or head (M2) at one token. */
+static float delta_of(const DecodeShape *s, float dt, const float *dt_bias, int64_t k) {
+    // dt = dt + dt_bias
+    if (dt_bias) dt += dt_bias[k];
+    // dt = F.softplus(dt) if dt_softplus else dt
+    return s->softplus ? softplus_f(dt) : dt;
+}
+
+/* Mamba-1 form, token t of batch entry bi: d rows, A (d, N), B/C (N,) shared
+ * by every channel. */
+static void token_m1(const DecodeTensors *t, int64_t bi, int64_t tok) {
+    const DecodeShape *s = &t->s;
+    const int64_t d = s->dim, N = s->dstate;
+    const int64_t at = (bi * s->tokens + tok) * d;  // x/dt/z/y[bi, tok, 0]
+    const float *x = (const float *)t->x + at;      // (d,) fp32
+    const float *dt = (const float *)t->dt + at;    // (d,) fp32
+    const float *z = t->z ? (const float *)t->z + at : NULL;  // (d,) fp32
+    const float *B = (const float *)t->B + (bi * s->tokens + tok) * N;  // (N,) fp32
+    const float *C = (const float *)t->C + (bi * s->tokens + tok) * N;  // (N,) fp32
+    float *y = (float *)t->y + at;                                     // (d,) fp32, written
+    for (int64_t c = 0; c < d; c++) {
+        float *state = t->state_out + (bi * d + c) * N;  // (N,) fp32, updated
+        const float *A = t->A + c * N;                   // (N,) fp32
+        const float delta = delta_of(s, dt[c], t->dt_bias, c);
+        float out = 0.0f;
+        for (int64_t n = 0; n < N; n++) {
+            // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
+            const float dA = expf(delta * A[n]);
+            // dB = rearrange(dt, "b d -> b d 1") * rearrange(B, "b n -> b 1 n")
+            const float dB = delta * B[n];
+            // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1"))
+            state[n] = state[n] * dA + dB * x[c];
+            // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
+            out += state[n] * C[n];
+        }
+        // if D is not None: out += (x * D).to(out.dtype)
+        if (t->D) out += x[c] * t->D[c];
+        // return (out if z is None else out * F.silu(z)).to(x.dtype)
+        if (z) out *= silu_f(z[c]);
+        y[c] = out;
+    }
+}
+
+/* Mamba-2 form, token t of batch entry bi: h heads of p rows, one Δ, dA, D
+ * per head, B/C (g, N), head hi reading group hi / (h / g). */
+static void token_m2(const DecodeTensors *t, int64_t bi, int64_t tok) {
+    const DecodeShape *s = &t->s;
+    const int64_t H = s->heads, P = s->headdim, G = s->groups, N = s->dstate;
+    const int64_t at = (bi * s->tokens + tok) * H * P;  // x/z/y[bi, tok, 0, 0]
+    const float *x = (const float *)t->x + at;          // (h, p) fp32
+    const float *z = t->z ? (const float *)t->z + at : NULL;  // (h, p) fp32
+    const float *dt = (const float *)t->dt + (bi * s->tokens + tok) * H;  // (h,) fp32
+    float *y = (float *)t->y + at;                                       // (h, p) fp32, written
+    for (int64_t hi = 0; hi < H; hi++) {
+        // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+        const int64_t bc = ((bi * s->tokens + tok) * G + decode_group_of(s, hi)) * N;
+        const float *B = (const float *)t->B + bc;  // (N,) fp32
+        const float *C = (const float *)t->C + bc;  // (N,) fp32
+        const float delta = delta_of(s, dt[hi], t->dt_bias, hi);
+        // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
+        const float dA = expf(delta * t->A[hi]);
+        for (int64_t pi = 0; pi < P; pi++) {
+            const int64_t col = hi * P + pi;
+            float *state = t->state_out + ((bi * H + hi) * P + pi) * N;  // (N,) fp32, updated
+            float out = 0.0f;
+            for (int64_t n = 0; n < N; n++) {
+                // dB = rearrange(dt, "b h d -> b h d 1") * rearrange(B, "b h n -> b h 1 n")
+                const float dB = delta * B[n];
+                // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1"))
+                state[n] = state[n] * dA + dB * x[col];
+                // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
+                out += state[n] * C[n];
+            }
+            // if D is not None: out += (x * D).to(out.dtype)
+            if (t->D) out += x[col] * t->D[hi];
+            // out = (out if z is None else out * F.silu(z)).to(x.dtype)
+            if (z) out *= silu_f(z[col]);
+            y[col] = out;
+        }
+    }
+}
+
+void decode_step_cpu(const DecodeTensors *t, void *workspace) {
+    (void)workspace;
+    const DecodeShape *s = &t->s;
+    if (t->state_out != t->state)
+        memcpy(t->state_out, t->state, sizeof(float) * (size_t)(decode_rows(s) * s->dstate));
+    for (int64_t bi = 0; bi < s->batch; bi++)
+        for (int64_t tok = 0; tok < s->tokens; tok++) {
+            if (s->form == DECODE_M1) token_m1(t, bi, tok);
+            else token_m2(t, bi, tok);
+        }
+}

@@ -1,0 +1,14 @@
+/* 07_decode_kernel, CPU: the decode step (selective_state_update) in plain C,
+ * fp32 host tensors (DecodeTensors, common/decode.h), both forms, T tokens of
+ * one sequence per batch entry, the state carried from token to token. */
+#ifndef DECODE_CPU_H
+#define DECODE_CPU_H
+
+#include "decode.h"
+
+/* Per token, per state row: Δ, state = state·exp(Δ·A) + Δ·B·x, y = state·C
+ * + D·x, y *= silu(z). The state is updated in t->state_out (which may be
+ * t->state: in place). No workspace: `workspace` is not used (may be NULL). */
+void decode_step_cpu(const DecodeTensors *t, void *workspace);
+
+#endif

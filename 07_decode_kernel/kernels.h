@@ -1,0 +1,46 @@
+/* 07_decode_kernel, GPU: the decode step (selective_state_update), both
+ * forms, T tokens per launch, from one thread per state row to the
+ * bandwidth-bound kernel, and the previous stage (03's and 05's scans run as
+ * T decode steps) that every version is checked against. Version 1 is the
+ * CPU form (cpu.h). Launchers only enqueue work on the default stream;
+ * scratch memory is the `workspace` the caller allocates, of the size the
+ * *_workspace function gives (none where there is no such function). */
+#ifndef DECODE_KERNEL_KERNELS_H
+#define DECODE_KERNEL_KERNELS_H
+
+#include <stddef.h>
+
+#include "decode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 2: one thread per state row (M1 (b, c), M2 (b, h, p)), 16 of its states in
+ * registers at a time, the T tokens looped inside: the state is read once
+ * and written once. Neighbouring threads are N floats apart in the state, so
+ * a warp's load touches 32 sectors for 128 useful bytes. fp32 I/O. */
+void decode_thread_per_row(const DecodeTensors *t, void *workspace);
+
+/* 3: coalesced: a state row split over 1..32 lanes, consecutive lanes on
+ * consecutive 16 bytes (float4; scalar when N % 4 != 0 or a pointer is
+ * misaligned), y summed by warp shuffles, 4 rows per thread in flight, B/C
+ * and the per-head scalars loaded once per thread and used for its 4 rows.
+ * What it should buy: the state at the copy bandwidth (>= 85%). */
+void decode_coalesced(const DecodeTensors *t, void *workspace);       // x, dt, z, B, C, y fp32
+void decode_coalesced_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
+
+/* The previous stage: the T tokens as a scan of L = T steps from h0 = state.
+ * M2: 05's ssd_steps_fp32 (chunk 64) on the same layouts. M1: 03's
+ * scan_fused_tuned after transposes to its time-last layouts, y transposed
+ * back. fp32 only. Workspace: a copy of the state (used when state_out ==
+ * state), plus for M1 the transposed tensors, plus the scan's own workspace. */
+size_t decode_via_scan_workspace(const DecodeShape *s);
+const char *decode_via_scan_unsupported(const DecodeShape *s);
+void decode_via_scan(const DecodeTensors *t, void *workspace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

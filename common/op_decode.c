@@ -1,0 +1,306 @@
+/* The decode step as an operation of the driver core (chapter 07):
+ * selective_state_update's tensors in both forms over T tokens (Problem's
+ * seqlen is T; with T = 1 every tensor has the official shape), random inputs
+ * in the official test's ranges, the oracle, the exp count, the check and
+ * benchmark shapes, and the calls into a DecodeVersion.
+ * The state is an input ("state") and an output ("state_out"): the driver
+ * hands a version two buffers, so every timed run starts from the same state;
+ * the versions are also correct in place (state_out == state). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "fixtures.h"
+#include "ops.h"
+#include "oracle.h"
+
+/* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
+enum { T_STATE, T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_Y, T_STATE_OUT, N_TENSORS };
+
+/* shape[] of a per-token tensor: (b, [T,] rest...), the T axis only when T > 1. */
+static void per_token(TensorSpec *t, int64_t b, int64_t T, int nrest, int64_t r0, int64_t r1, int64_t r2) {
+    int64_t rest[3] = {r0, r1, r2};
+    t->ndim = 0;
+    t->shape[t->ndim++] = b;
+    if (T > 1) t->shape[t->ndim++] = T;
+    for (int i = 0; i < nrest; i++) t->shape[t->ndim++] = rest[i];
+}
+
+/* Ranges of the official test (test_selective_state_update): A = -rand - 1,
+ * dt_bias = rand - 4 with softplus. Without softplus dt + dt_bias is the
+ * step itself and is drawn above 0. */
+static int decode_tensors(const Problem *p, TensorSpec *t) {
+    int64_t b = p->batch, T = p->seqlen, N = p->dstate;
+    bool m1 = p->form == DECODE_M1, sp = p->softplus;
+    int64_t d = p->dim, h = p->heads, P = p->headdim, g = p->groups;
+    //                               name          role            dtype          present      range       (shapes below)
+    t[T_STATE]     = (TensorSpec){"state",     INPUT,          ALWAYS_FP32,   true,        -1.0, 1.0, 0, {0}};
+    t[T_X]         = (TensorSpec){"x",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
+    t[T_DT]        = (TensorSpec){"dt",        INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5, 0, {0}};
+    t[T_A]         = (TensorSpec){"A",         INPUT,          ALWAYS_FP32,   true,        -2.0, -1.0, 0, {0}};
+    t[T_B]         = (TensorSpec){"B",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
+    t[T_C]         = (TensorSpec){"C",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
+    t[T_D]         = (TensorSpec){"D",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0, 0, {0}};
+    t[T_Z]         = (TensorSpec){"z",         OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0, 0, {0}};
+    t[T_DT_BIAS]   = (TensorSpec){"dt_bias",   OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -3.0 : 0.1, 0, {0}};
+    t[T_Y]         = (TensorSpec){"y",         OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0, 0, {0}};
+    t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0, 0, {0}};
+    if (m1) {
+        t[T_STATE].ndim = 3;                                                         // (b, d, N)
+        t[T_STATE].shape[0] = b, t[T_STATE].shape[1] = d, t[T_STATE].shape[2] = N;
+        per_token(&t[T_X], b, T, 1, d, 0, 0);                                        // (b, [T,] d)
+        per_token(&t[T_DT], b, T, 1, d, 0, 0);                                       // (b, [T,] d)
+        t[T_A].ndim = 2, t[T_A].shape[0] = d, t[T_A].shape[1] = N;                   // (d, N)
+        per_token(&t[T_B], b, T, 1, N, 0, 0);                                        // (b, [T,] N)
+        per_token(&t[T_C], b, T, 1, N, 0, 0);
+        t[T_D].ndim = t[T_DT_BIAS].ndim = 1, t[T_D].shape[0] = t[T_DT_BIAS].shape[0] = d;  // (d,)
+        per_token(&t[T_Z], b, T, 1, d, 0, 0);
+        per_token(&t[T_Y], b, T, 1, d, 0, 0);
+    } else {
+        t[T_STATE].ndim = 4;                                                         // (b, h, p, N)
+        t[T_STATE].shape[0] = b, t[T_STATE].shape[1] = h, t[T_STATE].shape[2] = P, t[T_STATE].shape[3] = N;
+        per_token(&t[T_X], b, T, 2, h, P, 0);                                        // (b, [T,] h, p)
+        per_token(&t[T_DT], b, T, 1, h, 0, 0);                                       // (b, [T,] h)
+        t[T_A].ndim = 1, t[T_A].shape[0] = h;                                        // (h,)
+        per_token(&t[T_B], b, T, 2, g, N, 0);                                        // (b, [T,] g, N)
+        per_token(&t[T_C], b, T, 2, g, N, 0);
+        t[T_D].ndim = t[T_DT_BIAS].ndim = 1, t[T_D].shape[0] = t[T_DT_BIAS].shape[0] = h;  // (h,)
+        per_token(&t[T_Z], b, T, 2, h, P, 0);
+        per_token(&t[T_Y], b, T, 2, h, P, 0);
+    }
+    t[T_STATE_OUT].ndim = t[T_STATE].ndim;
+    for (int i = 0; i < t[T_STATE].ndim; i++) t[T_STATE_OUT].shape[i] = t[T_STATE].shape[i];
+    return N_TENSORS;
+}
+
+static void decode_validate(const Problem *p) {
+    if (p->form == DECODE_M1) {
+        if (p->heads || p->headdim || p->groups != 1)
+            die_usage("--form m1 takes --dim and --dstate; --heads, --headdim and --groups are for --form m2");
+    } else {
+        if (p->dim) die_usage("--form m2 takes --heads and --headdim; --dim is for --form m1");
+        if (p->heads % p->groups != 0)
+            die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
+    }
+}
+
+/* Sizes given on the command line start from the base of the form: --form,
+ * else Mamba-1 when --dim is given, else Mamba-2. */
+static const Problem CHECK_BASE_M1 = {2, 1, 40, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1};
+static const Problem BENCH_BASE_M1 = {64, 1, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1};
+
+static void decode_command_line_base(Problem *base, const Args *a, bool bench) {
+    if (a->form == DECODE_M1 || (!a->form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
+}
+
+static void decode_shape_text(const Problem *p, char *buf, size_t len) {
+    if (p->form == DECODE_M1)
+        snprintf(buf, len, "m1 b%lld T%lld d%lld N%lld", (long long)p->batch, (long long)p->seqlen,
+                 (long long)p->dim, (long long)p->dstate);
+    else
+        snprintf(buf, len, "m2 b%lld T%lld h%lld p%lld g%lld N%lld", (long long)p->batch, (long long)p->seqlen,
+                 (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate);
+}
+
+static void decode_bench_text(const Problem *p, char *buf, size_t len) {
+    if (p->form == DECODE_M1)
+        snprintf(buf, len, "m1 b%-4lld d%-5lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->dim,
+                 (long long)p->dstate, (long long)p->seqlen);
+    else
+        snprintf(buf, len, "m2 b%-4lld h%-3lld p%-3lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->heads,
+                 (long long)p->headdim, (long long)p->dstate, (long long)p->seqlen);
+}
+
+/* ------------------------------------------------------ calls into versions */
+
+static DecodeShape decode_shape(const Problem *p) {
+    DecodeShape s = {p->form, p->batch, p->seqlen, p->dim, p->heads, p->headdim, p->groups, p->dstate,
+                     p->has_z, p->has_D, p->has_bias, p->softplus};
+    return s;
+}
+
+static DecodeTensors decode_view(const Problem *p, void *const *t) {
+    DecodeTensors dt = {decode_shape(p), t[T_STATE], t[T_X], t[T_DT], t[T_A], t[T_B], t[T_C], t[T_D], t[T_Z],
+                        t[T_DT_BIAS], t[T_Y], t[T_STATE_OUT]};
+    return dt;
+}
+
+/* A chapter of this op lists DecodeVersions, whose first member is the info. */
+static const DecodeVersion *decode_version(const VersionInfo *v) { return (const DecodeVersion *)v; }
+
+static size_t decode_workspace(const VersionInfo *v, const Problem *p) {
+    DecodeShape s = decode_shape(p);
+    return decode_version(v)->workspace_bytes ? decode_version(v)->workspace_bytes(&s) : 0;
+}
+
+static const char *decode_unsupported(const VersionInfo *v, const Problem *p) {
+    DecodeShape s = decode_shape(p);
+    return decode_version(v)->unsupported ? decode_version(v)->unsupported(&s) : NULL;
+}
+
+static void decode_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    DecodeTensors dt = decode_view(p, t);
+    decode_version(v)->run(&dt, workspace);
+}
+
+/* The token loop: one token per step, in place, for versions that can be captured. */
+static bool decode_loops(const VersionInfo *v, const Problem *p) { return p->seqlen == 1 && decode_version(v)->graph; }
+
+/* ------------------------------------------------------ inputs and oracle */
+
+/* dt + dt_bias above 20 on every other channel (M1) or head (M2): softplus's linear branch. */
+static void decode_big_delta(const Problem *p, void *const *t) {
+    float *dt = t[T_DT], *bias = t[T_DT_BIAS];  // (b, T, d) or (b, T, h), (d,) or (h,) fp32
+    int64_t width = p->form == DECODE_M1 ? p->dim : p->heads;
+    for (int64_t i = 0; i < width; i += 2) {
+        if (bias) bias[i] = 22.0f;
+        else
+            for (int64_t bt = 0; bt < p->batch * p->seqlen; bt++) dt[bt * width + i] += 22.0f;
+    }
+}
+
+static void decode_oracle(const Problem *p, void *const *t, double *const *ref) {
+    DecodeTensors dt = decode_view(p, t);
+    oracle_decode(&dt, ref[T_Y], ref[T_STATE_OUT]);
+}
+
+/* Rows are the state rows: channels (b, c) for M1, (b, h, p) for M2: y over
+ * the T tokens and the row's final state. */
+static int64_t decode_rows_of(const Problem *p) {
+    DecodeShape s = decode_shape(p);
+    return decode_rows(&s);
+}
+
+static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    DecodeTensors dt = decode_view(p, t);
+    int64_t T = p->seqlen, N = p->dstate, W = decode_width(&dt.s);
+    int64_t bi = row / W, c = row % W;
+    double *y = host_alloc(T * 8, "oracle row");      // (T,) fp64
+    double *state = host_alloc(N * 8, "oracle row");  // (N,) fp64, the final state
+    float *got = host_alloc(T * 4, "row output");     // (T,) fp32: y[bi, :, c]
+    oracle_decode_row(&dt, row, y, state);
+    for (int64_t k = 0; k < T; k++) got[k] = ((const float *)dt.y)[(bi * T + k) * W + c];
+    CheckResult r = check_merge(compare_f32(got, y, T, tol), compare_f32(dt.state_out + row * N, state, N, tol));
+    free(y);
+    free(state);
+    free(got);
+    return r;
+}
+
+/* exp(Δ·A) per state element and token for M1 (A differs along N), per head
+ * and token for M2 (one A per head), and softplus's exp per Δ. */
+static double decode_exps(const Problem *p) {
+    double per_token = p->form == DECODE_M1 ? (double)p->dim * p->dstate + (p->softplus ? p->dim : 0)
+                                            : (double)p->heads * (p->softplus ? 2 : 1);
+    return per_token * p->batch * p->seqlen;
+}
+
+/* ---------------------------------------------------------------- --load */
+
+static void decode_infer(Problem *p, const LoadFolder *f) {
+    const NpyShape *st = &f->shape[T_STATE], *x = &f->shape[T_X], *B = &f->shape[T_B];
+    if (st->ndim == 3) {
+        p->form = DECODE_M1;
+        p->batch = st->shape[0], p->dim = st->shape[1], p->dstate = st->shape[2];
+        p->groups = 1;
+        if (x->ndim != 2 && x->ndim != 3)
+            die_usage("--load: %s/x.npy must be (batch, dim) or (batch, tokens, dim), has %d dims", f->dir, x->ndim);
+        p->seqlen = x->ndim == 3 ? x->shape[1] : 1;
+    } else if (st->ndim == 4) {
+        p->form = DECODE_M2;
+        p->batch = st->shape[0], p->heads = st->shape[1], p->headdim = st->shape[2], p->dstate = st->shape[3];
+        if (x->ndim != 3 && x->ndim != 4)
+            die_usage("--load: %s/x.npy must be (batch, heads, headdim) or (batch, tokens, heads, headdim), has %d dims",
+                      f->dir, x->ndim);
+        p->seqlen = x->ndim == 4 ? x->shape[1] : 1;
+        if (B->ndim != x->ndim)
+            die_usage("--load: %s/B.npy must be (batch,%s groups, dstate), has %d dims", f->dir,
+                      x->ndim == 4 ? " tokens," : "", B->ndim);
+        p->groups = B->shape[B->ndim - 2];
+        if (p->groups < 1 || p->heads % p->groups != 0)
+            die_usage("--load: %s/B.npy: %lld groups do not divide %lld heads", f->dir, (long long)p->groups,
+                      (long long)p->heads);
+    } else {
+        die_usage("--load: %s/state.npy must be (batch, dim, dstate) or (batch, heads, headdim, dstate), has %d dims",
+                  f->dir, st->ndim);
+    }
+    p->has_z = f->given[T_Z];
+    p->has_D = f->given[T_D];
+    p->has_bias = f->given[T_DT_BIAS];
+    p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
+}
+
+static void decode_meta_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "{\"dt_softplus\": %s}", p->softplus ? "true" : "false");
+}
+
+/* ----------------------------------------------------------------- shapes */
+
+/* Small and awkward (DESIGN section 3), both forms: T = 1 and T > 1, N and p
+ * not powers of two (and N not a multiple of 4), g > 1, flags on and off,
+ * dt + bias above 20, the S4 shapes. */
+static const Problem CHECK_CASES[] = {
+    // b  T    d     N    g  h   p   Q  z      D      bias   softplus h0    Dhp    big_delta form
+    {1, 1,   8,    16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
+    {2, 1,   40,   7,   1, 0,  0,  0, false, true,  true,  true,  false, false, true,  DECODE_M1},
+    {3, 5,   33,   16,  1, 0,  0,  0, true,  false, true,  true,  false, false, false, DECODE_M1},
+    {2, 37,  16,   32,  1, 0,  0,  0, true,  true,  false, false, false, false, false, DECODE_M1},
+    {2, 1,   2048, 16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
+    {1, 1,   0,    8,   1, 2,  4,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
+    {2, 1,   0,    40,  3, 6,  24, 0, true,  true,  true,  true,  false, false, true,  DECODE_M2},
+    {2, 3,   0,    33,  2, 4,  7,  0, false, false, true,  true,  false, false, false, DECODE_M2},
+    {2, 64,  0,    128, 1, 4,  16, 0, true,  true,  false, false, false, false, false, DECODE_M2},
+    {1, 300, 0,    16,  2, 2,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
+    {2, 1,   0,    128, 1, 32, 64, 0, false, true,  true,  true,  false, false, false, DECODE_M2},
+};
+
+/* Benchmark sets (DESIGN section 7, S4): one token, fp32 state, batch 1..256;
+ * Mamba-2 h 32, p 64, N 128, g 1, no z; Mamba-1 d 2048, N 16, z given. Then
+ * T tokens per launch at batch 8, where the state's bytes are paid once. */
+#define S4_M2 {0, 0, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2}
+#define S4_M1 {0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1}
+static const BenchGrid BENCH[] = {
+    {S4_M2, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
+    {S4_M1, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
+    {S4_M2, {8}, {1, 4, 16, 64, 256}},
+    {S4_M1, {8}, {1, 4, 16, 64, 256}},
+};
+static const BenchGrid QUICK[] = {
+    {S4_M2, {1, 64}, {1}},
+    {S4_M1, {1, 64}, {1}},
+};
+
+const Op OP_DECODE = {
+    .args = ARGS_DECODE,
+    .version_size = sizeof(DecodeVersion),
+    .tol_fp32 = TOL_DECODE_FP32,
+    .tol_fp16 = TOL_DECODE_FP16,
+    .tensors = decode_tensors,
+    .validate = decode_validate,
+    .command_line_base = decode_command_line_base,
+    .shape_text = decode_shape_text,
+    .bench_text = decode_bench_text,
+    .workspace = decode_workspace,
+    .unsupported = decode_unsupported,
+    .run = decode_run,
+    .big_delta = decode_big_delta,
+    .oracle = decode_oracle,
+    .rows = decode_rows_of,
+    .check_row = decode_check_row,
+    .exps = decode_exps,
+    .flops = NULL,
+    .infer = decode_infer,
+    .meta_text = decode_meta_text,
+    .fixtures = fixtures_check_decode,
+    .loops = decode_loops,
+    .loop_output = T_STATE_OUT,
+    .loop_input = T_STATE,
+    .check_cases = CHECK_CASES,
+    .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
+    .check_base = {2, 1, 0, 40, 2, 4, 24, 0, true, true, true, true, false, false, false, DECODE_M2},
+    .bench_base = {64, 1, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2},
+    .bench = BENCH,
+    .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
+    .quick = QUICK,
+    .nquick = sizeof(QUICK) / sizeof(QUICK[0]),
+};
