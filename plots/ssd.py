@@ -64,7 +64,7 @@ def save(fig, title, measured, name):
                  f"commit {', '.join(commits) or 'unrecorded'}", fontsize=11)
     fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
     plt.close(fig)
-    print(f"ssd: plots/{name}")
+    print(f"figure: plots/{name}")
 
 
 def draw_seqlen(rows, official):

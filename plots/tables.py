@@ -10,7 +10,9 @@ plots/data holds them. README.md, between <!-- ssd:begin --> and
 <!-- ssd:end -->: the fastest SSD version at S3's target shapes against the
 official mamba_chunk_scan_combined. 05_ssd_mamba2/README.md, between
 <!-- crossover:begin --> and <!-- crossover:end -->: 03's scan against 05 on
-one problem at N 16, 64, 128 (plots/data/05_crossover_03.csv). A README
+one problem at N 16, 64, 128 (plots/data/05_crossover_03.csv). README.md,
+between <!-- decode:begin --> and <!-- decode:end -->: the fastest decode
+step at S4 against the official selective_state_update. A README
 without both markers is left as it is, and a second run changes nothing.
 Standard library only; summary.py and ssd.py reuse the readers below.
 
@@ -41,6 +43,7 @@ OFFICIAL_NAMES = {  # impl -> the official function it times
     "official_eager_ref": "`selective_scan_ref` (eager)",
     "official_triton_chunk_scan_combined": "`mamba_chunk_scan_combined` (Triton)",
     "official_eager_ssd_minimal": "`ssd_minimal_discrete` (eager)",
+    "official_triton": "`selective_state_update` (Triton)",
 }
 OFFICIAL_DEVICE = "H200"  # the GPU the official timings were taken on
 SOURCE = "_file"  # an official row's file name in plots/data
@@ -78,6 +81,8 @@ def load_data(data_dir=DATA):
     official timings' schema."""
     chapters, official = {}, []
     for path in sorted(Path(data_dir).glob("*.csv")):
+        if path.stem == STATE_VS_KV:  # not timings: ssd.py's sibling decode.py draws it
+            continue
         rows = read_rows(path, CHAPTER_COLUMNS)
         if rows is not None:
             latest = {}
@@ -133,6 +138,39 @@ def is_crossover(r):
     return (r["dim"] == 2048 and r["batch"] == 8 and r["seqlen"] == 4096
             and r["groups"] == 1 and r["flags"] == SSD_FLAGS
             and (r["heads"] in (0, None) or (r["heads"] == 32 and r["chunk"] == 256)))
+
+
+DECODE = "07_decode_kernel"
+STATE_VS_KV = "07_state_vs_kv"  # plots/data file of 07's computed state-vs-KV-cache table
+
+
+def decode_form(r):
+    """'m2' (heads > 0) or 'm1'."""
+    return "m2" if r["heads"] else "m1"
+
+
+def is_s4(r):
+    """Benchmark set S4, one token per launch, L2 flushed: Mamba-2 h 32, p 64,
+    N 128, g 1, no z; Mamba-1 d 2048, N 16, z given (batch 1..256)."""
+    if r["seqlen"] != 1 or "loop" in r["flags"]:
+        return False
+    if decode_form(r) == "m2":
+        return (r["heads"] == 32 and r["headdim"] == 64 and r["dstate"] == 128
+                and r["groups"] == 1 and r["flags"] == SSD_FLAGS)
+    return r["dim"] == 2048 and r["dstate"] == 16 and r["flags"] == DEFAULT_FLAGS
+
+
+def is_loop(r):
+    """The token loop: one token per step, in place, state hot in L2."""
+    return "+loop" in r["flags"]
+
+
+def official_decode(official):
+    """{(form, dtype, batch): ms} of the official Triton decode step at S4."""
+    return {("m1" if r["op"] == "decode_mamba1" else "m2", r["dtype"], r["batch"]): r["ms_median"]
+            for r in official
+            if r["op"] in ("decode_mamba1", "decode_mamba2") and r["impl"] == "official_triton"
+            and r["ms_median"] is not None}
 
 
 def official_ssd(official):
@@ -242,10 +280,12 @@ SHAPE_COLUMNS = (  # (column, how the shape line names it)
     ("chunk", "chunk"), ("dstate", "N"), ("seqlen", "L"), ("flags", "flags"))
 
 
-def shape_line(rows):
-    """The configuration columns every row shares, e.g. 'd 2048, N 32, L 512'."""
+def shape_line(rows, seq="L"):
+    """The configuration columns every row shares, e.g. 'd 2048, N 32, L 512'
+    (seq names the seqlen column)."""
     parts = []
     for col, name in SHAPE_COLUMNS:
+        name = seq if col == "seqlen" else name
         values = {r[col] for r in rows}
         if len(values) == 1:
             (v,) = values
@@ -256,13 +296,14 @@ def shape_line(rows):
     return ", ".join(parts)
 
 
-def chapter_rows_table(rows):
+def chapter_rows_table(rows, seq="L"):
     """The table of one group of rows, with a column for any configuration
-    value (d, heads, groups, chunk, flags) that differs between its rows."""
+    value (d, heads, groups, chunk, flags) that differs between its rows;
+    seq names the seqlen column (T, tokens per launch, for decode)."""
     varying = [(col, name) for col, name in SHAPE_COLUMNS
                if col not in ("dstate", "seqlen") and len({r[col] for r in rows}) > 1]
     header = (["version", "name", "dtype"] + [name for _, name in varying] +
-              ["batch", "N", "L", "ms median", "GB/s", "floor ms", "time/floor",
+              ["batch", "N", seq, "ms median", "GB/s", "floor ms", "time/floor",
                "peak MiB", "workspace MiB"])
     align = "rll" + "".join("l" if c == "flags" else "r" for c, _ in varying) + "rrrrrrrrr"
     rows = sorted(rows, key=lambda r: (
@@ -282,7 +323,21 @@ def chapter_section(chapter, rows, official):
     then S2 and any other shapes, each further group folded. An SSD chapter
     starts with its fastest versions against the official times, then S3, S3
     with z and the crossover shapes."""
-    if any(is_s3(r) for r in rows):
+    if any(r["chapter"] == DECODE for r in rows):
+        groups = []
+        for form, name in (("m2", "Mamba-2"), ("m1", "Mamba-1")):
+            mine = [r for r in rows if decode_form(r) == form]
+            groups += [(f"S4 {name}, one token, L2 flushed", [r for r in mine if is_s4(r)]),
+                       (f"Token loop {name}, {LOOP_STEPS} steps in place, state hot in L2",
+                        [r for r in mine if is_loop(r)]),
+                       (f"Tokens per launch {name}",
+                        [r for r in mine if not is_loop(r) and r["batch"] == 8]),
+                       (f"Other shapes {name}",
+                        [r for r in mine if not is_loop(r) and not is_s4(r) and r["batch"] != 8])]
+        lines = decode_official_table(rows, official) + [""]
+        open_first = False
+        seq = "T"
+    elif any(is_s3(r) for r in rows):
         groups = [("S3", [r for r in rows if is_s3(r)]),
                   ("S3 with z", [r for r in rows if is_s3_z(r)]),
                   ("Crossover", [r for r in rows if is_crossover(r) and not is_s3(r)]),
@@ -290,22 +345,24 @@ def chapter_section(chapter, rows, official):
                                     and not is_crossover(r)])]
         lines = ssd_official_table(rows, official) + [""]
         open_first = False  # every group folded below the official table
+        seq = "L"
     else:
         groups = [("S1", [r for r in rows if is_s1(r)]),
                   ("S2", [r for r in rows if is_s2(r) and not is_s1(r)]),
                   ("Other shapes", [r for r in rows if not is_s1(r) and not is_s2(r)])]
         lines = []
         open_first = True
+        seq = "L"
     for name, group in groups:
         if not group:
             continue
-        title = f"{name}: {shape_line(group)}" if shape_line(group) else name
+        title = f"{name}: {shape_line(group, seq)}" if shape_line(group, seq) else name
         if open_first:
             open_first = False
-            lines += [f"**{title}**", ""] + chapter_rows_table(group) + [""]
+            lines += [f"**{title}**", ""] + chapter_rows_table(group, seq) + [""]
         else:
             lines += [f"<details><summary>{title} ({len(group)} rows)</summary>", ""]
-            lines += chapter_rows_table(group) + ["", "</details>", ""]
+            lines += chapter_rows_table(group, seq) + ["", "</details>", ""]
     lines.append(provenance(rows, f"plots/data/{chapter}.csv"))
     return "\n".join(lines)
 
@@ -460,6 +517,74 @@ def crossover_section(chapters):
                                               f"plots/data/{CROSSOVER}.csv, 05_ssd_mamba2.csv")])
 
 
+# ---------------------------------------------------------------- decode tables
+
+LOOP_STEPS = 256  # steps of the token loop (LOOP_STEPS in common/driver.c)
+
+
+def copy_share(r):
+    """The row's GB/s over the copy rate probed in the same run."""
+    return sig(100.0 * r["gbps"] / r["bw_gbps"]) + "%" if r["gbps"] and r["bw_gbps"] else "—"
+
+
+def decode_official_table(rows, official):
+    """Each (form, batch) the official fp32 decode step was timed at: its time
+    and the fastest fp32-state version of ours, one token, L2 flushed, and the
+    same version's step inside the CUDA-graph token loop."""
+    ref = official_decode(official)
+    body = []
+    for (form, dtype, batch), ms in sorted(ref.items(), key=lambda kv: (kv[0][0] != "m2", kv[0][2])):
+        if dtype != "fp32":
+            continue
+        here = [r for r in rows if decode_form(r) == form and r["batch"] == batch and r["dtype"] == "fp32"]
+        best = fastest([r for r in here if is_s4(r)])
+        if best is None:
+            continue
+        graph = fastest([r for r in here if r["flags"].endswith("+loop+graph")])
+        body.append([form, integer(batch), sig(ms), label(best) + " " + best["dtype"],
+                     sig(best["ms_median"]), sig(ms / best["ms_median"]), copy_share(best),
+                     sig(best["time_over_floor"]),
+                     f"{sig(graph['ms_median'])} ({label(graph)} {graph['dtype']})" if graph else "—"])
+    if not body:
+        return ["No S4 rows at the official timings' shapes in plots/data yet."]
+    return ([f"**S4 against the official {OFFICIAL_NAMES['official_triton']}** (fp32 state; its "
+             f"times on an {OFFICIAL_DEVICE}, L2 flushed; ours: the fastest fp32 version, one token, "
+             "L2 flushed)", ""] +
+            markdown_table(["form", "batch", "official ms", "fastest version", "ms", "× official",
+                            "of copy rate", "time/floor", "ms per step in a CUDA graph"],
+                           "lrrlrrrrl", body))
+
+
+def decode_summary_section(chapters, official):
+    """The text between the top-level README's decode markers."""
+    rows = chapters.get(DECODE, [])
+    ref = official_decode(official)
+    body, measured = [], []
+    for form, name in (("m2", "Mamba-2 h 32, p 64, N 128"), ("m1", "Mamba-1 d 2048, N 16")):
+        for batch in (1, 64):
+            here = [r for r in rows if decode_form(r) == form and r["batch"] == batch
+                    and r["dtype"] == "fp32"]
+            best = fastest([r for r in here if is_s4(r)])
+            if best is None:
+                continue
+            graph = fastest([r for r in here if r["flags"].endswith("+loop+graph")])
+            measured += [best] + ([graph] if graph else [])
+            o = ref.get((form, "fp32", batch))
+            body.append([name, integer(batch), label(best) + " " + best["dtype"], sig(best["ms_median"]),
+                         copy_share(best), sig(o), sig(o / best["ms_median"]) if o else "—",
+                         sig(graph["ms_median"]) if graph else "—"])
+    if not body:
+        return "No S4 rows in plots/data yet."
+    lines = ["**S4** (decode, one token, fp32 I/O and state): the fastest version with L2 flushed, and "
+             f"the fastest step in a {LOOP_STEPS}-step token loop captured in a CUDA graph (state hot in L2).", ""]
+    lines += markdown_table(["form", "batch", "fastest version", "ms", "of copy rate",
+                             f"official {OFFICIAL_NAMES['official_triton']} ms", "× official",
+                             "ms per step, CUDA graph"], "lrlrrrrr", body)
+    lines += ["", provenance(measured, f"plots/data/{DECODE}.csv"),
+              "", f"Official times: mamba_ssm on an {OFFICIAL_DEVICE}, fp32 state."]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- rewriting
 
 def replace_between(path, begin, end, body):
@@ -504,6 +629,9 @@ def main():
         what = replace_between(readme, "<!-- ssd:begin -->", "<!-- ssd:end -->",
                                ssd_summary_section(chapters, official))
         print(f"tables: README.md ssd {what}")
+        what = replace_between(readme, "<!-- decode:begin -->", "<!-- decode:end -->",
+                               decode_summary_section(chapters, official))
+        print(f"tables: README.md decode {what}")
     return 0
 
 

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The figures of chapter 07 (the decode step), drawn from plots/data:
+
+  plots/07_decode_kernel_bandwidth.png   GB/s vs batch at S4, one token, L2
+                                         flushed: one line per GPU version, the
+                                         copy rate probed in the same run, and the
+                                         official selective_state_update (fp32 state)
+  plots/07_decode_kernel_loop.png        ms per step vs batch in the 256-step token
+                                         loop (state hot in L2): launched one by one
+                                         against captured in a CUDA graph
+  plots/07_decode_kernel_tokens.png      ms per token vs T tokens per launch at
+                                         batch 8: the state's bytes shared by T tokens
+  plots/07_decode_kernel_state_vs_kv.png what a sequence keeps per layer: the
+                                         recurrent state against a KV cache of the same
+                                         width, vs L (plots/data/07_state_vs_kv.csv)
+
+Needs matplotlib: python3 -m pip install matplotlib (or Debian's
+python3-matplotlib). Usage: python3 plots/decode.py
+"""
+import csv
+import sys
+
+sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ssd import MARKERS, colors, log_axes, save  # noqa: E402
+from tables import (DATA, DECODE, LOOP_STEPS, OFFICIAL_DEVICE, OFFICIAL_NAMES,  # noqa: E402
+                    STATE_VS_KV, decode_form, is_loop, is_s4, load_data, official_decode, timed)
+
+FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
+
+
+def versions(rows):
+    """[(version, name, dtype)] in version order."""
+    return sorted({(r["version"], r["name"], r["dtype"]) for r in rows})
+
+
+def by_version(rows, version, x):
+    return sorted(((r[x], r) for r in rows if r["version"] == version), key=lambda p: p[0])
+
+
+def two_panels():
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    fig.subplots_adjust(top=0.84)  # room for the two-line title above the panels' own
+    return fig, axes
+
+
+def draw_bandwidth(rows, official):
+    ref = official_decode(official)
+    fig, axes = two_panels()
+    for ax, (form, title) in zip(axes, FORMS):
+        here = [r for r in rows if decode_form(r) == form and is_s4(r)]
+        for i, (version, name, dtype) in enumerate(versions(here)):
+            pts = by_version(here, version, "batch")
+            ax.plot([x for x, _ in pts], [r["gbps"] for _, r in pts], color=colors()[i % len(colors())],
+                    marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")
+        if here:
+            ax.axhline(max(r["bw_gbps"] for r in here), color="#777777", linestyle=":", lw=1.5,
+                       label="copy rate (probed)")
+            # GB/s of the official step: our fp32 row's bytes (the same tensors) over its time
+            bytes_at = {r["batch"]: r["bytes"] for r in here if r["dtype"] == "fp32"}
+            pts = sorted((b, bytes_at[b] / (ms * 1e-3) / 1e9) for (f, d, b), ms in ref.items()
+                         if f == form and d == "fp32" and b in bytes_at)
+            if pts:
+                ax.plot(*zip(*pts), color="#333333", linestyle="--", marker="o", mfc="none", lw=1.5,
+                        label=f"official {OFFICIAL_NAMES['official_triton'].replace('`', '')} fp32 "
+                              f"({OFFICIAL_DEVICE})")
+            log_axes(ax, sorted({r["batch"] for r in here}), "batch")
+        ax.set_title(title)
+    axes[0].set_ylabel("GB/s (state read + written and the token's tensors, log scale)")
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "07: one decode step at S4, L2 flushed", rows, f"{DECODE}_bandwidth.png")
+
+
+def draw_loop(rows):
+    fig, axes = two_panels()
+    measured = []
+    for ax, (form, title) in zip(axes, FORMS):
+        here = [r for r in rows if decode_form(r) == form and is_loop(r)]
+        for i, (version, name, dtype) in enumerate(versions(here)):
+            for graph in (False, True):
+                pts = by_version([r for r in here if r["flags"].endswith("+graph") == graph], version, "batch")
+                if pts:
+                    ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
+                            color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
+                            linestyle="-" if graph else "--", lw=2 if graph else 1.2,
+                            label=f"v{version:g} {name} {dtype}, {'CUDA graph' if graph else 'one by one'}")
+                    measured += [r for _, r in pts]
+        if here:
+            log_axes(ax, sorted({r["batch"] for r in here}), "batch")
+        ax.set_title(title)
+    axes[0].set_ylabel("ms per step (median, log scale)")
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    save(fig, f"07: the token loop, {LOOP_STEPS} steps in place, state hot in L2", measured,
+         f"{DECODE}_loop.png")
+
+
+def draw_tokens(rows):
+    fig, axes = two_panels()
+    measured = []
+    for ax, (form, title) in zip(axes, FORMS):
+        here = [r for r in rows if decode_form(r) == form and not is_loop(r) and r["batch"] == 8]
+        for i, (version, name, dtype) in enumerate(versions(here)):
+            pts = by_version(here, version, "seqlen")
+            if len(pts) > 1:
+                ax.plot([x for x, _ in pts], [r["ms_median"] / x for x, r in pts], color=colors()[i % len(colors())],
+                        marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")
+                measured += [r for _, r in pts]
+        if measured:
+            log_axes(ax, sorted({r["seqlen"] for r in here}), "T (tokens per launch)")
+        ax.set_title(f"{title}, batch 8")
+    axes[0].set_ylabel("ms per token (median, L2 flushed, log scale)")
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "07: T tokens per launch, the state read and written once", measured, f"{DECODE}_tokens.png")
+
+
+def draw_state_vs_kv():
+    path = DATA / f"{STATE_VS_KV}.csv"
+    if not path.is_file():
+        print(f"decode: no plots/data/{STATE_VS_KV}.csv; state-vs-KV figure not drawn")
+        return
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    ls = [r["seqlen"] for r in rows]
+    width = rows[0]["width"]
+    ax.plot(ls, [r["kv_cache_mib"] for r in rows], color="#333333", marker="o", lw=2,
+            label=f"transformer KV cache, width {width:g}, fp16 K and V")
+    ax.plot(ls, [r["mamba2_state_mib"] for r in rows], color=colors()[0], marker="s", lw=2,
+            label="Mamba-2 state, h 32, p 64, N 128, fp32")
+    ax.plot(ls, [r["mamba1_state_mib"] for r in rows], color=colors()[1], marker="D", lw=2,
+            label="Mamba-1 state, d 2048, N 16, fp32")
+    log_axes(ax, ls, "L (tokens so far)")
+    ax.set_xticks(ls, [f"{x / 1024:g}k" for x in ls])
+    ax.set_ylabel("MiB per sequence and layer (log scale)")
+    ax.legend(loc="upper left", fontsize=9, frameon=False)
+    ax.set_title("What one sequence keeps per layer between tokens\n"
+                 "computed by build/07_decode_kernel (plots/data/07_state_vs_kv.csv)", fontsize=11)
+    fig.savefig(DATA.parent / f"{DECODE}_state_vs_kv.png", dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    print(f"figure: plots/{DECODE}_state_vs_kv.png")
+
+
+def main():
+    chapters, official = load_data()
+    rows = timed(chapters.get(DECODE, []))
+    if not rows:
+        print(f"decode: no rows in plots/data/{DECODE}.csv; no chapter 07 figures")
+        return 0
+    draw_bandwidth(rows, official)
+    draw_loop(rows)
+    draw_tokens(rows)
+    draw_state_vs_kv()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
