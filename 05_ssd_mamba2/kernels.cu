@@ -55,33 +55,12 @@
 
 #include "../03_fused_cuda/kernels.h"
 #include "cuda_check.h"
+#include "mamba2_io.cuh"
 #include "mufu.cuh"
 
 /* ========================================================================
  * Scalar pieces
  * ====================================================================== */
-
-/* x, dt, z, B, C, y are float or __half (fp16 bits); arithmetic is fp32. */
-static __device__ __forceinline__ float to_float(float v) { return v; }
-static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-template <typename T>
-static __device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-
-/* Δ from dt, as _chunk_cumsum_fwd_kernel forms it. The official kernel then
- * clamps Δ to dt_limit, by default [0, inf): a no-op with softplus on, and
- * not part of the recurrence (DESIGN §2), so not done here. */
-static __device__ __forceinline__ float delta_of(float dt, float bias, bool softplus) {
-    // dt += dt_bias[:, None]
-    const float v = dt + bias;
-    // dt = tl.where(dt <= 20.0, softplus(dt), dt)        (softplus(dt) = log1p(exp(dt)))
-    return softplus && v <= 20.f ? log1pf(expf(v)) : v;
-}
-
-static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* How many of the `cap` indices from `at` on are below n (at most cap). */
 static __device__ __forceinline__ int count_left(int64_t n, int64_t at, int cap) {

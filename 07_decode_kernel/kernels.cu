@@ -28,11 +28,14 @@
  * token move it T times.
  *
  * The versions (1 is the CPU form, cpu.c), each a step from the previous one:
- *   2 decode_thread_per_row  one thread per row, the direct port
- *   3 decode_coalesced       rows split over lanes, 16-byte accesses, y by
+ *   3 decode_thread_per_row  one thread per row, the direct port
+ *   4 decode_coalesced       rows split over lanes, 16-byte accesses, y by
  *                            shuffles, several rows per thread in flight
- *     decode_coalesced_fp16  the same kernel on fp16 x, dt, z, B, C, y
- * The previous stage, decode_via_scan: T tokens are a scan of L = T steps
+ *   5 decode_coalesced_fp16  the same kernel on fp16 x, dt, z, B, C, y
+ *   6 decode_lean            fewer instructions per byte (Δ, dA on the MUFU,
+ *                            16 floats of a row per lane), the state streamed
+ *   7 decode_lean_fp16       the same kernel on fp16 x, dt, z, B, C, y
+ * The previous stage, version 2, decode_via_scan: T tokens are a scan of L = T steps
  * from h0 = state; 03's scan_fused_tuned (M1) and 05's ssd_steps_fp32 (M2)
  * compute it, and every version is checked against their y and final state. */
 #include "kernels.h"
@@ -44,35 +47,16 @@
 #include "../03_fused_cuda/kernels.h"
 #include "../05_ssd_mamba2/kernels.h"
 #include "cuda_check.h"
+#include "mamba2_io.cuh"
 #include "mufu.cuh"
 
 /* ========================================================================
  * Scalar pieces
  * ====================================================================== */
 
-/* x, dt, z, B, C, y are float or __half (fp16 bits); arithmetic is fp32. */
-static __device__ __forceinline__ float to_float(float v) { return v; }
-static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-template <typename In>
-static __device__ __forceinline__ In from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-
-/* Δ from dt, as the reference forms it (F.softplus: threshold 20). */
-static __device__ __forceinline__ float delta_of(float dt, float bias, bool softplus) {
-    // dt = dt + dt_bias
-    const float v = dt + bias;
-    // dt = F.softplus(dt) if dt_softplus else dt
-    return softplus && v <= 20.f ? log1pf(expf(v)) : v;
-}
-
 /* z·σ(z). __fdividef: 2 ulp, no IEEE-division slow path (whose call makes
  * the kernel spill); for z < -87, 1 + e^-z = inf and z / inf = 0, as it should. */
 static __device__ __forceinline__ float silu(float z) { return __fdividef(z, 1.f + expf(-z)); }
-
-static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Blocks of `threads` for n items, at most 65536 (the kernels grid-stride). */
 static unsigned grid_for(int64_t n, int threads) {
@@ -81,7 +65,7 @@ static unsigned grid_for(int64_t n, int threads) {
 }
 
 /* ========================================================================
- * Version 2: one thread per state row
+ * Version 3: one thread per state row
  *
  * The reference's loops as they are: thread r owns row r, walks the T tokens
  * and, per token, its N states. Registers hold 16 states (kRowChunk); a
@@ -173,9 +157,9 @@ extern "C" void decode_thread_per_row(const DecodeTensors *t, void *workspace) {
 }
 
 /* ========================================================================
- * Version 3: coalesced
+ * Versions 4 and 5: coalesced
  *
- * What changed from version 2: a row's N states are split over S lanes
+ * What changed from version 3: a row's N states are split over S lanes
  * (S a power of two, 1..32), each lane taking W consecutive floats (W = 4:
  * one 16-byte access; W = 1 when N % 4 != 0 or a pointer is not aligned),
  * K such vectors per lane, lane s at element (k·S + s)·W: consecutive lanes
@@ -439,7 +423,7 @@ __global__ void __launch_bounds__(kMaxThreads, M2 && K == 1 ? 3 : 1) decode_coal
     }
 }
 
-/* ---- Host side of version 3 ---- */
+/* ---- Host side of versions 4 and 5 ---- */
 
 static int sm_count(void) {
     static int count = 0;
@@ -460,21 +444,26 @@ struct CoalescedLaunch {
     unsigned grid;
 };
 
-/* W: 4 when every vector access can be 16 bytes (8 for fp16 B/C). S: the
- * fewest lanes (<= 32) that give each at most one vector of the row; K: up
- * to 4 vectors per lane beyond 32 lanes; spans: what is left over. Threads:
- * halved while half a block still covers a whole group, or while the blocks
- * would be fewer than 2 per SM. */
+/* Floats per vector access: 4 when every one can be 16 bytes (8 for fp16
+ * B/C), else 1. */
+static int access_width(const DecodeTensors *t, size_t in_bytes) {
+    return t->s.dstate % 4 == 0 && aligned(t->state, 16) && aligned(t->state_out, 16) &&
+                   aligned(t->B, 4 * in_bytes) && aligned(t->C, 4 * in_bytes) &&
+                   (t->s.form == DECODE_M2 || aligned(t->A, 16))
+               ? 4
+               : 1;
+}
+
+/* W: access_width. S: the fewest lanes (<= 32) that give each at most one
+ * vector of the row; K: up to 4 vectors per lane beyond 32 lanes; spans:
+ * what is left over. Threads: halved while half a block still covers a
+ * whole group, or while the blocks would be fewer than 2 per SM. */
 static CoalescedLaunch plan_coalesced(const DecodeTensors *t, size_t in_bytes) {
     const DecodeShape *s = &t->s;
     const bool m2 = s->form == DECODE_M2;
-    const int64_t N = s->dstate;
     CoalescedLaunch c;
-    c.W = N % 4 == 0 && aligned(t->state, 16) && aligned(t->state_out, 16) && aligned(t->B, 4 * in_bytes) &&
-                  aligned(t->C, 4 * in_bytes) && (m2 || aligned(t->A, 16))
-              ? 4
-              : 1;
-    const int64_t vectors = ceil_div(N, c.W);  // per row
+    c.W = access_width(t, in_bytes);
+    const int64_t vectors = ceil_div(s->dstate, c.W);  // per row
     int S = 1;
     while (S < vectors && S < 32) S *= 2;
     c.K = vectors <= 32 ? 1 : vectors <= 64 ? 2 : 4;
@@ -526,6 +515,315 @@ extern "C" void decode_coalesced(const DecodeTensors *t, void *workspace) {
 extern "C" void decode_coalesced_fp16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
     launch_coalesced<__half>(t);
+}
+
+/* ========================================================================
+ * Versions 6 and 7: lean (decode_lean fp32 I/O, decode_lean_fp16 fp16 I/O)
+ *
+ * What changed from version 4, whose profile at M2 b 64 showed the issue
+ * slots 68% busy for 41% of the DRAM peak (every thread redid the head's
+ * libm softplus and expf per token; 32 lanes per row, 5 shuffle rounds per
+ * row), and at M1 b 64 124 registers, 2 blocks per SM, latency-bound:
+ *  - Fewer instructions per byte. Δ by one MUFU ex2 and a polynomial log1p
+ *    (03's version 7), dA by ex2 on Δ·log2 e (M2: once per thread and
+ *    token; M1: per element, Δ·log2 e once per row), Δ·x once per row: an
+ *    element costs a multiply and two FMAs (M1: plus a multiply and an ex2).
+ *    Offsets are formed once per block, a thread's row j is row 0's plus j
+ *    steps. M2 b 64: 12.7 M warp instructions where version 4 issued ~41 M.
+ *  - Longer pieces per lane: K = 4 vectors (16 floats) of a row above 16
+ *    vectors per row, so M2 N 128 takes 8 lanes per row, not 32 (3 shuffle
+ *    rounds, not 5), and R = 2 rows per thread: 8 state loads of 16 bytes
+ *    in flight per thread, issued with B, C, x, dt before any arithmetic.
+ *    z is loaded with x, not after the shuffles.
+ *  - M1 N 16 (K = 1): R = 2 rows per thread held to 64 registers, 4 blocks
+ *    of 256 per SM instead of 2: twice the warps waiting on DRAM.
+ *  - The state streamed: read with ld.global.cs and written with
+ *    st.global.cs (evict first), touched once; B, C, A, x stay cached.
+ * What bounds it (Nsight Compute, H200, M2 b 64): 128 registers, 2 blocks
+ * per SM, warps active 23%, long-scoreboard stalls 58% of active cycles,
+ * DRAM at 48% of peak: at most 64 KB of state loads in flight per SM, too
+ * few to cover the DRAM latency; the registers that hold them are the cap.
+ * Bytes: as version 4. Exps: M1 b·T·d·(N + 1) ex2, M2 2 per thread and token.
+ * ====================================================================== */
+
+constexpr int kLeanThreads = 256;  // threads per block at most
+
+/* R: rows per thread: 4 at K = 2, else 2; at most 32 state floats per lane
+ * (M2 N 128: 2 rows x 16 floats, 8 loads of 16 bytes in flight; M1 N 16:
+ * 2 rows x 4 floats, plus 2 of A). */
+static __host__ __device__ constexpr int lean_rows(int K) { return K == 2 ? 4 : 2; }
+/* Blocks of 256 threads per SM that the registers are held to: 4 (64
+ * registers) at K = 1, 2 (128) beyond (M2 N 128 at 80 registers spills). */
+static __host__ __device__ constexpr int lean_min_blocks(int K) { return K == 1 ? 4 : 2; }
+
+/* Δ = softplus(dt + dt_bias) without libm: 03's dt_poly, max(v, 0) +
+ * log1p(e^-|v|), e^-|v| on one MUFU.EX2 and log1p(w) = w·P(w), P the
+ * degree-7 minimax fit of log1p(w)/w on [0, 1] (relative error 3.5e-7).
+ * Equal to the official threshold form: above 20, log1p(e^-v) < 2.1e-9
+ * vanishes against v. */
+static __device__ __forceinline__ float log1p_unit(float w) {
+    float p = -8.539104834e-03f;
+    p = fmaf(p, w, 4.408928007e-02f);
+    p = fmaf(p, w, -1.076812521e-01f);
+    p = fmaf(p, w, 1.774521172e-01f);
+    p = fmaf(p, w, -2.449545413e-01f);
+    p = fmaf(p, w, 3.327547908e-01f);
+    p = fmaf(p, w, -4.999740422e-01f);
+    p = fmaf(p, w, 9.999998212e-01f);
+    return w * p;
+}
+static __device__ __forceinline__ float delta_poly(float dt, float bias, bool softplus) {
+    // dt = dt + dt_bias
+    const float v = dt + bias;
+    // dt = F.softplus(dt) if dt_softplus else dt
+    return softplus ? fmaxf(v, 0.f) + log1p_unit(exp2_approx(-fabsf(v) * LOG2E_F)) : v;
+}
+
+/* W consecutive state floats at p, read and written with streaming hints
+ * (ld.global.cs, st.global.cs: touched once, evicted first). */
+static __device__ __forceinline__ void load_stream(const float *p, float (&v)[1]) { v[0] = __ldcs(p); }
+static __device__ __forceinline__ void load_stream(const float *p, float (&v)[4]) {
+    const float4 q = __ldcs(reinterpret_cast<const float4 *>(p));
+    v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+}
+static __device__ __forceinline__ void store_stream(float *p, const float (&v)[1]) { __stcs(p, v[0]); }
+static __device__ __forceinline__ void store_stream(float *p, const float (&v)[4]) {
+    __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+
+/* The lane's K vectors of each of its R rows, row j at row0 + j·step, from
+ * element e0: the state (Stream: with the streaming hint) or A (M1). 0
+ * outside the row or for invalid rows. */
+template <bool Stream, int W, int K, int R>
+static __device__ __forceinline__ void load_lean_rows(const float *row0, int64_t step, const bool (&valid)[R],
+                                                      int64_t e0, int S, int64_t N, float (&v)[R][K][W]) {
+#pragma unroll
+    for (int j = 0; j < R; j++)
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const int64_t e = e0 + (int64_t)k * S * W;
+            if (valid[j] && e < N) {
+                if constexpr (Stream) load_stream(row0 + j * step + e, v[j][k]);
+                else load_vec(row0 + j * step + e, v[j][k]);
+            } else {
+#pragma unroll
+                for (int w = 0; w < W; w++) v[j][k][w] = 0.f;
+            }
+        }
+}
+
+template <int W, int K, int R>
+static __device__ __forceinline__ void store_lean_rows(float *row0, int64_t step, const bool (&valid)[R], int64_t e0,
+                                                       int S, int64_t N, const float (&v)[R][K][W]) {
+#pragma unroll
+    for (int j = 0; j < R; j++)
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const int64_t e = e0 + (int64_t)k * S * W;
+            if (valid[j] && e < N) store_stream(row0 + j * step + e, v[j][k]);
+        }
+}
+
+/* The block's rows and tiles as in version 4 (CoalescedPlan), with R =
+ * lean_rows(K) rows per thread, row j of a thread j·(32/S) rows after its
+ * row 0. */
+template <typename In, int W, int K, bool M2>
+__global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_kernel(DecodeTensors t, CoalescedPlan plan) {
+    constexpr int R = lean_rows(K);
+    constexpr int P = M2 ? 1 : R;  // Δ held per head (M2) or per row (M1)
+    const DecodeShape s = t.s;
+    const int64_t N = s.dstate, T = s.tokens;
+    const int64_t width = M2 ? s.headdim : s.dim;           // rows per group
+    const int64_t x_tok = M2 ? s.heads * s.headdim : s.dim;  // x, z, y elements per token
+    const int64_t dt_tok = M2 ? s.heads : s.dim;             // dt elements per token
+    const int64_t bc_tok = M2 ? s.groups * N : N;            // B, C elements per token
+    const In *x = static_cast<const In *>(t.x);    // M1 (b, T, d)  M2 (b, T, h, p)
+    const In *dt = static_cast<const In *>(t.dt);  // M1 (b, T, d)  M2 (b, T, h)
+    const In *B = static_cast<const In *>(t.B);    // M1 (b, T, N)  M2 (b, T, g, N)
+    const In *C = static_cast<const In *>(t.C);    // like B
+    const In *z = static_cast<const In *>(t.z);    // like x, NULL without z
+    In *y = static_cast<In *>(t.y);                // like x, written
+    const int S = plan.lanes, slots = 32 / S;
+    const int lane = threadIdx.x % 32, sub = lane % S, slot = lane / S;
+    const int64_t span_len = (int64_t)S * K * W;
+    const int64_t step = (int64_t)slots * N;  // from a thread's row j to row j + 1, in the state and (M1) in A
+
+    for (int64_t blk = blockIdx.x; blk < plan.blocks; blk += gridDim.x) {
+        const int64_t group = blk / plan.tiles, tile = blk % plan.tiles;
+        const int64_t bi = M2 ? group / s.heads : group;
+        const int64_t hi = M2 ? group % s.heads : 0;
+        // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+        const int64_t bc_group = M2 ? hi / (s.heads / s.groups) : 0;
+        const int64_t first = tile * plan.rows_per_block + (int64_t)(threadIdx.x / 32) * slots * R + slot;
+        /* Offsets of the thread's row 0 (index `first` in its group) at token
+         * 0. Its row j is j·slots further in x, z, y and (M1) dt, D, dt_bias,
+         * j·step further in the state and (M1) A; M2's are the head's. */
+        const int64_t xrow = bi * T * x_tok + (M2 ? hi * s.headdim : 0) + first;  // x, z, y
+        const int64_t prow = M2 ? hi : first;                                      // D, dt_bias, A
+        const int64_t dtrow = M2 ? bi * T * s.heads + hi : xrow;                  // dt
+        const int64_t bcrow = bi * T * bc_tok + bc_group * N;                      // B, C
+        const int64_t srow = (group * width + first) * N;                          // state, state_out
+
+        bool valid[R];  // row j exists: first + j·slots < width
+#pragma unroll
+        for (int j = 0; j < R; j++) valid[j] = first + (int64_t)j * slots < width;
+
+        float h[R][K][W];   // the lane's states of its rows, current span
+        float Av[R][K][W];  // M1: A of the same elements
+        float Bv[K][W], Cv[K][W];
+        float xD[R], zv[R], dx[R], acc[R];  // per row: x·D, z, Δ·x, the lane's share of y
+        float d2[P];                        // Δ·log2 e of the head (M2) or of row j (M1)
+        float dA_head = 1.f;                // M2: the head's dA
+
+        /* Token tok's inputs: Δ per head or row, then per row x·D, z, Δ·x; the head's dA (M2). */
+        auto token_inputs = [&](int64_t tok) {
+            float delta[P];
+#pragma unroll
+            for (int j = 0; j < P; j++) {
+                const bool ok = M2 || valid[j];
+                const int64_t p = prow + j * slots;
+                const float bias = ok && t.dt_bias ? t.dt_bias[p] : 0.f;
+                delta[j] = ok ? delta_poly(to_float(dt[dtrow + tok * dt_tok + j * slots]), bias, s.softplus) : 0.f;
+                d2[j] = delta[j] * LOG2E_F;
+            }
+#pragma unroll
+            for (int j = 0; j < R; j++) {
+                const int64_t at = xrow + tok * x_tok + j * slots;
+                const float xv = valid[j] ? to_float(x[at]) : 0.f;
+                // if D is not None: out += (x * D).to(out.dtype)
+                xD[j] = valid[j] && t.D ? xv * t.D[prow + (M2 ? 0 : j * slots)] : 0.f;
+                zv[j] = valid[j] && z ? to_float(z[at]) : 0.f;
+                dx[j] = delta[M2 ? 0 : j] * xv;
+                acc[j] = 0.f;
+            }
+            // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
+            if constexpr (M2) dA_head = exp2_approx(d2[0] * t.A[prow]);
+        };
+        /* One token on the lane's elements of the span: h updated, acc[j] +=
+         * the lane's share of Σ_n h·C. Outside a row h, B, C are 0 and stay. */
+        auto step_rows = [&]() {
+#pragma unroll
+            for (int j = 0; j < R; j++)
+#pragma unroll
+                for (int k = 0; k < K; k++)
+#pragma unroll
+                    for (int w = 0; w < W; w++) {
+                        float dA = dA_head;
+                        // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
+                        if constexpr (!M2) dA = exp2_approx(d2[j] * Av[j][k][w]);
+                        // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1")), dB = dt·B: as B·(dt·x)
+                        h[j][k][w] = fmaf(Bv[k][w], dx[j], h[j][k][w] * dA);
+                        // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
+                        acc[j] = fmaf(h[j][k][w], Cv[k][w], acc[j]);
+                    }
+        };
+        /* Token tok's y: the S lanes' shares summed, x·D and z applied by lane 0. */
+        auto token_output = [&](int64_t tok) {
+#pragma unroll
+            for (int j = 0; j < R; j++) {
+                for (int off = S / 2; off > 0; off /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
+                if (sub != 0 || !valid[j]) continue;
+                float out = acc[j] + xD[j];
+                // return (out if z is None else out * F.silu(z)).to(x.dtype)
+                if (z) out *= silu(zv[j]);
+                y[xrow + tok * x_tok + j * slots] = from_float<In>(out);
+            }
+        };
+
+        if (plan.spans == 1) {
+            /* The whole row in registers: state read once, T tokens, written once. */
+            const int64_t e0 = (int64_t)sub * W;
+            load_lean_rows<true>(t.state + srow, step, valid, e0, S, N, h);
+            if constexpr (!M2) load_lean_rows<false>(t.A + prow * N, step, valid, e0, S, N, Av);
+            for (int64_t tok = 0; tok < T; tok++) {
+                token_inputs(tok);
+                load_lane<In, W, K>(B + bcrow + tok * bc_tok, e0, S, N, Bv);
+                load_lane<In, W, K>(C + bcrow + tok * bc_tok, e0, S, N, Cv);
+                step_rows();
+                token_output(tok);
+            }
+            store_lean_rows(t.state_out + srow, step, valid, e0, S, N, h);
+        } else {
+            /* Long rows: per token, span after span through state_out. */
+            for (int64_t tok = 0; tok < T; tok++) {
+                token_inputs(tok);
+                for (int64_t sp = 0; sp < plan.spans; sp++) {
+                    const int64_t e0 = sp * span_len + (int64_t)sub * W;
+                    load_lean_rows<true>((tok == 0 ? t.state : t.state_out) + srow, step, valid, e0, S, N, h);
+                    if constexpr (!M2) load_lean_rows<false>(t.A + prow * N, step, valid, e0, S, N, Av);
+                    load_lane<In, W, K>(B + bcrow + tok * bc_tok, e0, S, N, Bv);
+                    load_lane<In, W, K>(C + bcrow + tok * bc_tok, e0, S, N, Cv);
+                    step_rows();
+                    store_lean_rows(t.state_out + srow, step, valid, e0, S, N, h);
+                }
+                token_output(tok);
+            }
+        }
+    }
+}
+
+/* ---- Host side of versions 6 and 7 ---- */
+
+/* W as in version 4. K: 4 vectors per lane above 16 vectors per row, 2
+ * from 8, else 1; S: the fewest lanes (<= 32) that take the row in K
+ * vectors each; spans: what is left over. Threads as in version 4. */
+static CoalescedLaunch plan_lean(const DecodeTensors *t, size_t in_bytes) {
+    const DecodeShape *s = &t->s;
+    const bool m2 = s->form == DECODE_M2;
+    CoalescedLaunch c;
+    c.W = access_width(t, in_bytes);
+    const int64_t vectors = ceil_div(s->dstate, c.W);  // per row
+    c.K = vectors > 16 ? 4 : vectors >= 8 ? 2 : 1;
+    int S = 1;
+    while ((int64_t)S * c.K < vectors && S < 32) S *= 2;
+    c.plan.lanes = S;
+    c.plan.spans = ceil_div(vectors, (int64_t)S * c.K);
+    const int64_t width = m2 ? s->headdim : s->dim;
+    const int64_t groups = m2 ? s->batch * s->heads : s->batch;
+    const int64_t rows_per_warp = (32 / S) * (int64_t)lean_rows(c.K);
+    int threads = kLeanThreads;
+    while (threads > 32 && (threads / 64) * rows_per_warp >= width) threads /= 2;
+    while (threads > 32 && groups * ceil_div(width, (threads / 32) * rows_per_warp) < 2 * (int64_t)sm_count())
+        threads /= 2;
+    c.threads = threads;
+    c.plan.rows_per_block = (threads / 32) * rows_per_warp;
+    c.plan.tiles = ceil_div(width, c.plan.rows_per_block);
+    c.plan.blocks = groups * c.plan.tiles;
+    c.grid = (unsigned)(c.plan.blocks < INT_MAX ? c.plan.blocks : INT_MAX);
+    return c;
+}
+
+template <typename In, int W, bool M2>
+static void launch_lean_k(const DecodeTensors *t, const CoalescedLaunch &c) {
+    switch (c.K) {
+    case 1: decode_lean_kernel<In, W, 1, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
+    case 2: decode_lean_kernel<In, W, 2, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
+    default: decode_lean_kernel<In, W, 4, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
+    }
+    cuda_check_launch();
+}
+
+template <typename In>
+static void launch_lean(const DecodeTensors *t) {
+    const CoalescedLaunch c = plan_lean(t, sizeof(In));
+    const bool m2 = t->s.form == DECODE_M2;
+    if (c.W == 4) {
+        if (m2) launch_lean_k<In, 4, true>(t, c);
+        else launch_lean_k<In, 4, false>(t, c);
+    } else {
+        if (m2) launch_lean_k<In, 1, true>(t, c);
+        else launch_lean_k<In, 1, false>(t, c);
+    }
+}
+
+extern "C" void decode_lean(const DecodeTensors *t, void *workspace) {
+    (void)workspace;
+    launch_lean<float>(t);
+}
+
+extern "C" void decode_lean_fp16(const DecodeTensors *t, void *workspace) {
+    (void)workspace;
+    launch_lean<__half>(t);
 }
 
 /* ========================================================================

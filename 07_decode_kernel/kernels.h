@@ -16,19 +16,27 @@
 extern "C" {
 #endif
 
-/* 2: one thread per state row (M1 (b, c), M2 (b, h, p)), 16 of its states in
+/* 3: one thread per state row (M1 (b, c), M2 (b, h, p)), 16 of its states in
  * registers at a time, the T tokens looped inside: the state is read once
  * and written once. Neighbouring threads are N floats apart in the state, so
  * a warp's load touches 32 sectors for 128 useful bytes. fp32 I/O. */
 void decode_thread_per_row(const DecodeTensors *t, void *workspace);
 
-/* 3: coalesced: a state row split over 1..32 lanes, consecutive lanes on
+/* 4, 5: coalesced: a state row split over 1..32 lanes, consecutive lanes on
  * consecutive 16 bytes (float4; scalar when N % 4 != 0 or a pointer is
  * misaligned), y summed by warp shuffles, 4 rows per thread in flight, B/C
  * and the per-head scalars loaded once per thread and used for its 4 rows.
  * What it should buy: the state at the copy bandwidth (>= 85%). */
 void decode_coalesced(const DecodeTensors *t, void *workspace);       // x, dt, z, B, C, y fp32
 void decode_coalesced_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
+
+/* 6, 7: lean: fewer instructions per byte (Δ and dA by MUFU ex2 once per head
+ * or row and token), 16 floats of a row per lane (M2 N 128: 8 lanes, 3
+ * shuffle rounds), 8 state loads of 16 bytes in flight per thread, the state
+ * streamed (.cs), M1 at 64 registers (4 blocks per SM). What it should buy:
+ * the issue slots freed for loads, M1's latency hidden by twice the warps. */
+void decode_lean(const DecodeTensors *t, void *workspace);       // x, dt, z, B, C, y fp32
+void decode_lean_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 
 /* The previous stage: the T tokens as a scan of L = T steps from h0 = state.
  * M2: 05's ssd_steps_fp32 (chunk 64) on the same layouts. M1: 03's

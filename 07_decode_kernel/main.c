@@ -31,6 +31,12 @@ static const DecodeVersion versions[] = {
     {{"decode_coalesced_fp16",
       "the same with fp16 x, dt, z, B, C, y (fp32 state): the per-token bytes halved",
       true, DT_FP16}, NULL, NULL, decode_coalesced_fp16, true},
+    {{"decode_lean",
+      "fewer instructions per byte: dt, dA by MUFU once per row, 16 floats per lane, streamed state",
+      true, DT_FP32}, NULL, NULL, decode_lean, true},
+    {{"decode_lean_fp16",
+      "the same with fp16 x, dt, z, B, C, y (fp32 state)",
+      true, DT_FP16}, NULL, NULL, decode_lean_fp16, true},
 };
 
 /* The memory lesson: what one sequence keeps per layer between tokens. A

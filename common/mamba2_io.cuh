@@ -1,0 +1,35 @@
+/* Device pieces the Mamba-2 chapters (05, 07) share: tensors that are fp32
+ * or fp16 by the version's dtype, Δ as the official code forms it, and the
+ * rounding-up division of grid sizes. */
+#ifndef MAMBA2_IO_CUH
+#define MAMBA2_IO_CUH
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+/* x, dt, z, B, C, y are float or __half (fp16 bits); arithmetic is fp32. */
+static __device__ __forceinline__ float to_float(float v) { return v; }
+static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+template <typename T>
+static __device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+
+/* Δ from dt, as the official code forms it: _chunk_cumsum_fwd_kernel (SSD)
+ * and selective_state_update both add dt_bias, then take F.softplus with
+ * threshold 20. (The SSD kernel then clamps Δ to dt_limit, by default
+ * [0, inf): a no-op with softplus on, and not part of the recurrence, DESIGN
+ * §2, so not done here.) */
+static __device__ __forceinline__ float delta_of(float dt, float bias, bool softplus) {
+    // dt = dt + dt_bias
+    const float v = dt + bias;
+    // dt = tl.where(dt <= 20.0, softplus(dt), dt)        (SSD; softplus(dt) = log1p(exp(dt)))
+    // dt = F.softplus(dt) if dt_softplus else dt           (selective_state_update_ref)
+    return softplus && v <= 20.f ? log1pf(expf(v)) : v;
+}
+
+static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#endif
