@@ -23,7 +23,7 @@ CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_h
 GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 07_decode_kernel
 
 COMMON_C  := args check csv driver fixtures folder gpu half npy op_decode op_scan op_ssd oracle rng
-COMMON_CU := floors
+COMMON_CU := floors transpose
 COMMON_OBJ := $(COMMON_C:%=build/obj/common/%.o) $(COMMON_CU:%=build/obj/common/%.o)
 
 # What each program links: its own files, then the previous stage it checks against.

@@ -52,21 +52,9 @@ static __device__ __forceinline__ float dt_fast(float delta, float bias, bool so
 }
 
 /* The same without libm (version 7): softplus(x) = max(x, 0) + log1p(e^-|x|),
- * e^-|x| in (0, 1] on the MUFU and log1p(w) = w·P(w) with P the degree-7
- * minimax fit of log1p(w)/w on [0, 1] (relative error 3.5e-7 in fp32). Equal
- * to the official form: above 20, log1p(e^-x) < 2.1e-9 vanishes against x.
- * About 13 instructions (SASS) instead of about 27 with log1pf. */
-static __device__ __forceinline__ float log1p_unit(float w) {
-    float p = -8.539104834e-03f;
-    p = fmaf(p, w, 4.408928007e-02f);
-    p = fmaf(p, w, -1.076812521e-01f);
-    p = fmaf(p, w, 1.774521172e-01f);
-    p = fmaf(p, w, -2.449545413e-01f);
-    p = fmaf(p, w, 3.327547908e-01f);
-    p = fmaf(p, w, -4.999740422e-01f);
-    p = fmaf(p, w, 9.999998212e-01f);
-    return w * p;
-}
+ * e^-|x| in (0, 1] on the MUFU and log1p_unit (mufu.cuh) for the log1p.
+ * Equal to the official form: above 20, log1p(e^-x) < 2.1e-9 vanishes
+ * against x. About 13 instructions (SASS) instead of about 27 with log1pf. */
 static __device__ __forceinline__ float dt_poly(float delta, float bias, bool softplus) {
     const float x = delta + bias;
     return softplus ? fmaxf(x, 0.f) + log1p_unit(exp2_approx(-fabsf(x) * LOG2E_F)) : x;

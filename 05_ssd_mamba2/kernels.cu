@@ -57,6 +57,7 @@
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
 #include "mufu.cuh"
+#include "transpose.h"
 
 /* ========================================================================
  * Scalar pieces
@@ -940,39 +941,6 @@ extern "C" void ssd_fused_mma(const SsdTensors *t, void *workspace) { launch_fus
  * B/C: channel c uses c / (d/G) = hi / (h/g), the head's own group.
  * ====================================================================== */
 
-constexpr int kTransposeTile = 32;  // transpose tiles: 32 x 32, blocks of 32 x 8 threads
-
-/* dst (batch, cols, rows) = src (batch, rows, cols) transposed, through a
- * shared 32 x 32 tile so that both the reads and the writes are coalesced.
- * Blocks: x = (batch, row tile, column tile) flattened. Bytes: read once,
- * written once. */
-__global__ void __launch_bounds__(kTransposeTile * 8) transpose_kernel(float *dst,        // (batch, cols, rows) fp32
-                                                                      const float *src,  // (batch, rows, cols) fp32
-                                                                      int64_t rows, int64_t cols) {
-    __shared__ float tile[kTransposeTile][kTransposeTile + 1];
-    const int64_t row_tiles = ceil_div(rows, kTransposeTile), col_tiles = ceil_div(cols, kTransposeTile);
-    const int64_t tc = blockIdx.x % col_tiles, tr = (blockIdx.x / col_tiles) % row_tiles;
-    const int64_t bt = blockIdx.x / (col_tiles * row_tiles);
-    const int64_t r0 = tr * kTransposeTile, c0 = tc * kTransposeTile;
-    src += bt * rows * cols;
-    dst += bt * rows * cols;
-    for (int k = threadIdx.y; k < kTransposeTile; k += blockDim.y) {
-        const int64_t r = r0 + k, c = c0 + threadIdx.x;
-        if (r < rows && c < cols) tile[k][threadIdx.x] = src[r * cols + c];
-    }
-    __syncthreads();
-    for (int k = threadIdx.y; k < kTransposeTile; k += blockDim.y) {
-        const int64_t c = c0 + k, r = r0 + threadIdx.x;
-        if (r < rows && c < cols) dst[c * rows + r] = tile[threadIdx.x][k];
-    }
-}
-
-static void transpose(float *dst, const float *src, int64_t batch, int64_t rows, int64_t cols) {
-    const int64_t blocks = batch * ceil_div(rows, kTransposeTile) * ceil_div(cols, kTransposeTile);
-    transpose_kernel<<<(unsigned)blocks, dim3(kTransposeTile, 8)>>>(dst, src, rows, cols);
-    cuda_check_launch();
-}
-
 /* delta[(b·d + c)·L + l] = dt[(b·L + l)·h + c / p]: dt per head, repeated over
  * the head's p channels and moved to time-last. One thread per delta element
  * (grid-stride); writes coalesced, reads of dt (b·L·h floats) from L1/L2. */
@@ -1071,7 +1039,7 @@ extern "C" void ssd_via_scan_fused_tuned(const SsdTensors *t, void *workspace) {
     m.s = shape;
     float *u = (float *)(ws + lay.u);  // (b, d, L)
     // x = rearrange(x, "b l h p -> b (h p) l")
-    transpose(u, (const float *)t->x, b, L, d);
+    transpose_batched(u, (const float *)t->x, b, L, d);
     m.u = u;
     float *delta = (float *)(ws + lay.delta);  // (b, d, L)
     // dt = repeat(dt, "b l h -> b l h p", p=headdim); dt = rearrange(dt, "b l h p -> b (h p) l")
@@ -1085,9 +1053,9 @@ extern "C" void ssd_via_scan_fused_tuned(const SsdTensors *t, void *workspace) {
     m.A = A;
     float *B = (float *)(ws + lay.B), *C = (float *)(ws + lay.C);  // (b, G, N, L)
     // B = rearrange(B, "b l g n -> b g n l")
-    transpose(B, (const float *)t->B, b, L, GN);
+    transpose_batched(B, (const float *)t->B, b, L, GN);
     // C = rearrange(C, "b l g n -> b g n l")
-    transpose(C, (const float *)t->C, b, L, GN);
+    transpose_batched(C, (const float *)t->C, b, L, GN);
     m.B = B;
     m.C = C;
     m.D = NULL;
@@ -1105,7 +1073,7 @@ extern "C" void ssd_via_scan_fused_tuned(const SsdTensors *t, void *workspace) {
     if (t->z) {
         float *z = (float *)(ws + lay.z);  // (b, d, L)
         // z = rearrange(z, "b l h p -> b (h p) l")
-        transpose(z, (const float *)t->z, b, L, d);
+        transpose_batched(z, (const float *)t->z, b, L, d);
         m.z = z;
     }
     m.delta_bias = NULL;
@@ -1124,5 +1092,5 @@ extern "C" void ssd_via_scan_fused_tuned(const SsdTensors *t, void *workspace) {
     // out = selective_scan_fn(x, dt, A, B, C, D=D, z=z, delta_bias=dt_bias, delta_softplus=dt_softplus)
     scan_fused_tuned(&m, ws + lay.scan);
     // return rearrange(out, "b (h p) l -> b l h p", p=headdim)
-    transpose((float *)t->y, y, b, d, L);
+    transpose_batched((float *)t->y, y, b, d, L);
 }

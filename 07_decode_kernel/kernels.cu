@@ -49,6 +49,7 @@
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
 #include "mufu.cuh"
+#include "transpose.h"
 
 /* ========================================================================
  * Scalar pieces
@@ -454,67 +455,84 @@ static int access_width(const DecodeTensors *t, size_t in_bytes) {
                : 1;
 }
 
+/* The rest of a plan, once S lanes per row and K are chosen: lanes and
+ * spans per row, then threads per block (at most max_threads), halved while
+ * half a block still covers a whole group (a head's p rows, or a batch
+ * entry's d), or while the blocks would be fewer than 2 per SM; a thread
+ * takes rows_per_thread rows. */
+static void plan_blocks(const DecodeShape *s, int S, int max_threads, int64_t rows_per_thread, CoalescedLaunch *c) {
+    const bool m2 = s->form == DECODE_M2;
+    const int64_t vectors = ceil_div(s->dstate, c->W);  // per row
+    c->plan.lanes = S;
+    c->plan.spans = ceil_div(vectors, (int64_t)S * c->K);
+    const int64_t width = m2 ? s->headdim : s->dim;
+    const int64_t groups = m2 ? s->batch * s->heads : s->batch;
+    const int64_t rows_per_warp = (32 / S) * rows_per_thread;
+    int threads = max_threads;
+    while (threads > 32 && (threads / 64) * rows_per_warp >= width) threads /= 2;
+    while (threads > 32 && groups * ceil_div(width, (threads / 32) * rows_per_warp) < 2 * (int64_t)sm_count())
+        threads /= 2;
+    c->threads = threads;
+    c->plan.rows_per_block = (threads / 32) * rows_per_warp;
+    c->plan.tiles = ceil_div(width, c->plan.rows_per_block);
+    c->plan.blocks = groups * c->plan.tiles;
+    c->grid = (unsigned)(c->plan.blocks < INT_MAX ? c->plan.blocks : INT_MAX);
+}
+
 /* W: access_width. S: the fewest lanes (<= 32) that give each at most one
- * vector of the row; K: up to 4 vectors per lane beyond 32 lanes; spans:
- * what is left over. Threads: halved while half a block still covers a
- * whole group, or while the blocks would be fewer than 2 per SM. */
+ * vector of the row; K: up to 4 vectors per lane beyond 32 lanes; the rest
+ * by plan_blocks. */
 static CoalescedLaunch plan_coalesced(const DecodeTensors *t, size_t in_bytes) {
     const DecodeShape *s = &t->s;
-    const bool m2 = s->form == DECODE_M2;
     CoalescedLaunch c;
     c.W = access_width(t, in_bytes);
     const int64_t vectors = ceil_div(s->dstate, c.W);  // per row
     int S = 1;
     while (S < vectors && S < 32) S *= 2;
     c.K = vectors <= 32 ? 1 : vectors <= 64 ? 2 : 4;
-    c.plan.lanes = S;
-    c.plan.spans = ceil_div(vectors, (int64_t)S * c.K);
-    const int64_t width = m2 ? s->headdim : s->dim;
-    const int64_t groups = m2 ? s->batch * s->heads : s->batch;
-    const int64_t rows_per_warp = (32 / S) * kRowsPerThread;
-    int threads = kMaxThreads;
-    while (threads > 32 && (threads / 64) * rows_per_warp >= width) threads /= 2;
-    while (threads > 32 && groups * ceil_div(width, (threads / 32) * rows_per_warp) < 2 * (int64_t)sm_count())
-        threads /= 2;
-    c.threads = threads;
-    c.plan.rows_per_block = (threads / 32) * rows_per_warp;
-    c.plan.tiles = ceil_div(width, c.plan.rows_per_block);
-    c.plan.blocks = groups * c.plan.tiles;
-    c.grid = (unsigned)(c.plan.blocks < INT_MAX ? c.plan.blocks : INT_MAX);
+    plan_blocks(s, S, kMaxThreads, kRowsPerThread, &c);
     return c;
 }
 
-template <typename In, int W, bool M2>
-static void launch_coalesced_k(const DecodeTensors *t, const CoalescedLaunch &c) {
+/* The kernels as launchable types, so one dispatch serves both. */
+struct CoalescedKernel {
+    template <typename In, int W, int K, bool M2>
+    static void launch(const DecodeTensors *t, const CoalescedLaunch &c) {
+        decode_coalesced_kernel<In, W, K, M2><<<c.grid, c.threads>>>(*t, c.plan);
+    }
+};
+
+/* Kernel::launch with the template arguments the plan chose (K, then W and the form). */
+template <typename Kernel, typename In, int W, bool M2>
+static void launch_k(const DecodeTensors *t, const CoalescedLaunch &c) {
     switch (c.K) {
-    case 1: decode_coalesced_kernel<In, W, 1, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
-    case 2: decode_coalesced_kernel<In, W, 2, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
-    default: decode_coalesced_kernel<In, W, 4, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
+    case 1: Kernel::template launch<In, W, 1, M2>(t, c); break;
+    case 2: Kernel::template launch<In, W, 2, M2>(t, c); break;
+    default: Kernel::template launch<In, W, 4, M2>(t, c); break;
     }
     cuda_check_launch();
 }
 
-template <typename In>
-static void launch_coalesced(const DecodeTensors *t) {
-    const CoalescedLaunch c = plan_coalesced(t, sizeof(In));
+template <typename Kernel, typename In>
+static void launch_planned(const DecodeTensors *t, const CoalescedLaunch &c) {
     const bool m2 = t->s.form == DECODE_M2;
     if (c.W == 4) {
-        if (m2) launch_coalesced_k<In, 4, true>(t, c);
-        else launch_coalesced_k<In, 4, false>(t, c);
+        if (m2) launch_k<Kernel, In, 4, true>(t, c);
+        else launch_k<Kernel, In, 4, false>(t, c);
     } else {
-        if (m2) launch_coalesced_k<In, 1, true>(t, c);
-        else launch_coalesced_k<In, 1, false>(t, c);
+        if (m2) launch_k<Kernel, In, 1, true>(t, c);
+        else launch_k<Kernel, In, 1, false>(t, c);
     }
 }
 
 extern "C" void decode_coalesced(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_coalesced<float>(t);
+    launch_planned<CoalescedKernel, float>(t, plan_coalesced(t, sizeof(float)));
 }
 
 extern "C" void decode_coalesced_fp16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_coalesced<__half>(t);
+    launch_planned<CoalescedKernel, __half>(t, plan_coalesced(t, sizeof(__half)));
 }
 
 /* ========================================================================
@@ -557,21 +575,9 @@ static __host__ __device__ constexpr int lean_rows(int K) { return K == 2 ? 4 : 
 static __host__ __device__ constexpr int lean_min_blocks(int K) { return K == 1 ? 4 : 2; }
 
 /* Δ = softplus(dt + dt_bias) without libm: 03's dt_poly, max(v, 0) +
- * log1p(e^-|v|), e^-|v| on one MUFU.EX2 and log1p(w) = w·P(w), P the
- * degree-7 minimax fit of log1p(w)/w on [0, 1] (relative error 3.5e-7).
- * Equal to the official threshold form: above 20, log1p(e^-v) < 2.1e-9
- * vanishes against v. */
-static __device__ __forceinline__ float log1p_unit(float w) {
-    float p = -8.539104834e-03f;
-    p = fmaf(p, w, 4.408928007e-02f);
-    p = fmaf(p, w, -1.076812521e-01f);
-    p = fmaf(p, w, 1.774521172e-01f);
-    p = fmaf(p, w, -2.449545413e-01f);
-    p = fmaf(p, w, 3.327547908e-01f);
-    p = fmaf(p, w, -4.999740422e-01f);
-    p = fmaf(p, w, 9.999998212e-01f);
-    return w * p;
-}
+ * log1p(e^-|v|), e^-|v| on one MUFU.EX2 and the log1p by log1p_unit
+ * (mufu.cuh). Equal to the official threshold form: above 20,
+ * log1p(e^-v) < 2.1e-9 vanishes against v. */
 static __device__ __forceinline__ float delta_poly(float dt, float bias, bool softplus) {
     // dt = dt + dt_bias
     const float v = dt + bias;
@@ -766,64 +772,34 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
 
 /* W as in version 4. K: 4 vectors per lane above 16 vectors per row, 2
  * from 8, else 1; S: the fewest lanes (<= 32) that take the row in K
- * vectors each; spans: what is left over. Threads as in version 4. */
+ * vectors each; the rest by plan_blocks, as in version 4. */
 static CoalescedLaunch plan_lean(const DecodeTensors *t, size_t in_bytes) {
     const DecodeShape *s = &t->s;
-    const bool m2 = s->form == DECODE_M2;
     CoalescedLaunch c;
     c.W = access_width(t, in_bytes);
     const int64_t vectors = ceil_div(s->dstate, c.W);  // per row
     c.K = vectors > 16 ? 4 : vectors >= 8 ? 2 : 1;
     int S = 1;
     while ((int64_t)S * c.K < vectors && S < 32) S *= 2;
-    c.plan.lanes = S;
-    c.plan.spans = ceil_div(vectors, (int64_t)S * c.K);
-    const int64_t width = m2 ? s->headdim : s->dim;
-    const int64_t groups = m2 ? s->batch * s->heads : s->batch;
-    const int64_t rows_per_warp = (32 / S) * (int64_t)lean_rows(c.K);
-    int threads = kLeanThreads;
-    while (threads > 32 && (threads / 64) * rows_per_warp >= width) threads /= 2;
-    while (threads > 32 && groups * ceil_div(width, (threads / 32) * rows_per_warp) < 2 * (int64_t)sm_count())
-        threads /= 2;
-    c.threads = threads;
-    c.plan.rows_per_block = (threads / 32) * rows_per_warp;
-    c.plan.tiles = ceil_div(width, c.plan.rows_per_block);
-    c.plan.blocks = groups * c.plan.tiles;
-    c.grid = (unsigned)(c.plan.blocks < INT_MAX ? c.plan.blocks : INT_MAX);
+    plan_blocks(s, S, kLeanThreads, lean_rows(c.K), &c);
     return c;
 }
 
-template <typename In, int W, bool M2>
-static void launch_lean_k(const DecodeTensors *t, const CoalescedLaunch &c) {
-    switch (c.K) {
-    case 1: decode_lean_kernel<In, W, 1, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
-    case 2: decode_lean_kernel<In, W, 2, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
-    default: decode_lean_kernel<In, W, 4, M2><<<c.grid, c.threads>>>(*t, c.plan); break;
+struct LeanKernel {
+    template <typename In, int W, int K, bool M2>
+    static void launch(const DecodeTensors *t, const CoalescedLaunch &c) {
+        decode_lean_kernel<In, W, K, M2><<<c.grid, c.threads>>>(*t, c.plan);
     }
-    cuda_check_launch();
-}
-
-template <typename In>
-static void launch_lean(const DecodeTensors *t) {
-    const CoalescedLaunch c = plan_lean(t, sizeof(In));
-    const bool m2 = t->s.form == DECODE_M2;
-    if (c.W == 4) {
-        if (m2) launch_lean_k<In, 4, true>(t, c);
-        else launch_lean_k<In, 4, false>(t, c);
-    } else {
-        if (m2) launch_lean_k<In, 1, true>(t, c);
-        else launch_lean_k<In, 1, false>(t, c);
-    }
-}
+};
 
 extern "C" void decode_lean(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_lean<float>(t);
+    launch_planned<LeanKernel, float>(t, plan_lean(t, sizeof(float)));
 }
 
 extern "C" void decode_lean_fp16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_lean<__half>(t);
+    launch_planned<LeanKernel, __half>(t, plan_lean(t, sizeof(__half)));
 }
 
 /* ========================================================================
@@ -843,41 +819,6 @@ extern "C" void decode_lean_fp16(const DecodeTensors *t, void *workspace) {
  * ====================================================================== */
 
 constexpr int64_t kScanChunk = 64;   // 05's chunk size Q for the M2 scan
-constexpr int kTransposeTile = 32;   // transpose tiles: 32 x 32, blocks of 32 x 8 threads
-
-/* dst (batch, cols, rows) = src (batch, rows, cols) transposed, through a
- * shared 32 x 32 tile so that both the reads and the writes are coalesced.
- * Blocks: (batch, row tile, column tile) flattened, grid-stride. */
-__global__ void __launch_bounds__(kTransposeTile * 8) decode_transpose_kernel(float *dst,        // (batch, cols, rows) fp32
-                                                                             const float *src,  // (batch, rows, cols) fp32
-                                                                             int64_t batch, int64_t rows,
-                                                                             int64_t cols) {
-    __shared__ float tile[kTransposeTile][kTransposeTile + 1];
-    const int64_t row_tiles = ceil_div(rows, kTransposeTile), col_tiles = ceil_div(cols, kTransposeTile);
-    for (int64_t blk = blockIdx.x; blk < batch * row_tiles * col_tiles; blk += gridDim.x) {
-        const int64_t tc = blk % col_tiles, tr = (blk / col_tiles) % row_tiles, bt = blk / (col_tiles * row_tiles);
-        const int64_t r0 = tr * kTransposeTile, c0 = tc * kTransposeTile;
-        const float *in = src + bt * rows * cols;
-        float *out = dst + bt * rows * cols;
-        for (int k = threadIdx.y; k < kTransposeTile; k += blockDim.y) {
-            const int64_t r = r0 + k, c = c0 + threadIdx.x;
-            if (r < rows && c < cols) tile[k][threadIdx.x] = in[r * cols + c];
-        }
-        __syncthreads();
-        for (int k = threadIdx.y; k < kTransposeTile; k += blockDim.y) {
-            const int64_t c = c0 + k, r = r0 + threadIdx.x;
-            if (r < rows && c < cols) out[c * rows + r] = tile[threadIdx.x][k];
-        }
-        __syncthreads();
-    }
-}
-
-static void transpose(float *dst, const float *src, int64_t batch, int64_t rows, int64_t cols) {
-    const int64_t blocks = batch * ceil_div(rows, kTransposeTile) * ceil_div(cols, kTransposeTile);
-    const unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
-    decode_transpose_kernel<<<grid, dim3(kTransposeTile, 8)>>>(dst, src, batch, rows, cols);
-    cuda_check_launch();
-}
 
 /* The M1 decode problem as 03's scan problem. */
 static ScanShape scan_shape_of(const DecodeShape *s) {
@@ -974,10 +915,10 @@ static void via_scan_m1(const DecodeTensors *t, const float *h0, char *ws, const
     float *B = (float *)(ws + lay.B);          // (b, 1, N, T)
     float *C = (float *)(ws + lay.C);          // (b, 1, N, T)
     float *y = (float *)(ws + lay.y);          // (b, d, T)
-    transpose(u, (const float *)t->x, b, T, d);
-    transpose(delta, (const float *)t->dt, b, T, d);
-    transpose(B, (const float *)t->B, b, T, N);
-    transpose(C, (const float *)t->C, b, T, N);
+    transpose_batched(u, (const float *)t->x, b, T, d);
+    transpose_batched(delta, (const float *)t->dt, b, T, d);
+    transpose_batched(B, (const float *)t->B, b, T, N);
+    transpose_batched(C, (const float *)t->C, b, T, N);
     m.u = u;
     m.delta = delta;
     m.B = B;
@@ -985,7 +926,7 @@ static void via_scan_m1(const DecodeTensors *t, const float *h0, char *ws, const
     m.z = NULL;
     if (t->z) {
         float *z = (float *)(ws + lay.z);  // (b, d, T)
-        transpose(z, (const float *)t->z, b, T, d);
+        transpose_batched(z, (const float *)t->z, b, T, d);
         m.z = z;
     }
     m.A = t->A;
@@ -995,7 +936,7 @@ static void via_scan_m1(const DecodeTensors *t, const float *h0, char *ws, const
     m.y = y;
     m.last_state = t->state_out;
     scan_fused_tuned(&m, ws + lay.scan);
-    transpose((float *)t->y, y, b, d, T);
+    transpose_batched((float *)t->y, y, b, d, T);
 }
 
 static void via_scan_m2(const DecodeTensors *t, const float *h0, char *ws, const ViaScanLayout &lay) {

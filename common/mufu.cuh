@@ -1,5 +1,6 @@
 /* The special-function unit (MUFU) from CUDA C: one instruction each, the
- * approximations every fused kernel uses (03, 04). */
+ * approximations every fused kernel uses (03, 04, 07), and the polynomial
+ * log1p that takes softplus off libm. */
 #ifndef MUFU_CUH
 #define MUFU_CUH
 
@@ -25,6 +26,21 @@ static __device__ __forceinline__ float rcp_approx(float x) {
     float y;
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
+}
+
+/* log1p(w) for w in [0, 1] as w·P(w), P the degree-7 minimax fit of
+ * log1p(w)/w on [0, 1] (relative error 3.5e-7 in fp32): eight FMAs and a
+ * multiply. With w = e^-|x| on the MUFU, softplus(x) = max(x, 0) + log1p(w). */
+static __device__ __forceinline__ float log1p_unit(float w) {
+    float p = -8.539104834e-03f;
+    p = fmaf(p, w, 4.408928007e-02f);
+    p = fmaf(p, w, -1.076812521e-01f);
+    p = fmaf(p, w, 1.774521172e-01f);
+    p = fmaf(p, w, -2.449545413e-01f);
+    p = fmaf(p, w, 3.327547908e-01f);
+    p = fmaf(p, w, -4.999740422e-01f);
+    p = fmaf(p, w, 9.999998212e-01f);
+    return w * p;
 }
 
 #endif
