@@ -58,6 +58,8 @@ blocks() {
         function in_set() {
             if ($c["dim"] != 2048 || $c["groups"] != 1 || $c["flags"] != "z+D+bias+softplus")
                 return 0
+            if ($c["seqlen"] < 512)  # decode rows (T tokens) are no scan set
+                return 0
             if (set == "s1")
                 return $c["dstate"] == 32 && $c["seqlen"] == 512
             if (set == "s2b1")
