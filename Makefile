@@ -76,7 +76,7 @@ build/obj/%.o: %.cu
 build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
 
 # The ASan build recompiles the C files; CUDA objects are linked as they are.
-asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/floors.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
+asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/floors.o %/transpose.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
 
 define link_rules
 build/$(1): $$(OBJS_$(1)) $$(COMMON_OBJ)
