@@ -12,10 +12,11 @@
  * (M1) or 2·4·b·h·p·N bytes (M2) in fp32. Everything else is small: x, z, y
  * one value per row, dt per row (M1) or head (M2), B and C N values per
  * batch entry (M1) or group (M2), A (d, N) or (h,). At the benchmark shapes:
- *   M2 b 64, h 32, p 64, N 128: state 2 x 67.1 MB = 134 MB; x, z, y 0.5 MB
- *      each; B, C 32 KB each: 135.8 MB, 0.034 ms at 3.97 TB/s (copy kernel).
+ *   M2 b 64, h 32, p 64, N 128, no z: state 2 x 67.1 MB = 134 MB; x, y
+ *      0.5 MB each; B, C 32 KB each: 135.3 MB, 0.034 ms at 3.97 TB/s.
  *   M1 b 64, d 2048, N 16: state 2 x 8.4 MB = 16.8 MB; x, dt, z, y 0.5 MB
- *      each: 18.9 MB, 0.0048 ms. It fits in L2: time it with L2 flushed.
+ *      each; A 0.13 MB: 19.0 MB, 0.0048 ms. It fits in L2: time it with L2
+ *      flushed.
  * Work: per element one multiply (Δ·B), one FMA plus a multiply for the
  * state, one FMA for y: 4 FMA-pipe operations per 8 bytes of state, where
  * the GPU does about 7 per byte (28·10^12 FMA/s over 4·10^12 B/s). Exps:
@@ -342,7 +343,7 @@ __global__ void __launch_bounds__(kMaxThreads, M2 && K == 1 ? 3 : 1) decode_coal
         float dA_head = 1.f;
         float Bv[K][W], Cv[K][W];
 
-        /* Token tok's per-row inputs: x, Δ and (M2) the head's dA. */
+        /* One token's per-row inputs (tok_at = b·T + token): x, Δ and (M2) the head's dA. */
         auto token_inputs = [&](int64_t tok_at) {
             if constexpr (M2) {
                 const float d = delta_of(to_float(dt[tok_at * s.heads + hi]), bias_row[0], s.softplus);
@@ -445,7 +446,7 @@ struct CoalescedLaunch {
     unsigned grid;
 };
 
-/* Floats per vector access: 4 when every one can be 16 bytes (8 for fp16
+/* Floats per vector access: 4 when every one can be 16 bytes (8 bytes for fp16
  * B/C), else 1. */
 static int access_width(const DecodeTensors *t, size_t in_bytes) {
     return t->s.dstate % 4 == 0 && aligned(t->state, 16) && aligned(t->state_out, 16) &&
@@ -558,8 +559,8 @@ extern "C" void decode_coalesced_fp16(const DecodeTensors *t, void *workspace) {
  *  - The state streamed: read with ld.global.cs and written with
  *    st.global.cs (evict first), touched once; B, C, A, x stay cached.
  * What bounds it (Nsight Compute, H200, M2 b 64): 128 registers, 2 blocks
- * per SM, warps active 23%, long-scoreboard stalls 58% of active cycles,
- * DRAM at 48% of peak: at most 64 KB of state loads in flight per SM, too
+ * per SM, warps active 23%, long-scoreboard stalls 49% of active cycles,
+ * DRAM at 45% of peak: at most 64 KB of state loads in flight per SM, too
  * few to cover the DRAM latency; the registers that hold them are the cap.
  * Bytes: as version 4. Exps: M1 b·T·d·(N + 1) ex2, M2 2 per thread and token.
  * ====================================================================== */
@@ -636,7 +637,7 @@ static __device__ __forceinline__ void store_lean_rows(float *row0, int64_t step
 template <typename In, int W, int K, bool M2>
 __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_kernel(DecodeTensors t, CoalescedPlan plan) {
     constexpr int R = lean_rows(K);
-    constexpr int P = M2 ? 1 : R;  // Δ held per head (M2) or per row (M1)
+    constexpr int kDeltas = M2 ? 1 : R;  // Δ held per head (M2) or per row (M1)
     const DecodeShape s = t.s;
     const int64_t N = s.dstate, T = s.tokens;
     const int64_t width = M2 ? s.headdim : s.dim;           // rows per group
@@ -678,14 +679,14 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
         float Av[R][K][W];  // M1: A of the same elements
         float Bv[K][W], Cv[K][W];
         float xD[R], zv[R], dx[R], acc[R];  // per row: x·D, z, Δ·x, the lane's share of y
-        float d2[P];                        // Δ·log2 e of the head (M2) or of row j (M1)
+        float d2[kDeltas];                  // Δ·log2 e of the head (M2) or of row j (M1)
         float dA_head = 1.f;                // M2: the head's dA
 
         /* Token tok's inputs: Δ per head or row, then per row x·D, z, Δ·x; the head's dA (M2). */
         auto token_inputs = [&](int64_t tok) {
-            float delta[P];
+            float delta[kDeltas];
 #pragma unroll
-            for (int j = 0; j < P; j++) {
+            for (int j = 0; j < kDeltas; j++) {
                 const bool ok = M2 || valid[j];
                 const int64_t p = prow + j * slots;
                 const float bias = ok && t.dt_bias ? t.dt_bias[p] : 0.f;
@@ -876,7 +877,7 @@ static ViaScanLayout via_scan_layout(const DecodeShape *s) {
     const bool m1 = s->form == DECODE_M1;
     const int64_t seq = m1 ? s->batch * s->dim * s->tokens : 0;
     const int64_t bc = m1 ? s->batch * s->dstate * s->tokens : 0;
-    lay.h0 = take(decode_rows(s) * s->dstate);
+    lay.h0 = take(decode_rows(s) * s->dstate);  // reserved always: the size cannot see whether state_out == state
     lay.u = take(seq);
     lay.delta = take(seq);
     lay.z = take(s->has_z ? seq : 0);
@@ -899,7 +900,7 @@ extern "C" size_t decode_via_scan_workspace(const DecodeShape *s) { return via_s
 extern "C" const char *decode_via_scan_unsupported(const DecodeShape *s) {
     if (s->form == DECODE_M1) {
         const ScanShape m = scan_shape_of(s);
-        return scan_fused_tiled_unsupported(&m);
+        return scan_fused_tiled_unsupported(&m);  // the tuned scan has the tiled one's limits (03's kernels.h)
     }
     if (s->batch * s->heads * ceil_div(s->tokens, kScanChunk) > INT_MAX) return "more than 2^31 - 1 (b, h, chunk) blocks";
     return NULL;
@@ -910,11 +911,11 @@ static void via_scan_m1(const DecodeTensors *t, const float *h0, char *ws, const
     const int64_t b = s->batch, T = s->tokens, d = s->dim, N = s->dstate;
     ScanTensors m;
     m.s = scan_shape_of(s);
-    float *u = (float *)(ws + lay.u);          // (b, d, T)
-    float *delta = (float *)(ws + lay.delta);  // (b, d, T)
-    float *B = (float *)(ws + lay.B);          // (b, 1, N, T)
-    float *C = (float *)(ws + lay.C);          // (b, 1, N, T)
-    float *y = (float *)(ws + lay.y);          // (b, d, T)
+    float *u = (float *)(ws + lay.u);          // (b, d, T) fp32: x time-last
+    float *delta = (float *)(ws + lay.delta);  // (b, d, T) fp32: dt time-last
+    float *B = (float *)(ws + lay.B);          // (b, 1, N, T) fp32
+    float *C = (float *)(ws + lay.C);          // (b, 1, N, T) fp32
+    float *y = (float *)(ws + lay.y);          // (b, d, T) fp32: y before the transpose back
     transpose_batched(u, (const float *)t->x, b, T, d);
     transpose_batched(delta, (const float *)t->dt, b, T, d);
     transpose_batched(B, (const float *)t->B, b, T, N);
@@ -925,7 +926,7 @@ static void via_scan_m1(const DecodeTensors *t, const float *h0, char *ws, const
     m.C = C;
     m.z = NULL;
     if (t->z) {
-        float *z = (float *)(ws + lay.z);  // (b, d, T)
+        float *z = (float *)(ws + lay.z);  // (b, d, T) fp32
         transpose_batched(z, (const float *)t->z, b, T, d);
         m.z = z;
     }

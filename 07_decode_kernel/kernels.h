@@ -26,7 +26,7 @@ void decode_thread_per_row(const DecodeTensors *t, void *workspace);
  * consecutive 16 bytes (float4; scalar when N % 4 != 0 or a pointer is
  * misaligned), y summed by warp shuffles, 4 rows per thread in flight, B/C
  * and the per-head scalars loaded once per thread and used for its 4 rows.
- * What it should buy: the state at the copy bandwidth (>= 85%). */
+ * What it should buy: the state near the copy bandwidth. */
 void decode_coalesced(const DecodeTensors *t, void *workspace);       // x, dt, z, B, C, y fp32
 void decode_coalesced_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 

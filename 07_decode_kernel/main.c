@@ -1,7 +1,7 @@
 /* 07_decode_kernel: one token at a time. The decode step
  * (selective_state_update) reads and writes the whole recurrent state once
  * per token, in both forms (Mamba-1 and Mamba-2), first in C, then on the
- * GPU from one thread per state row to the kernel at the copy bandwidth, and
+ * GPU from one thread per state row toward the copy bandwidth, and
  * with T tokens per launch (--tokens) the state's bytes paid once.
  *   build/07_decode_kernel                  check lines + a short timing table
  *   build/07_decode_kernel --list           the numbered versions
@@ -26,13 +26,13 @@ static const DecodeVersion versions[] = {
       "one thread per state row, N values strided by N between neighbouring threads",
       true, DT_FP32}, NULL, NULL, decode_thread_per_row, true},
     {{"decode_coalesced",
-      "a row split over lanes, 16-byte state loads, 4 rows per thread in flight sharing B/C and dt",
+      "a row split over lanes, 16-byte state loads, 4 rows per thread in flight sharing B/C",
       true, DT_FP32}, NULL, NULL, decode_coalesced, true},
     {{"decode_coalesced_fp16",
       "the same with fp16 x, dt, z, B, C, y (fp32 state): the per-token bytes halved",
       true, DT_FP16}, NULL, NULL, decode_coalesced_fp16, true},
     {{"decode_lean",
-      "fewer instructions per byte: dt, dA by MUFU once per row, 16 floats per lane, streamed state",
+      "fewer instructions per byte: softplus and exp on the MUFU, 16 floats per lane, streamed state",
       true, DT_FP32}, NULL, NULL, decode_lean, true},
     {{"decode_lean_fp16",
       "the same with fp16 x, dt, z, B, C, y (fp32 state)",

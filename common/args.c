@@ -48,7 +48,6 @@ static const FlagInfo FLAGS[] = {
     {"--hydra", ARG_HYDRA, "Hydra form of the bidirectional scan"},
     {"--form", ARG_FORM, "m1|m2  decode form (default: both)"},
     {"--tokens", ARG_TOKENS, "T[,T...]  tokens per launch (decode)"},
-    {"--graph", ARG_GRAPH, "capture the token loop in a CUDA graph"},
     {"--seed", ARG_SEED, "S  seed of the random inputs"},
     {"--reps", ARG_REPS, "R  timed repetitions (>= 20)"},
     {"--csv", ARG_CSV, "FILE  append benchmark rows to FILE"},
@@ -132,7 +131,6 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         case ARG_NO_SOFTPLUS: a->no_softplus = true; break;
         case ARG_H0: a->h0 = true; break;
         case ARG_HYDRA: a->hydra = true; break;
-        case ARG_GRAPH: a->graph = true; break;
         case ARG_BATCH: a->nbatch = parse_list(arg, val, a->batch); i++; break;
         case ARG_SEQLEN: case ARG_TOKENS: a->nseqlen = parse_list(arg, val, a->seqlen); i++; break;
         case ARG_DIM: a->dim = parse_size(arg, val); i++; break;

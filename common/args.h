@@ -2,7 +2,7 @@
  *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
  *     [--dim D] [--dstate N] [--seqlen 512,2048] [--heads H] [--headdim P]
  *     [--groups G] [--chunk Q] [--dtype fp32|fp16] [--no-z] [--no-D] [--no-bias]
- *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--graph] [--seed S]
+ *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--seed S]
  *     [--reps R] [--csv FILE] [--dump DIR] [--load DIR] [--help]
  * A chapter passes the set of flags it uses; any other flag is an error. */
 #ifndef ARGS_H
@@ -20,7 +20,7 @@ enum {
     ARG_GROUPS = 1u << 9, ARG_CHUNK = 1u << 10, ARG_DTYPE = 1u << 11,
     ARG_NO_Z = 1u << 12, ARG_NO_D = 1u << 13, ARG_NO_BIAS = 1u << 14,
     ARG_NO_SOFTPLUS = 1u << 15, ARG_H0 = 1u << 16, ARG_HYDRA = 1u << 17,
-    ARG_FORM = 1u << 18, ARG_GRAPH = 1u << 19, ARG_SEED = 1u << 20,
+    ARG_FORM = 1u << 18, ARG_SEED = 1u << 20,
     ARG_REPS = 1u << 21, ARG_CSV = 1u << 22, ARG_DUMP = 1u << 23,
     ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25, ARG_TOKENS = 1u << 26,
     /* what the Mamba-1 scan chapters (01-04) accept */
@@ -50,7 +50,7 @@ typedef struct {
     int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;  // --seqlen, or --tokens (decode)
     int64_t dim, dstate, heads, headdim, groups, chunk;
     DType dtype;
-    bool no_z, no_D, no_bias, no_softplus, h0, hydra, graph;
+    bool no_z, no_D, no_bias, no_softplus, h0, hydra;
     int form;                       // 1 (m1) or 2 (m2); 0 when not given
     uint64_t seed;
     int reps;

@@ -133,9 +133,10 @@ typedef struct {
     /* The oracle against the official fixtures of this operation. */
     void (*fixtures)(const char *dir);
 
-    /* The token loop (decode): NULL, or whether version v at p is also run in
-     * place (output loop_output on input loop_input), checked, and timed as
-     * LOOP_STEPS steps back to back, launched one by one and as a CUDA graph. */
+    /* In place (decode): when loops is not NULL, output loop_output may be
+     * written over input loop_input; every GPU version is also checked so, and
+     * where loops(v, p) holds it is timed as LOOP_STEPS steps back to back in
+     * place, launched one by one and as a CUDA graph (the token loop). */
     bool (*loops)(const VersionInfo *v, const Problem *p);
     int loop_output, loop_input;
 

@@ -1,4 +1,4 @@
-/* Device pieces the Mamba-2 chapters (05, 07) share: tensors that are fp32
+/* Device pieces chapters 05 and 07 share (SSD and both decode forms): tensors that are fp32
  * or fp16 by the version's dtype, Δ as the official code forms it, and the
  * rounding-up division of grid sizes. */
 #ifndef MAMBA2_IO_CUH

@@ -29,7 +29,7 @@ static __device__ __forceinline__ float rcp_approx(float x) {
 }
 
 /* log1p(w) for w in [0, 1] as w·P(w), P the degree-7 minimax fit of
- * log1p(w)/w on [0, 1] (relative error 3.5e-7 in fp32): eight FMAs and a
+ * log1p(w)/w on [0, 1] (relative error 3.5e-7 in fp32): seven FMAs and a
  * multiply. With w = e^-|x| on the MUFU, softplus(x) = max(x, 0) + log1p(w). */
 static __device__ __forceinline__ float log1p_unit(float w) {
     float p = -8.539104834e-03f;

@@ -175,9 +175,9 @@ static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t ro
     DecodeTensors dt = decode_view(p, t);
     int64_t T = p->seqlen, N = p->dstate, W = decode_width(&dt.s);
     int64_t bi = row / W, c = row % W;
-    double *y = host_alloc(T * 8, "oracle row");      // (T,) fp64
-    double *state = host_alloc(N * 8, "oracle row");  // (N,) fp64, the final state
-    float *got = host_alloc(T * 4, "row output");     // (T,) fp32: y[bi, :, c]
+    double *y = host_alloc(T * (int64_t)sizeof(double), "oracle row");      // (T,) fp64
+    double *state = host_alloc(N * (int64_t)sizeof(double), "oracle row");  // (N,) fp64, the final state
+    float *got = host_alloc(T * (int64_t)sizeof(float), "row output");      // (T,) fp32: y[bi, :, c]
     oracle_decode_row(&dt, row, y, state);
     for (int64_t k = 0; k < T; k++) got[k] = ((const float *)dt.y)[(bi * T + k) * W + c];
     CheckResult r = check_merge(compare_f32(got, y, T, tol), compare_f32(dt.state_out + row * N, state, N, tol));
@@ -238,7 +238,8 @@ static void decode_meta_text(const Problem *p, char *buf, size_t len) {
 
 /* Small and awkward (DESIGN section 3), both forms: T = 1 and T > 1, N and p
  * not powers of two (and N not a multiple of 4), g > 1, flags on and off,
- * dt + bias above 20, the S4 shapes. */
+ * dt + bias above 20, the S4 shapes, and rows longer than one pass of the
+ * coalesced kernels' lanes (N 600 in 16-byte pieces, N 130 in floats). */
 static const Problem CHECK_CASES[] = {
     // b  T    d     N    g  h   p   Q  z      D      bias   softplus h0    Dhp    big_delta form
     {1, 1,   8,    16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
@@ -246,12 +247,14 @@ static const Problem CHECK_CASES[] = {
     {3, 5,   33,   16,  1, 0,  0,  0, true,  false, true,  true,  false, false, false, DECODE_M1},
     {2, 37,  16,   32,  1, 0,  0,  0, true,  true,  false, false, false, false, false, DECODE_M1},
     {2, 1,   2048, 16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
+    {2, 5,   24,   600, 1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
     {1, 1,   0,    8,   1, 2,  4,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
     {2, 1,   0,    40,  3, 6,  24, 0, true,  true,  true,  true,  false, false, true,  DECODE_M2},
     {2, 3,   0,    33,  2, 4,  7,  0, false, false, true,  true,  false, false, false, DECODE_M2},
     {2, 64,  0,    128, 1, 4,  16, 0, true,  true,  false, false, false, false, false, DECODE_M2},
     {1, 300, 0,    16,  2, 2,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
     {2, 1,   0,    128, 1, 32, 64, 0, false, true,  true,  true,  false, false, false, DECODE_M2},
+    {2, 3,   0,    130, 2, 4,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
 };
 
 /* Benchmark sets (DESIGN section 7, S4): one token, fp32 state, batch 1..256;
@@ -262,8 +265,8 @@ static const Problem CHECK_CASES[] = {
 static const BenchGrid BENCH[] = {
     {S4_M2, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
     {S4_M1, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
-    {S4_M2, {8}, {1, 4, 16, 64, 256}},
-    {S4_M1, {8}, {1, 4, 16, 64, 256}},
+    {S4_M2, {8}, {4, 16, 64, 256}},  // T = 1 at batch 8 is S4's row
+    {S4_M1, {8}, {4, 16, 64, 256}},
 };
 static const BenchGrid QUICK[] = {
     {S4_M2, {1, 64}, {1}},

@@ -61,8 +61,8 @@ enum {
 enum {
     BENCH_S4_M2 = 1 << 0,      // OP_DECODE: Mamba-2 h 32, p 64, N 128, g 1, no z, one token, batch 1..256
     BENCH_S4_M1 = 1 << 1,      // OP_DECODE: Mamba-1 d 2048, N 16, z, one token, batch 1..256
-    BENCH_TOKENS_M2 = 1 << 2,  // OP_DECODE: S4 Mamba-2 at batch 8, T 1..256 tokens per launch
-    BENCH_TOKENS_M1 = 1 << 3,  // OP_DECODE: S4 Mamba-1 at batch 8, T 1..256 tokens per launch
+    BENCH_TOKENS_M2 = 1 << 2,  // OP_DECODE: S4 Mamba-2 at batch 8, T 4..256 tokens per launch
+    BENCH_TOKENS_M1 = 1 << 3,  // OP_DECODE: S4 Mamba-1 at batch 8, T 4..256 tokens per launch
 };
 
 #endif

@@ -271,8 +271,8 @@ void oracle_bidir(const BidirTensors *t, double *y) {
 void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state) {
     const DecodeShape *s = &t->s;
     int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
-    int64_t bi = row / W, c = row % W;       // c: channel (M1) or h*p + p index (M2)
-    int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;
+    int64_t bi = row / W, c = row % W;       // c: channel (M1) or hi·p + pi (M2)
+    int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;  // what dt, D, dt_bias follow: head (M2) or channel (M1)
     const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
     int64_t dt_width = s->form == DECODE_M1 ? W : s->heads;
     const float *x = t->x, *dtp = t->dt, *z = t->z, *B = t->B, *C = t->C;

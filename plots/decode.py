@@ -110,7 +110,7 @@ def draw_tokens(rows):
                 ax.plot([x for x, _ in pts], [r["ms_median"] / x for x, r in pts], color=colors()[i % len(colors())],
                         marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")
                 measured += [r for _, r in pts]
-        if measured:
+        if here:
             log_axes(ax, sorted({r["seqlen"] for r in here}), "T (tokens per launch)")
         ax.set_title(f"{title}, batch 8")
     axes[0].set_ylabel("ms per token (median, L2 flushed, log scale)")

@@ -81,7 +81,7 @@ def load_data(data_dir=DATA):
     official timings' schema."""
     chapters, official = {}, []
     for path in sorted(Path(data_dir).glob("*.csv")):
-        if path.stem == STATE_VS_KV:  # not timings: ssd.py's sibling decode.py draws it
+        if path.stem == STATE_VS_KV:  # not timings: plots/decode.py draws it
             continue
         rows = read_rows(path, CHAPTER_COLUMNS)
         if rows is not None:
