@@ -19,10 +19,10 @@ LDFLAGS  := -arch=$(CUDA_ARCH)
 LDLIBS   := -lm
 
 CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 \
-            07_decode_kernel
+            06_bidirectional 07_decode_kernel
 GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 07_decode_kernel
 
-COMMON_C  := args check csv driver fixtures folder gpu half npy op_decode op_scan op_ssd oracle rng
+COMMON_C  := args check csv driver fixtures folder gpu half npy op_bidir op_decode op_scan op_ssd oracle rng
 COMMON_CU := floors transpose
 COMMON_OBJ := $(COMMON_C:%=build/obj/common/%.o) $(COMMON_CU:%=build/obj/common/%.o)
 
@@ -40,6 +40,7 @@ OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cp
                        build/obj/04_fp16_half2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
+OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o
 OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_kernel/cpu.o \
                        build/obj/07_decode_kernel/kernels.o build/obj/05_ssd_mamba2/kernels.o \
                        build/obj/03_fused_cuda/kernels.o

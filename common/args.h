@@ -33,6 +33,8 @@ enum {
                ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
                ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
                ARG_DUMP | ARG_LOAD | ARG_VERSION,
+    /* what the bidirectional chapter (06) accepts: SSD's, and --hydra */
+    ARGS_BIDIR = ARGS_SSD | ARG_HYDRA,
     /* what the decode chapter (07) accepts: --tokens fills the seqlen list */
     ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_TOKENS | ARG_DIM |
                   ARG_HEADS | ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_NO_Z | ARG_NO_D |

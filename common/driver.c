@@ -647,6 +647,7 @@ static void add_grid(Problem base, const int64_t *batch, int nbatch, const int64
  * replacing base's. */
 static int command_line_grid(const Op *op, Problem base, bool bench, const Args *a, Problem *out) {
     if (op->command_line_base) op->command_line_base(&base, a, bench);
+    if (a->hydra) base.hydra = true;
     if (a->dim) base.dim = a->dim;
     if (a->dstate) base.dstate = a->dstate;
     if (a->groups) base.groups = a->groups;
@@ -673,6 +674,7 @@ static int bench_problems(const Session *se, const Args *a, bool quick, Problem 
     for (int k = 0; k < (quick ? op->nquick : op->nbench); k++) {
         const BenchGrid *g = quick ? &op->quick[k] : &op->bench[k];
         if (a->form && g->base.form != a->form) continue;  // --form picks one decode form
+        if (a->hydra && !g->base.hydra) continue;          // --hydra picks the Hydra form
         if (quick || (se->ch->bench_sets & (1u << k)))
             add_grid(g->base, g->batch, list_length(g->batch), g->seqlen, list_length(g->seqlen), out, &n);
     }
@@ -736,7 +738,8 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         if (sizes_given(&a)) n = command_line_grid(op, op->check_base, false, &a, problems);
         else
             for (int k = 0; k < op->ncheck && n < MAX_PROBLEMS; k++)
-                if (!a.form || op->check_cases[k].form == a.form) problems[n++] = op->check_cases[k];
+                if ((!a.form || op->check_cases[k].form == a.form) && (!a.hydra || op->check_cases[k].hydra))
+                    problems[n++] = op->check_cases[k];
         if (a.dump && n != 1) die_usage("--dump writes one problem: give one --batch and one --seqlen (or --tokens) value");
         with_flags(op, &a, problems, n);
         if (ch->check_fixtures) {

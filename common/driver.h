@@ -26,6 +26,7 @@ typedef struct {
     bool D_per_channel;                           // Mamba-2 D is (h, p), not (h,)
     bool big_delta;                               // check cases: delta + bias above 20 on every other channel or head
     int form;                                     // decode: DECODE_M1 or DECODE_M2 (seqlen is the tokens T); else 0
+    bool hydra;                                   // bidirectional: the Hydra form
 } Problem;
 
 /* What the core reads of a version. Each operation's version type starts

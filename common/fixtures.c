@@ -365,12 +365,12 @@ static void check_bidir_case(const char *root, const char *name) {
     }
 
     BidirTensors t = {
-        .fwd = {.s = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
-                      .chunk = 0, .has_D = D, .D_per_channel = D_per_channel, .has_bias = bias,
-                      .softplus = softplus},
-                .x = x, .dt = dt, .A = A, .B = B, .C = C, .D = D, .z = NULL,
-                .dt_bias = bias, .initial_states = NULL},
-        .hydra = hydra, .dt_bwd = dt_bwd, .B_bwd = B_bwd, .C_bwd = C_bwd,
+        .s = {.s = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
+                    .chunk = 0, .has_D = D, .D_per_channel = D_per_channel, .has_bias = bias,
+                    .softplus = softplus},
+              .hydra = hydra},
+        .x = x, .dt = dt, .A = A, .B = B, .C = C, .D = D, .dt_bias = bias,
+        .dt_bwd = dt_bwd, .B_bwd = B_bwd, .C_bwd = C_bwd,
     };
     double *y_ref = alloc_f64(b * L * H * P);  // (b, L, h, p) fp64
     oracle_bidir(&t, y_ref);
@@ -496,6 +496,11 @@ void fixtures_check_mamba1(const char *dir) {
 
 void fixtures_check_ssd(const char *dir) { check_ssd_case(dir, "ssd"); }
 
+void fixtures_check_bidir(const char *dir) {
+    check_bidir_case(dir, "bidir");
+    check_bidir_case(dir, "bidir_hydra");
+}
+
 void fixtures_check_decode(const char *dir) {
     check_decode_m1_case(dir, "decode_m1");
     check_decode_m2_case(dir, "decode_m2");
@@ -504,7 +509,6 @@ void fixtures_check_decode(const char *dir) {
 void fixtures_check_all(const char *dir) {
     fixtures_check_mamba1(dir);
     fixtures_check_ssd(dir);
-    check_bidir_case(dir, "bidir");
-    check_bidir_case(dir, "bidir_hydra");
+    fixtures_check_bidir(dir);
     fixtures_check_decode(dir);
 }

@@ -11,6 +11,9 @@ void fixtures_check_mamba1(const char *dir);
 /* ssd (ssd_selective_scan, the Mamba-2 -> Mamba-1 mapping). */
 void fixtures_check_ssd(const char *dir);
 
+/* bidir and bidir_hydra (both forms of bidirectional Mamba-2). */
+void fixtures_check_bidir(const char *dir);
+
 /* decode_m1 and decode_m2 (selective_state_update_ref, both forms). */
 void fixtures_check_decode(const char *dir);
 

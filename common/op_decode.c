@@ -86,8 +86,8 @@ static void decode_validate(const Problem *p) {
 
 /* Sizes given on the command line start from the base of the form: --form,
  * else Mamba-1 when --dim is given, else Mamba-2. */
-static const Problem CHECK_BASE_M1 = {2, 1, 40, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1};
-static const Problem BENCH_BASE_M1 = {64, 1, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1};
+static const Problem CHECK_BASE_M1 = {2, 1, 40, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1, false};
+static const Problem BENCH_BASE_M1 = {64, 1, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1, false};
 
 static void decode_command_line_base(Problem *base, const Args *a, bool bench) {
     if (a->form == DECODE_M1 || (!a->form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
@@ -241,27 +241,27 @@ static void decode_meta_text(const Problem *p, char *buf, size_t len) {
  * dt + bias above 20, the S4 shapes, and rows longer than one pass of the
  * coalesced kernels' lanes (N 600 in 16-byte pieces, N 130 in floats). */
 static const Problem CHECK_CASES[] = {
-    // b  T    d     N    g  h   p   Q  z      D      bias   softplus h0    Dhp    big_delta form
-    {1, 1,   8,    16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
-    {2, 1,   40,   7,   1, 0,  0,  0, false, true,  true,  true,  false, false, true,  DECODE_M1},
-    {3, 5,   33,   16,  1, 0,  0,  0, true,  false, true,  true,  false, false, false, DECODE_M1},
-    {2, 37,  16,   32,  1, 0,  0,  0, true,  true,  false, false, false, false, false, DECODE_M1},
-    {2, 1,   2048, 16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
-    {2, 5,   24,   600, 1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1},
-    {1, 1,   0,    8,   1, 2,  4,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
-    {2, 1,   0,    40,  3, 6,  24, 0, true,  true,  true,  true,  false, false, true,  DECODE_M2},
-    {2, 3,   0,    33,  2, 4,  7,  0, false, false, true,  true,  false, false, false, DECODE_M2},
-    {2, 64,  0,    128, 1, 4,  16, 0, true,  true,  false, false, false, false, false, DECODE_M2},
-    {1, 300, 0,    16,  2, 2,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
-    {2, 1,   0,    128, 1, 32, 64, 0, false, true,  true,  true,  false, false, false, DECODE_M2},
-    {2, 3,   0,    130, 2, 4,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2},
+    // b  T    d     N    g  h   p   Q  z      D      bias   softplus h0    Dhp    big_delta form hydra
+    {1, 1,   8,    16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1, false},
+    {2, 1,   40,   7,   1, 0,  0,  0, false, true,  true,  true,  false, false, true,  DECODE_M1, false},
+    {3, 5,   33,   16,  1, 0,  0,  0, true,  false, true,  true,  false, false, false, DECODE_M1, false},
+    {2, 37,  16,   32,  1, 0,  0,  0, true,  true,  false, false, false, false, false, DECODE_M1, false},
+    {2, 1,   2048, 16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1, false},
+    {2, 5,   24,   600, 1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1, false},
+    {1, 1,   0,    8,   1, 2,  4,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
+    {2, 1,   0,    40,  3, 6,  24, 0, true,  true,  true,  true,  false, false, true,  DECODE_M2, false},
+    {2, 3,   0,    33,  2, 4,  7,  0, false, false, true,  true,  false, false, false, DECODE_M2, false},
+    {2, 64,  0,    128, 1, 4,  16, 0, true,  true,  false, false, false, false, false, DECODE_M2, false},
+    {1, 300, 0,    16,  2, 2,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
+    {2, 1,   0,    128, 1, 32, 64, 0, false, true,  true,  true,  false, false, false, DECODE_M2, false},
+    {2, 3,   0,    130, 2, 4,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
 };
 
 /* Benchmark sets (DESIGN section 7, S4): one token, fp32 state, batch 1..256;
  * Mamba-2 h 32, p 64, N 128, g 1, no z; Mamba-1 d 2048, N 16, z given. Then
  * T tokens per launch at batch 8, where the state's bytes are paid once. */
-#define S4_M2 {0, 0, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2}
-#define S4_M1 {0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1}
+#define S4_M2 {0, 0, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2, false}
+#define S4_M1 {0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1, false}
 static const BenchGrid BENCH[] = {
     {S4_M2, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
     {S4_M1, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
@@ -300,8 +300,8 @@ const Op OP_DECODE = {
     .loop_input = T_STATE,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 1, 0, 40, 2, 4, 24, 0, true, true, true, true, false, false, false, DECODE_M2},
-    .bench_base = {64, 1, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2},
+    .check_base = {2, 1, 0, 40, 2, 4, 24, 0, true, true, true, true, false, false, false, DECODE_M2, false},
+    .bench_base = {64, 1, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2, false},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

@@ -157,28 +157,28 @@ static void scan_meta_text(const Problem *p, char *buf, size_t len) {
  * any block or chunk, N not a power of two, N = 256, G > 1, flags on and off,
  * delta + bias above 20, long L. */
 static const Problem CHECK_CASES[] = {
-    // b  L     d   N    G  h  p  Q  z      D      bias   softplus h0     Dhp    big_delta form
-    {1, 1,    3,  1,   1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0},
-    {2, 37,   5,  7,   1, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0},
-    {2, 333,  8,  16,  2, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0},
-    {1, 100,  4,  3,   1, 0, 0, 0, false, false, false, false, false, false, false, 0},
-    {2, 77,   6,  5,   3, 0, 0, 0, true,  true,  true,  true,  false, false, true,  0},
-    {1, 45,   4,  9,   2, 0, 0, 0, false, true,  false, false, true,  false, true,  0},
-    {3, 513,  6,  32,  1, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0},
-    {1, 130,  2,  256, 1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0},
-    {1, 4100, 4,  16,  2, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0},
-    {1, 8192, 16, 32,  1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0},
+    // b  L     d   N    G  h  p  Q  z      D      bias   softplus h0     Dhp    big_delta form hydra
+    {1, 1,    3,  1,   1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
+    {2, 37,   5,  7,   1, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0, false},
+    {2, 333,  8,  16,  2, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
+    {1, 100,  4,  3,   1, 0, 0, 0, false, false, false, false, false, false, false, 0, false},
+    {2, 77,   6,  5,   3, 0, 0, 0, true,  true,  true,  true,  false, false, true,  0, false},
+    {1, 45,   4,  9,   2, 0, 0, 0, false, true,  false, false, true,  false, true,  0, false},
+    {3, 513,  6,  32,  1, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0, false},
+    {1, 130,  2,  256, 1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
+    {1, 4100, 4,  16,  2, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0, false},
+    {1, 8192, 16, 32,  1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
 };
 
 /* Benchmark sets (DESIGN section 7): z, D, delta_bias and softplus on; B/C (b, N, L). */
 static const BenchGrid BENCH[] = {
     // S1: d 2048, N 32, L 512
-    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0}, {1, 2, 4, 8, 16}, {512}},
+    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 2, 4, 8, 16}, {512}},
     // S2: d 2048, N 16, long L
-    {{0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, 0}, {1, 8}, {512, 2048, 8192, 65536}},
+    {{0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 8}, {512, 2048, 8192, 65536}},
 };
 static const BenchGrid QUICK[] = {
-    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0}, {1, 16}, {512}},
+    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 16}, {512}},
 };
 
 const Op OP_SCAN = {
@@ -204,8 +204,8 @@ const Op OP_SCAN = {
     .fixtures = fixtures_check_mamba1,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 333, 8, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, 0},
-    .bench_base = {1, 512, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0},
+    .check_base = {2, 333, 8, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false},
+    .bench_base = {1, 512, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

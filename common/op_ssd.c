@@ -188,30 +188,30 @@ static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
  * not a multiple of the chunk, odd p and N, g > 1, D per channel, flags on
  * and off, dt + bias above 20, the S3 head shape, and L up to 4100. */
 static const Problem CHECK_CASES[] = {
-    // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta form
-    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0},
-    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  true,  false, false, 0},
-    {2, 100,  0, 16,  1, 4, 16, 32,  false, true,  true,  true,  false, true,  false, 0},
-    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  false, false, true,  0},
-    {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false, 0},
-    {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false, 0},
-    {1, 4100, 0, 64,  2, 2, 64, 256, true,  true,  true,  true,  false, false, false, 0},
-    {1, 2048, 0, 16,  1, 2, 32, 256, true,  true,  true,  true,  false, false, false, 0},
+    // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta form hydra
+    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
+    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
+    {2, 100,  0, 16,  1, 4, 16, 32,  false, true,  true,  true,  false, true,  false, 0, false},
+    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  false, false, true,  0, false},
+    {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false, 0, false},
+    {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false, 0, false},
+    {1, 4100, 0, 64,  2, 2, 64, 256, true,  true,  true,  true,  false, false, false, 0, false},
+    {1, 2048, 0, 16,  1, 2, 32, 256, true,  true,  true,  true,  false, false, false, 0, false},
 };
 
 /* Benchmark sets (DESIGN section 7): S3 is the official timing's configuration,
  * D, dt_bias and softplus on, no z. */
 static const BenchGrid BENCH[] = {
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
      {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, true, true, true, true, false, false, false, 0}, {1, 8}, {8192}},
-    {{0, 0, 0, 16, 1, 32, 64, 256, false, true, true, true, false, false, false, 0}, {8}, {4096}},
-    {{0, 0, 0, 64, 1, 32, 64, 256, false, true, true, true, false, false, false, 0}, {8}, {4096}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0}, {8}, {4096}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, true, true, true, true, false, false, false, 0, false}, {1, 8}, {8192}},
+    {{0, 0, 0, 16, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {4096}},
+    {{0, 0, 0, 64, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {4096}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {4096}},
 };
 static const BenchGrid QUICK[] = {
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0}, {1}, {512}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0}, {8}, {8192}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {1}, {512}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {8192}},
 };
 
 const Op OP_SSD = {
@@ -237,8 +237,8 @@ const Op OP_SSD = {
     .fixtures = fixtures_check_ssd,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 333, 0, 16, 2, 4, 8, 64, true, true, true, true, false, false, false, 0},
-    .bench_base = {1, 512, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0},
+    .check_base = {2, 333, 0, 16, 2, 4, 8, 64, true, true, true, true, false, false, false, 0, false},
+    .bench_base = {1, 512, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "bidir.h"
 #include "decode.h"
 #include "driver.h"
 #include "scan.h"
@@ -33,6 +34,15 @@ typedef struct {
     void (*run)(const SsdTensors *t, void *workspace);
 } SsdVersion;
 
+/* A version of bidirectional Mamba-2 (chapter 06): the same, on BidirShape
+ * and BidirTensors; run() writes t->y. */
+typedef struct {
+    VersionInfo info;
+    size_t (*workspace_bytes)(const BidirShape *s);
+    const char *(*unsupported)(const BidirShape *s);
+    void (*run)(const BidirTensors *t, void *workspace);
+} BidirVersion;
+
 /* A version of the decode step (chapter 07): the same, on DecodeShape and
  * DecodeTensors; run() writes t->y and t->state_out (which may be t->state). */
 typedef struct {
@@ -45,6 +55,7 @@ typedef struct {
 
 extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
 extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
+extern const Op OP_BIDIR;   // bidirectional Mamba-2, both forms; versions are BidirVersion
 extern const Op OP_DECODE;  // decode step, both forms, T tokens; versions are DecodeVersion
 
 /* Benchmark sets (DESIGN section 7): bit k of a chapter's bench_sets picks
@@ -57,6 +68,10 @@ enum {
     BENCH_S3 = 1 << 0,    // OP_SSD: h 32, p 64, N 128, g 1, chunk 256, no z, L 512 .. 16384, batch 1 and 8
     BENCH_S3_Z = 1 << 1,  // OP_SSD: the same with z, L 8192, batch 1 and 8
     BENCH_CROSSOVER = 7 << 2,  // OP_SSD: S3 at N 16, 64, 128 (three grids), L 4096, batch 8: SSD against 03's scan
+};
+enum {
+    BENCH_S3_DEFAULT = 1 << 0,  // OP_BIDIR: S3 (as OP_SSD's) in the default form
+    BENCH_S3_HYDRA = 1 << 1,    // OP_BIDIR: S3 in the Hydra form
 };
 enum {
     BENCH_S4_M2 = 1 << 0,      // OP_DECODE: Mamba-2 h 32, p 64, N 128, g 1, no z, one token, batch 1..256

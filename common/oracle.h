@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bidir.h"
 #include "decode.h"
 #include "scan.h"
 #include "ssd.h"
@@ -44,20 +45,15 @@ void oracle_ssd(const SsdTensors *t, double *y, double *final_state);
  * and its final state (N,) fp64. */
 void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state);
 
-/* ---- Bidirectional Mamba-2 ---- */
-
-typedef struct {
-    SsdTensors fwd;          // x, dt, A, B, C, D, dt_bias (z and initial_states unused)
-    bool hydra;              // Hydra form (shifted, separate backward parameters)
-    const float *dt_bwd;     // (b, L, h)    Hydra only, original time order
-    const float *B_bwd;      // (b, L, g, N) Hydra only
-    const float *C_bwd;      // (b, L, g, N) Hydra only
-} BidirTensors;
+/* ---- Bidirectional Mamba-2 (BidirTensors, common/bidir.h) ---- */
 
 /* Default: y = SS(x) + flip(SS(flip(x))) + D*x.
  * Hydra:   y = shift(SS_f(x)) + flip(shift(SS_b(flip(x)))) + D*x.
- * y is (b,L,h,p) fp64. */
+ * Each direction from its own initial state; then y *= silu(z) when z is
+ * given. t holds fp32 host tensors; y is (b,L,h,p) fp64. */
 void oracle_bidir(const BidirTensors *t, double *y);
+/* One channel (bi, hi, pi): y (L,) fp64 in time order. */
+void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y);
 
 /* ---- Decode step (selective_state_update), both forms, T tokens ---- */
 

@@ -24,13 +24,13 @@ run_program() {  # name command...
 
 run_program test_oracle "$BIN/test_oracle" common/fixtures
 run_program 00_ssm_basics "$BIN/00_ssm_basics" --check
-for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 07_decode_kernel; do
+for c in 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 06_bidirectional 07_decode_kernel; do
     run_program "$c" "$BIN/$c" --check
 done
 
 # Each chapter README's version table is the program's --list, verbatim.
 for c in 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 \
-         07_decode_kernel; do
+         06_bidirectional 07_decode_kernel; do
     awk -v key="build/$c --list\`:" 'index($0, key) { found = 1; next }
         found && /^```/ { if (inside) exit; inside = 1; next } inside { print }' "$c/README.md" >"$tmp/readme_list"
     "$BIN/$c" --list >"$tmp/list" 2>&1
@@ -51,6 +51,12 @@ count "dump/load round trip" $?
 "$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
     "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state.*PASS" "$tmp/out"
 count "SSD dump/load round trip" $?
+for form in "" --hydra; do
+    # shellcheck disable=SC2086
+    "$BIN/06_bidirectional" 2 --check $form --dump "$tmp/bidir$form" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
+        "$BIN/06_bidirectional" 2 --load "$tmp/bidir$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y.*PASS" "$tmp/out"
+    count "bidirectional${form:+ $form} dump/load round trip" $?
+done
 for form in m1 m2; do
     "$BIN/07_decode_kernel" 1 --check --form $form --dump "$tmp/decode_$form" --batch 2 --tokens 1 --dstate 5 >"$tmp/out" 2>&1 &&
         "$BIN/07_decode_kernel" 1 --load "$tmp/decode_$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y, state_out.*PASS" "$tmp/out"
@@ -93,6 +99,9 @@ bad "host allocation too large" 2 "$BIN/01_naive_scan" 2 --check --batch 100000 
 bad "SSD --chunk 48" 2 "$BIN/05_ssd_mamba2" --check --chunk 48
 bad "SSD --heads 6 --groups 4" 2 "$BIN/05_ssd_mamba2" --check --heads 6 --groups 4
 bad "SSD flag the chapter does not use" 2 "$BIN/05_ssd_mamba2" --dim 8
+bad "bidirectional --chunk 48" 2 "$BIN/06_bidirectional" --check --chunk 48
+bad "bidirectional: initial_states without initial_states_bwd" 2 sh -c 'rm "$1/initial_states_bwd.npy" && "$2" 2 --load "$1"' sh "$tmp/bidir" "$BIN/06_bidirectional"
+bad "--hydra outside 06" 2 "$BIN/05_ssd_mamba2" --hydra
 bad "decode --form m1 --heads 4" 2 "$BIN/07_decode_kernel" --check --form m1 --heads 4
 bad "decode --heads 6 --groups 4" 2 "$BIN/07_decode_kernel" --check --heads 6 --groups 4
 bad "decode --form m3" 2 "$BIN/07_decode_kernel" --form m3

@@ -1,0 +1,49 @@
+/* Bidirectional Mamba-2 (chapter 06): shapes, flags and tensors, shared by
+ * the chapter, the oracle and the kernels (C and CUDA both include this).
+ * Official layouts (mamba_chunk_scan_combined's), C order.
+ *
+ * Default form:  y = SS(x) + flip(SS(flip(x))) + D·x
+ * Hydra form:    y = shift(SS_f(x)) + flip(shift(SS_b(flip(x)))) + D·x,
+ *                shift(s)_t = s_{t-1}, shift(s)_0 = 0, the backward direction
+ *                with its own dt_bwd, B_bwd, C_bwd (given in original time order)
+ * SS is the Mamba-2 scan without D and z; flip reverses time in x, dt, B, C;
+ * then y *= silu(z) when z is given. The forward direction starts from
+ * initial_states, the backward one (at t = L-1, walking back) from
+ * initial_states_bwd, each zero when not given. */
+#ifndef BIDIR_H
+#define BIDIR_H
+
+#include <stdbool.h>
+
+#include "ssd.h"
+
+/* s: b, L, h, p, g, N, chunk and the flags of the SSD problem (has_h0: both
+ * directions' initial states given); hydra: the Hydra form. */
+typedef struct {
+    SsdShape s;
+    bool hydra;
+} BidirShape;
+
+/* One forward's tensors, host or device pointers (the version says which).
+ * x, dt, z, B, C, the backward dt/B/C and y hold fp32 or fp16 (uint16_t bits)
+ * per the version's dtype; A, D, dt_bias and the states are fp32. A pointer
+ * is NULL exactly when its flag is off. */
+typedef struct {
+    BidirShape s;
+    const void *x;                    // (b, L, h, p)  fp32 | fp16
+    const void *dt;                   // (b, L, h)     fp32 | fp16
+    const float *A;                   // (h,)          fp32
+    const void *B;                    // (b, L, g, N)  fp32 | fp16
+    const void *C;                    // (b, L, g, N)  fp32 | fp16
+    const float *D;                   // (h,) or (h, p) fp32, NULL without D
+    const void *z;                    // (b, L, h, p)  fp32 | fp16, NULL without z
+    const float *dt_bias;             // (h,)          fp32, NULL without bias
+    const float *initial_states;      // (b, h, p, N)  fp32, forward h0, NULL without h0
+    const float *initial_states_bwd;  // (b, h, p, N)  fp32, backward h0, NULL without h0
+    const void *dt_bwd;               // (b, L, h)     Hydra only, else NULL
+    const void *B_bwd;                // (b, L, g, N)  Hydra only, else NULL
+    const void *C_bwd;                // (b, L, g, N)  Hydra only, else NULL
+    void *y;                          // (b, L, h, p)  fp32 | fp16, written
+} BidirTensors;
+
+#endif

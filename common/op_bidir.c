@@ -1,0 +1,262 @@
+/* Bidirectional Mamba-2 as an operation of the driver core (chapter 06), in
+ * both published forms: the default y = SS(x) + flip(SS(flip(x))) + D·x and
+ * Hydra's shifted form with its own backward dt, B, C (common/bidir.h).
+ * mamba_chunk_scan_combined's tensors and ranges as in op_ssd.c, plus the
+ * backward direction's initial state and Hydra's backward inputs; the
+ * oracle, the exp and FLOP counts, the check and benchmark shapes, and the
+ * calls into a BidirVersion. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "fixtures.h"
+#include "ops.h"
+#include "oracle.h"
+
+/* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
+enum {
+    T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_INITIAL_STATES_BWD,
+    T_DT_BWD, T_B_BWD, T_C_BWD, T_Y, N_TENSORS
+};
+
+/* Ranges of the official SSD tests, as op_ssd.c draws them; the backward
+ * direction's inputs (Hydra) in the same ranges. */
+static int bidir_tensors(const Problem *p, TensorSpec *t) {
+    int64_t b = p->batch, L = p->seqlen, h = p->heads, P = p->headdim, g = p->groups, N = p->dstate;
+    bool sp = p->softplus, hy = p->hydra;
+    //                                        name                  role            dtype          present      range                               shape
+    t[T_X]                  = (TensorSpec){"x",                  INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, h, P}};
+    t[T_DT]                 = (TensorSpec){"dt",                 INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}};
+    t[T_A]                  = (TensorSpec){"A",                  INPUT,          ALWAYS_FP32,   true,        -4.0, -0.5,                         1, {h}};
+    t[T_B]                  = (TensorSpec){"B",                  INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
+    t[T_C]                  = (TensorSpec){"C",                  INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
+    t[T_D]                  = (TensorSpec){"D",                  OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,                          1, {h}};
+    t[T_Z]                  = (TensorSpec){"z",                  OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,                          4, {b, L, h, P}};
+    t[T_DT_BIAS]            = (TensorSpec){"dt_bias",            OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -1.0 : 0.1,   1, {h}};
+    t[T_INITIAL_STATES]     = (TensorSpec){"initial_states",     OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {b, h, P, N}};
+    t[T_INITIAL_STATES_BWD] = (TensorSpec){"initial_states_bwd", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {b, h, P, N}};
+    t[T_DT_BWD]             = (TensorSpec){"dt_bwd",             OPTIONAL_INPUT, VERSION_DTYPE, hy,          sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}};
+    t[T_B_BWD]              = (TensorSpec){"B_bwd",              OPTIONAL_INPUT, VERSION_DTYPE, hy,          -1.5, 1.5,                          4, {b, L, g, N}};
+    t[T_C_BWD]              = (TensorSpec){"C_bwd",              OPTIONAL_INPUT, VERSION_DTYPE, hy,          -1.5, 1.5,                          4, {b, L, g, N}};
+    t[T_Y]                  = (TensorSpec){"y",                  OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,                           4, {b, L, h, P}};
+    if (p->D_per_channel) {  // D (h, p): one value per channel
+        t[T_D].ndim = 2;
+        t[T_D].shape[1] = P;
+    }
+    return N_TENSORS;
+}
+
+static void bidir_validate(const Problem *p) {
+    if (p->heads % p->groups != 0)
+        die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
+    if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
+        die_usage("--chunk %lld is not a power of two in 16..256", (long long)p->chunk);
+}
+
+static void bidir_shape_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "%s b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", p->hydra ? "hydra" : "default",
+             (long long)p->batch, (long long)p->seqlen, (long long)p->heads, (long long)p->headdim,
+             (long long)p->groups, (long long)p->dstate, (long long)p->chunk);
+}
+
+static void bidir_bench_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "%-7s b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", p->hydra ? "hydra" : "default",
+             (long long)p->batch, (long long)p->heads, (long long)p->headdim, (long long)p->dstate,
+             (long long)p->chunk, (long long)p->seqlen);
+}
+
+/* ------------------------------------------------------ calls into versions */
+
+static BidirShape bidir_shape(const Problem *p) {
+    BidirShape s = {{p->batch, p->seqlen, p->heads, p->headdim, p->groups, p->dstate, p->chunk, p->has_z, p->has_D,
+                     p->D_per_channel, p->has_bias, p->softplus, p->has_h0},
+                    p->hydra};
+    return s;
+}
+
+static BidirTensors bidir_view(const Problem *p, void *const *t) {
+    BidirTensors bt = {bidir_shape(p), t[T_X], t[T_DT], t[T_A], t[T_B], t[T_C], t[T_D], t[T_Z], t[T_DT_BIAS],
+                       t[T_INITIAL_STATES], t[T_INITIAL_STATES_BWD], t[T_DT_BWD], t[T_B_BWD], t[T_C_BWD], t[T_Y]};
+    return bt;
+}
+
+/* A chapter of this op lists BidirVersions, whose first member is the info. */
+static const BidirVersion *bidir_version(const VersionInfo *v) { return (const BidirVersion *)v; }
+
+static size_t bidir_workspace(const VersionInfo *v, const Problem *p) {
+    BidirShape s = bidir_shape(p);
+    return bidir_version(v)->workspace_bytes ? bidir_version(v)->workspace_bytes(&s) : 0;
+}
+
+static const char *bidir_unsupported(const VersionInfo *v, const Problem *p) {
+    BidirShape s = bidir_shape(p);
+    return bidir_version(v)->unsupported ? bidir_version(v)->unsupported(&s) : NULL;
+}
+
+static void bidir_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    BidirTensors bt = bidir_view(p, t);
+    bidir_version(v)->run(&bt, workspace);
+}
+
+/* ------------------------------------------------------ inputs and oracle */
+
+/* dt + dt_bias above 20 on every other head (both directions' dt in Hydra):
+ * softplus's linear branch. */
+static void bidir_big_delta(const Problem *p, void *const *t) {
+    float *dts[2] = {t[T_DT], t[T_DT_BWD]};  // (b, L, h) fp32 each; the second NULL but in Hydra
+    float *bias = t[T_DT_BIAS];              // (h,) fp32
+    for (int64_t hi = 0; hi < p->heads; hi += 2) {
+        if (bias) bias[hi] = 22.0f;
+        else
+            for (int k = 0; k < 2; k++)
+                for (int64_t bl = 0; dts[k] && bl < p->batch * p->seqlen; bl++) dts[k][bl * p->heads + hi] += 22.0f;
+    }
+}
+
+static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
+    BidirTensors bt = bidir_view(p, t);
+    oracle_bidir(&bt, ref[T_Y]);
+}
+
+/* Sampled validation on channels (b, h, p): y[b, :, h, p]. */
+static int64_t bidir_rows(const Problem *p) { return p->batch * p->heads * p->headdim; }
+
+static CheckResult bidir_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    BidirTensors bt = bidir_view(p, t);
+    int64_t L = p->seqlen, H = p->heads, P = p->headdim;
+    int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
+    double *y = host_alloc(L * (int64_t)sizeof(double), "oracle channel");  // (L,) fp64
+    float *got = host_alloc(L * (int64_t)sizeof(float), "channel output");  // (L,) fp32: y[bi, :, hi, pi]
+    oracle_bidir_channel(&bt, bi, hi, pi, y);
+    for (int64_t l = 0; l < L; l++) got[l] = ((const float *)bt.y)[((bi * L + l) * H + hi) * P + pi];
+    CheckResult r = compare_f32(got, y, L, tol);
+    free(y);
+    free(got);
+    return r;
+}
+
+/* Per (b, t, h) and direction: exp(cum_t) and exp(cum_last - cum_t) as in
+ * op_ssd.c, and softplus's exp once per dt (one dt in the default form, two
+ * in Hydra): b * L * h * (4 + softplus (1 or 2)). */
+static double bidir_exps(const Problem *p) {
+    int dts = p->hydra ? 2 : 1;
+    return (double)p->batch * p->seqlen * p->heads * (4 + (p->softplus ? dts : 0));
+}
+
+/* Matrix FLOPs of one chunk of q steps of the fused form, counted as
+ * op_ssd.c counts the causal one (full squares, the masks after):
+ *   C B^T          2 q^2 N per group, once (default: both triangles share
+ *                  it) or twice (Hydra: C_bwd B_bwd^T is its own product)
+ *   (M o C B^T) X  2 q^2 p per head for each product
+ *   chunk states   2 q N p per head and direction
+ *   state outputs  2 q N p per head and direction */
+static double chunk_flops(const Problem *p, double q) {
+    int products = p->hydra ? 2 : 1;
+    return products * (p->groups * 2.0 * q * q * p->dstate + p->heads * 2.0 * q * q * p->headdim) +
+           p->heads * 2.0 * (4.0 * q * p->dstate * p->headdim);
+}
+
+static double bidir_flops(const Problem *p) {
+    int64_t full = p->seqlen / p->chunk, tail = p->seqlen % p->chunk;
+    return (double)p->batch * (full * chunk_flops(p, (double)p->chunk) + chunk_flops(p, (double)tail));
+}
+
+/* ---------------------------------------------------------------- --load */
+
+static void bidir_infer(Problem *p, const LoadFolder *f) {
+    const NpyShape *x = &f->shape[T_X], *B = &f->shape[T_B];
+    if (x->ndim != 4)
+        die_usage("--load: %s/x.npy must be (batch, seqlen, heads, headdim), has %d dims", f->dir, x->ndim);
+    p->batch = x->shape[0];
+    p->seqlen = x->shape[1];
+    p->heads = x->shape[2];
+    p->headdim = x->shape[3];
+    if (B->ndim != 4)
+        die_usage("--load: %s/B.npy must be (batch, seqlen, groups, dstate), has %d dims", f->dir, B->ndim);
+    p->groups = B->shape[2];
+    p->dstate = B->shape[3];
+    if (p->heads % p->groups != 0)
+        die_usage("--load: %s/B.npy: %lld groups do not divide %lld heads", f->dir, (long long)p->groups,
+                  (long long)p->heads);
+    if (f->given[T_INITIAL_STATES] != f->given[T_INITIAL_STATES_BWD])
+        die_usage("--load: %s holds one of initial_states.npy and initial_states_bwd.npy: give both or neither",
+                  f->dir);
+    p->hydra = meta_bool(f, "shift", f->given[T_DT_BWD]);
+    if (p->hydra && !(f->given[T_DT_BWD] && f->given[T_B_BWD] && f->given[T_C_BWD]))
+        die_usage("--load: %s is the Hydra form (shift) but lacks dt_bwd.npy, B_bwd.npy or C_bwd.npy", f->dir);
+    p->has_z = f->given[T_Z];
+    p->has_D = f->given[T_D];
+    p->D_per_channel = f->given[T_D] && f->shape[T_D].ndim == 2;
+    p->has_bias = f->given[T_DT_BIAS];
+    p->has_h0 = f->given[T_INITIAL_STATES];
+    p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
+    p->chunk = meta_int(f, "chunk_size", 256);          // Mamba2's default
+}
+
+static void bidir_meta_text(const Problem *p, char *buf, size_t len) {
+    snprintf(buf, len, "{\"dt_softplus\": %s, \"shift\": %s, \"chunk_size\": %lld}", p->softplus ? "true" : "false",
+             p->hydra ? "true" : "false", (long long)p->chunk);
+}
+
+/* ----------------------------------------------------------------- shapes */
+
+/* Small and awkward (DESIGN section 3), both forms: L = 1, L = 2, L not a
+ * multiple of the chunk, odd p and N, g > 1, D per channel, flags on and
+ * off, both initial states, dt + bias above 20, the S3 head shape. */
+static const Problem CHECK_CASES[] = {
+    // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta form hydra
+    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
+    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, true},
+    {2, 2,    0, 5,   2, 4, 3,  16,  false, true,  true,  true,  true,  false, false, 0, false},
+    {2, 2,    0, 5,   2, 4, 3,  16,  false, true,  true,  true,  true,  false, false, 0, true},
+    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
+    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  false, false, false, 0, true},
+    {2, 100,  0, 16,  1, 4, 16, 32,  false, true,  true,  true,  false, true,  false, 0, false},
+    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  false, false, true,  0, false},
+    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  true,  false, true,  0, true},
+    {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false, 0, true},
+    {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false, 0, false},
+};
+
+/* Benchmark sets (DESIGN section 7): S3 in each form. */
+static const BenchGrid BENCH[] = {
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
+     {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, true},
+     {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
+};
+static const BenchGrid QUICK[] = {
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {8192}},
+    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, true}, {8}, {8192}},
+};
+
+const Op OP_BIDIR = {
+    .args = ARGS_BIDIR,
+    .version_size = sizeof(BidirVersion),
+    .tol_fp32 = TOL_FP32_SCAN,
+    .tol_fp16 = TOL_FP16,
+    .tensors = bidir_tensors,
+    .validate = bidir_validate,
+    .shape_text = bidir_shape_text,
+    .bench_text = bidir_bench_text,
+    .workspace = bidir_workspace,
+    .unsupported = bidir_unsupported,
+    .run = bidir_run,
+    .big_delta = bidir_big_delta,
+    .oracle = bidir_oracle,
+    .rows = bidir_rows,
+    .check_row = bidir_check_row,
+    .exps = bidir_exps,
+    .flops = bidir_flops,
+    .infer = bidir_infer,
+    .meta_text = bidir_meta_text,
+    .fixtures = fixtures_check_bidir,
+    .check_cases = CHECK_CASES,
+    .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
+    .check_base = {2, 333, 0, 16, 2, 4, 8, 64, true, true, true, true, false, false, false, 0, false},
+    .bench_base = {1, 512, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
+    .bench = BENCH,
+    .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
+    .quick = QUICK,
+    .nquick = sizeof(QUICK) / sizeof(QUICK[0]),
+};
