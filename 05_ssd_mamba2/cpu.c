@@ -46,6 +46,8 @@
 
 #include <math.h>
 
+#include "host_math.h"
+
 /* Longest sequence the quadratic form takes: its time is O(L²·(N + p)). */
 #define SSD_QUADRATIC_MAX_L 2048
 
@@ -98,7 +100,7 @@ static double delta_of(const Head *hd, int64_t t) {
     // dt += dt_bias[:, None]
     const double dt = (double)hd->dt[t * hd->dt_t] + hd->bias;
     // dt = tl.where(dt <= 20.0, softplus(dt), dt)
-    return hd->softplus ? (dt <= 20.0 ? log1p(exp(dt)) : dt) : dt;
+    return hd->softplus ? softplus_thresholded(dt) : dt;
 }
 
 /* Writes y[t, pi] from the scan's output acc = (H_t·C_t)[pi], as the end of
@@ -110,15 +112,9 @@ static void store_output(const Head *hd, int64_t t, int64_t pi, double acc) {
     if (hd->z) {
         const double z = hd->z[t * hd->x_t + pi];
         // acc *= z * tl.sigmoid(z)
-        acc *= z / (1.0 + exp(-z));
+        acc *= silu_f64(z);
     }
     hd->y[t * hd->x_t + pi] = (float)acc;
-}
-
-static double dot_n(const float *a, const float *b, int64_t N) {
-    double sum = 0.0;
-    for (int64_t n = 0; n < N; n++) sum += (double)a[n] * (double)b[n];
-    return sum;
 }
 
 /* ---- 1. the recurrence ---- */
@@ -207,7 +203,7 @@ void ssd_quadratic_cpu(const SsdTensors *t, void *workspace) {
                 //   x_segsum = torch.cumsum(x, dim=-2)
                 double segsum = 0.0;  // segsum(i, j) = Σ_{k=j+1..i} Δ_k·A, grown as j walks down from i
                 for (int64_t j = i; j >= 0; j--) {
-                    row[j] = exp(segsum) * dot_n(C_i, hd.B + j * hd.bc_t, N) * delta[j];
+                    row[j] = exp(segsum) * dot_f64(C_i, hd.B + j * hd.bc_t, N) * delta[j];
                     segsum += dA[j];
                 }
                 const double h0_decay = exp(cum);  // exp(segsum(i, -1))
@@ -216,7 +212,7 @@ void ssd_quadratic_cpu(const SsdTensors *t, void *workspace) {
                     double out = 0.0;
                     for (int64_t j = 0; j <= i; j++) out += row[j] * (double)hd.x[j * hd.x_t + pi];
                     // the initial state, decayed to step i: exp(cum_i)·(H0·C_i)
-                    if (hd.h0) out += h0_decay * dot_n(hd.h0 + pi * N, C_i, N);
+                    if (hd.h0) out += h0_decay * dot_f64(hd.h0 + pi * N, C_i, N);
                     store_output(&hd, i, pi, out);
                 }
             }
@@ -329,7 +325,7 @@ static void chunk_outputs(const Head *hd, int64_t Q, int64_t n_chunks, const dou
             //   x_segsum = torch.cumsum(x, dim=-2)
             double segsum = 0.0;  // Σ_{k=s+1..l} Δ_k·A, grown as s walks down from l
             for (int64_t s = l; s >= t0; s--) {
-                row[s - t0] = exp(segsum) * dot_n(C_l, hd->B + s * hd->bc_t, N) * delta[s];
+                row[s - t0] = exp(segsum) * dot_f64(C_l, hd->B + s * hd->bc_t, N) * delta[s];
                 segsum += delta[s] * hd->A;
             }
             // state_decay_out = torch.exp(A_cumsum)
@@ -339,7 +335,7 @@ static void chunk_outputs(const Head *hd, int64_t Q, int64_t n_chunks, const dou
                 double y_diag = 0.0;
                 for (int64_t s = t0; s <= l; s++) y_diag += row[s - t0] * (double)hd->x[s * hd->x_t + pi];
                 // 4. Y_off = torch.einsum('bclhn,bchpn,bhcl->bclhp', C, states, state_decay_out)
-                const double y_off = state_decay_out * dot_n(C_l, state_in + pi * N, N);
+                const double y_off = state_decay_out * dot_f64(C_l, state_in + pi * N, N);
                 // Y = rearrange(Y_diag+Y_off, "b c l h p -> b (c l) h p")
                 store_output(hd, l, pi, y_diag + y_off);
             }

@@ -58,6 +58,8 @@
 
 #include <math.h>
 
+#include "host_math.h"
+
 /* One direction's per-step inputs for one (batch, head); step t of a
  * sequence tensor is at t * (its stride in Head). */
 typedef struct {
@@ -123,7 +125,7 @@ static double delta_of(const Head *hd, const Direction *dir, int64_t t) {
     // dt += dt_bias[:, None]
     const double dt = (double)dir->dt[t * hd->dt_t] + hd->bias;
     // dt = tl.where(dt <= 20.0, softplus(dt), dt)
-    return hd->softplus ? (dt <= 20.0 ? log1p(exp(dt)) : dt) : dt;
+    return hd->softplus ? softplus_thresholded(dt) : dt;
 }
 
 /* Writes y[t, pi] from the two directions' sum acc. */
@@ -134,15 +136,9 @@ static void store_output(const Head *hd, int64_t t, int64_t pi, double acc) {
     if (hd->z) {
         const double z = hd->z[t * hd->x_t + pi];
         // out = out * F.silu(z)
-        acc *= z / (1.0 + exp(-z));
+        acc *= silu_f64(z);
     }
     hd->y[t * hd->x_t + pi] = (float)acc;
-}
-
-static double dot_n(const float *a, const float *b, int64_t N) {
-    double sum = 0.0;
-    for (int64_t n = 0; n < N; n++) sum += (double)a[n] * (double)b[n];
-    return sum;
 }
 
 /* ---- 1. the recurrence, run twice ---- */
@@ -294,7 +290,7 @@ static void chunk_product(const Head *hd, const Direction *dir, int64_t t0, int6
         const int64_t ci = i + offset;
         for (int64_t s = t0; s < t1; s++)
             cb[(i - t0) * Q + (s - t0)] = ci >= 0 && ci < hd->L
-                ? dot_n(dir->C + ci * hd->bc_t, dir->B + s * hd->bc_t, hd->N) : 0.0;
+                ? dot_f64(dir->C + ci * hd->bc_t, dir->B + s * hd->bc_t, hd->N) : 0.0;
     }
 }
 
@@ -335,8 +331,8 @@ static void chunk_outputs(const Head *hd, int64_t Q, int64_t c, const double *de
             // Y_off = torch.einsum('bclhn,bchpn,bhcl->bclhp', C, states, state_decay_out),
             // forward (C_r, 0 at r = -1) and backward (C'_q, 0 at q = L)
             double y_off = 0.0;
-            if (r >= 0) y_off += decay_out * dot_n(hd->fwd.C + r * hd->bc_t, state_in + pi * N, N);
-            if (q < L) y_off += decay_out_bwd * dot_n(hd->bwd.C + q * hd->bc_t, state_in_bwd + pi * N, N);
+            if (r >= 0) y_off += decay_out * dot_f64(hd->fwd.C + r * hd->bc_t, state_in + pi * N, N);
+            if (q < L) y_off += decay_out_bwd * dot_f64(hd->bwd.C + q * hd->bc_t, state_in_bwd + pi * N, N);
             store_output(hd, i, pi, y_diag + y_off);
         }
     }

@@ -1,0 +1,22 @@
+/* Scalar pieces the C forms of chapters 05 and 06 share, in fp64. */
+#ifndef HOST_MATH_H
+#define HOST_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+/* F.softplus with its threshold 20, as the official kernels take it:
+ *   dt = tl.where(dt <= 20.0, softplus(dt), dt) */
+static inline double softplus_thresholded(double v) { return v <= 20.0 ? log1p(exp(v)) : v; }
+
+/* silu(z) = z·sigmoid(z); for very negative z, exp(-z) = inf gives 0. */
+static inline double silu_f64(double z) { return z / (1.0 + exp(-z)); }
+
+/* Σ_n a[n]·b[n] over n < N, fp32 vectors summed in fp64. */
+static inline double dot_f64(const float *a, const float *b, int64_t N) {
+    double sum = 0.0;
+    for (int64_t n = 0; n < N; n++) sum += (double)a[n] * (double)b[n];
+    return sum;
+}
+
+#endif
