@@ -1,7 +1,10 @@
 #!/bin/sh
 # Everything a GPU machine runs for a change: build, make check with the GPU
 # required, compute-sanitizer, and optionally the benchmarks. Logs and CSVs
-# are copied to OUTDIR. Usage: tests/gpu_all.sh OUTDIR [check] [sanitize] [bench]
+# are copied to OUTDIR. Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [bench]
+# COMMIT names the commit the rows are timed at: a copy of the working tree
+# on another machine may carry a .git whose HEAD is not the tree's commit, so
+# bench takes it from the caller, never from git there.
 out=$1; shift
 mkdir -p "$out"
 steps=${*:-check sanitize bench}
@@ -12,7 +15,8 @@ for step in $steps; do
     case $step in
     check) make check REQUIRE_GPU=1 >"$out/check.log" 2>&1 || status=1; tail -n 4 "$out/check.log" ;;
     sanitize) make sanitize >"$out/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$out/sanitize.log" ;;
-    bench) make bench >"$out/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$out/bench.log"
+    bench) if [ -z "$COMMIT" ]; then echo "bench: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
+           make bench COMMIT="$COMMIT" >"$out/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$out/bench.log"
            cp plots/data/*.csv "$out/" ;;
     esac
 done
