@@ -18,9 +18,10 @@ static int n_pass, n_fail, n_skip;
 
 static CheckResult compare(const float *got32, const double *got64, const double *ref,
                            int64_t n, Tol tol) {
-    CheckResult r = {0.0, 0.0, n, 0, true};
+    CheckResult r = {0.0, 0.0, n, 0, true, 0};
     double err2 = 0.0, ref2 = 0.0;
     for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(ref[i])) r.ref_not_finite++;
         double g = got32 ? (double)got32[i] : got64[i];
         double e = fabs(g - ref[i]);
         /* Written so that NaN fails: a comparison with NaN is false. */
@@ -51,6 +52,7 @@ CheckResult check_merge(CheckResult a, CheckResult b) {
     r.n = a.n + b.n;
     r.n_bad = a.n_bad + b.n_bad;
     r.pass = a.pass && b.pass;
+    r.ref_not_finite = a.ref_not_finite + b.ref_not_finite;
     return r;
 }
 
@@ -60,6 +62,9 @@ void check_report(const char *label, CheckResult r, Tol tol) {
     if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
+    if (!r.pass && r.ref_not_finite)
+        printf(" -- the reference itself is not finite at %lld elements (it overflowed: see the inputs)",
+               (long long)r.ref_not_finite);
     printf("\n");
     if (r.pass) n_pass++; else n_fail++;
 }

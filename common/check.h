@@ -32,6 +32,7 @@ typedef struct {
     double rel_l2;       // ||got - ref|| / ||ref||
     int64_t n, n_bad;    // elements compared, elements out of tolerance
     bool pass;
+    int64_t ref_not_finite;  // reference elements that are NaN or inf: the reference itself failed
 } CheckResult;
 
 /* Compare n values; got is fp32 or fp64, ref is fp64. NaN in got or ref fails. */
@@ -41,7 +42,8 @@ CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol
 CheckResult check_merge(CheckResult a, CheckResult b);
 
 /* Print one check line and count it:
- *   "  <label>  max_abs 1.2e-06  rel_l2 3.4e-07  tol rtol 6e-04 atol 2e-03  PASS" */
+ *   "  <label>  max_abs 1.2e-06  rel_l2 3.4e-07  tol rtol 6e-04 atol 2e-03  PASS"
+ * A failure whose reference holds NaN or inf says so. */
 void check_report(const char *label, CheckResult r, Tol tol);
 /* Print and count a skipped check with its reason. */
 void check_skip(const char *label, const char *reason);

@@ -378,7 +378,7 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
 
 /* Every output the reference holds against got, merged into one result. */
 static CheckResult compare(const HostProblem *hp, float *const *got, const Reference *ref, Tol tol) {
-    CheckResult all = {0.0, 0.0, 0, 0, true};
+    CheckResult all = {0.0, 0.0, 0, 0, true, 0};
     bool first = true;
     for (int k = 0; k < hp->n; k++) {
         if (!ref->out[k]) continue;
@@ -503,7 +503,7 @@ static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostP
     void *t[MAX_TENSORS];     // inputs and those outputs
     host_view(hp, set, out, t);
     int64_t rows = se->op->rows(&hp->p), nsample = rows < 64 ? rows : 64;
-    CheckResult all = {0.0, 0.0, 0, 0, true};
+    CheckResult all = {0.0, 0.0, 0, 0, true, 0};
     for (int64_t k = 0; k < nsample; k++) {
         CheckResult r = se->op->check_row(&hp->p, t, k * rows / nsample, tol);
         all = k == 0 ? r : check_merge(all, r);
