@@ -144,15 +144,16 @@ static double bidir_exps(const Problem *p) {
 }
 
 /* Matrix FLOPs of one chunk of q steps of the fused form, counted as
- * op_ssd.c counts the causal one (full squares, the masks after):
+ * op_ssd.c counts the causal one (full squares, the masks after; the
+ * derivation is in 06_bidirectional/cpu.c):
  *   C B^T          2 q^2 N per group, once (default: both triangles share
  *                  it) or twice (Hydra: C_bwd B_bwd^T is its own product)
- *   (M o C B^T) X  2 q^2 p per head for each product
+ *   M X            2 q^2 p per head, once: both triangles are one q x q block
  *   chunk states   2 q N p per head and direction
  *   state outputs  2 q N p per head and direction */
 static double chunk_flops(const Problem *p, double q) {
     int products = p->hydra ? 2 : 1;
-    return products * (p->groups * 2.0 * q * q * p->dstate + p->heads * 2.0 * q * q * p->headdim) +
+    return products * p->groups * 2.0 * q * q * p->dstate + p->heads * 2.0 * q * q * p->headdim +
            p->heads * 2.0 * (4.0 * q * p->dstate * p->headdim);
 }
 
