@@ -42,6 +42,7 @@ OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cp
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o
 OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_kernel/cpu.o \
+                       build/obj/07_decode_kernel/lessons.o \
                        build/obj/07_decode_kernel/kernels.o build/obj/05_ssd_mamba2/kernels.o \
                        build/obj/03_fused_cuda/kernels.o
 
@@ -96,7 +97,8 @@ check: all
 # BENCH_CHAPTERS picks chapters (default: all). With 05, 03's tuned scan also runs at
 # 05's crossover shapes (d = h·p = 2048, N 16/64/128, L 4096, b 8, no z) into
 # plots/data/05_crossover_03.csv: the Mamba-1 scan on the same problem, no layout change.
-# 07 also writes its state-vs-KV-cache table (computed, not timed) to plots/data/07_state_vs_kv.csv.
+# 07 also writes its state-vs-KV-cache table and its 16-bit-state accuracy over 1,000 tokens
+# (computed on the CPU, not timed) to plots/data/07_state_vs_kv.csv and 07_state_precision.csv.
 BENCH_CHAPTERS ?= $(GPU_CHAPTERS)
 bench: all
 	@mkdir -p build/bench plots/data
@@ -120,7 +122,8 @@ bench: all
 	@case " $(BENCH_CHAPTERS) " in *" 07_decode_kernel "*) \
 	  [ -s build/bench/07_decode_kernel.csv ] || exit 0; \
 	  cp build/bench/07_decode_kernel_state_vs_kv.csv plots/data/07_state_vs_kv.csv && \
-	    echo "bench: wrote plots/data/07_state_vs_kv.csv" ;; \
+	  cp build/bench/07_decode_kernel_state_precision.csv plots/data/07_state_precision.csv && \
+	    echo "bench: wrote plots/data/07_state_vs_kv.csv, 07_state_precision.csv" ;; \
 	esac
 
 plots:

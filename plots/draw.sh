@@ -23,6 +23,7 @@ for f in "$data"/*.csv; do
         "$header_chapter"*) chapters="$chapters $f" ;;
         "$header_official"*) official="$f" ;;
         "seqlen,width,kv_cache_mib,"*) ;;  # 07's state-vs-KV-cache table: plots/decode.py
+        "state_dtype,state_bytes,"*) ;;    # 07's 16-bit-state accuracy: plots/tables.py
         *) echo "plots: $f: unknown header, skipped" ;;
     esac
 done

@@ -81,7 +81,7 @@ def load_data(data_dir=DATA):
     official timings' schema."""
     chapters, official = {}, []
     for path in sorted(Path(data_dir).glob("*.csv")):
-        if path.stem == STATE_VS_KV:  # not timings: plots/decode.py draws it
+        if path.stem in (STATE_VS_KV, STATE_PRECISION):  # not timings: decode.py, precision_section
             continue
         rows = read_rows(path, CHAPTER_COLUMNS)
         if rows is not None:
@@ -142,6 +142,7 @@ def is_crossover(r):
 
 DECODE = "07_decode_kernel"
 STATE_VS_KV = "07_state_vs_kv"  # plots/data file of 07's computed state-vs-KV-cache table
+STATE_PRECISION = "07_state_precision"  # 07's accuracy of a 16-bit state over a long decode (CPU)
 
 
 def decode_form(r):
@@ -585,6 +586,21 @@ def decode_summary_section(chapters, official):
     return "\n".join(lines)
 
 
+def precision_section():
+    """The text between 07's precision markers: plots/data/07_state_precision.csv."""
+    path = DATA / f"{STATE_PRECISION}.csv"
+    if not path.is_file():
+        return "No plots/data/07_state_precision.csv yet (`build/07_decode_kernel --bench --csv FILE` writes it)."
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    body = [[r["state_dtype"], r["state_bytes"], r["tokens"], f"{number(r['y_rel_l2']):.2e}",
+             f"{number(r['final_state_rel_l2']):.2e}"] for r in rows]
+    return "\n".join(markdown_table(["state stored as", "bytes per element", "tokens", "y rel. L2 (all tokens)",
+                                      "final state rel. L2"], "lrrrr", body) +
+                     ["", f"Computed on the CPU (`plots/data/{STATE_PRECISION}.csv`): decode_step_cpu, fp32 "
+                          "arithmetic, against the fp64 oracle."])
+
+
 # ---------------------------------------------------------------- rewriting
 
 def replace_between(path, begin, end, body):
@@ -617,6 +633,10 @@ def main():
         what = replace_between(readme, "<!-- results:begin -->", "<!-- results:end -->",
                                chapter_section(chapter, rows, official))
         print(f"tables: {chapter}/README.md {what}")
+        if chapter == DECODE:
+            what = replace_between(readme, "<!-- precision:begin -->", "<!-- precision:end -->",
+                                   precision_section())
+            print(f"tables: {chapter}/README.md precision {what}")
         if chapter == "05_ssd_mamba2":
             what = replace_between(readme, "<!-- crossover:begin -->", "<!-- crossover:end -->",
                                    crossover_section(chapters))
