@@ -46,8 +46,8 @@
  *                          triangles in one block) + 8·Q·p·N (chunk states
  *                          and off-diagonal outputs, both directions) + 4·p·N
  *   Hydra here             4·Q²·N  (C·Bᵀ and C'·B'ᵀ) + 2·Q²·p + 8·Q·p·N + 4·p·N
- * At p 64, N 128, Q 256: twice 67.1 MFLOP, default 42.0 (0.63×), Hydra 58.7
- * (0.87×). The recurrence run twice costs 2·5·L·p·N. Exps per chunk, as
+ * At p 64, N 128, Q 256: twice 67.1 MFLOP, default 42.0 (0.63×), Hydra 58.8
+ * (0.88×). The recurrence run twice costs 2·5·L·p·N. Exps per chunk, as
  * many as 05 run twice: Q² + Q for the mask (each triangle with its
  * diagonal; Hydra Q² − Q), 4·Q for the chunk states and off-diagonal decays.
  *
@@ -78,8 +78,8 @@ typedef struct {
     Direction bwd;               // default: dt, B, C; Hydra: dt_bwd, B_bwd, C_bwd; initial_states_bwd
     const float *D;              // D[pi * D_p]: (p,) or one value fp32; NULL without D
     int64_t D_p;                 // 1 for D (h, p), 0 for D (h,)
-    double A;                    // A[h]
-    double bias;                 // dt_bias[h], 0 without bias
+    double A;                    // A[h]: (h,) fp32 read as fp64
+    double bias;                 // dt_bias[h]: (h,) fp32 read as fp64, 0 without bias
     bool softplus;
     int64_t shift;               // σ: 1 for Hydra, 0 for the default form
     float *y;                    // like x, written
@@ -131,7 +131,7 @@ static double delta_of(const Head *hd, const Direction *dir, int64_t t) {
 /* Writes y[t, pi] from the two directions' sum acc. */
 static void store_output(const Head *hd, int64_t t, int64_t pi, double acc) {
     const double x = hd->x[t * hd->x_t + pi];
-    // y = y_fw + y_bw + x_og * D
+    // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
     if (hd->D) acc += x * (double)hd->D[pi * hd->D_p];
     if (hd->z) {
         const double z = hd->z[t * hd->x_t + pi];

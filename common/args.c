@@ -45,7 +45,7 @@ static const FlagInfo FLAGS[] = {
     {"--no-bias", ARG_NO_BIAS, "no delta_bias / dt_bias"},
     {"--no-softplus", ARG_NO_SOFTPLUS, "no softplus on delta / dt"},
     {"--h0", ARG_H0, "give an initial state"},
-    {"--hydra", ARG_HYDRA, "the Hydra form of the bidirectional scan (default: both forms)"},
+    {"--hydra", ARG_HYDRA, "the Hydra form of the bidirectional scan (default: both forms at the built-in shapes, the default form at sizes given)"},
     {"--form", ARG_FORM, "m1|m2  decode form (default: both)"},
     {"--tokens", ARG_TOKENS, "T[,T...]  tokens per launch (decode)"},
     {"--seed", ARG_SEED, "S  seed of the random inputs"},

@@ -63,7 +63,7 @@ void check_report(const char *label, CheckResult r, Tol tol) {
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
     if (!r.pass && r.ref_not_finite)
-        printf(" -- the reference itself is not finite at %lld elements (it overflowed: see the inputs)",
+        printf(" -- the reference itself is not finite at %lld elements (an overflow, or NaN/inf in the inputs)",
                (long long)r.ref_not_finite);
     printf("\n");
     if (r.pass) n_pass++; else n_fail++;

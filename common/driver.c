@@ -607,6 +607,12 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
 }
 
 static void bench(Session *se, const Problem *problems, int n, const Args *a, bool quick) {
+    bool any_gpu = false;
+    for (int k = se->first; k <= se->last; k++) any_gpu |= version_at(se, k)->gpu;
+    if (!any_gpu) {
+        printf("bench: no GPU version %s; nothing timed\n", se->first == se->last ? "selected" : "in this chapter yet");
+        return;
+    }
     if (!gpu_available()) {
         printf("bench: GPU rows need a CUDA device (%s); nothing timed, no CSV written\n",
                gpu_unavailable_reason());
@@ -728,7 +734,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
                   a.version, ch->nversions);
     if (a.version) se.first = se.last = a.version - 1;
     if (a.load && sizes_given(&a)) die_usage("--load takes the shape from its files; drop the shape flags");
-    if ((a.given & (ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0)) && a.load)
+    if ((a.given & (ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_HYDRA | ARG_FORM)) && a.load)
         die_usage("--load takes the flags from its files; drop the flag options");
     bool quick = !a.check && !a.bench && !a.load;  // what a reader runs
     printf("%s\n", ch->title);

@@ -185,6 +185,8 @@ static void bidir_infer(Problem *p, const LoadFolder *f) {
     p->hydra = meta_bool(f, "shift", f->given[T_DT_BWD]);
     if (p->hydra && !(f->given[T_DT_BWD] && f->given[T_B_BWD] && f->given[T_C_BWD]))
         die_usage("--load: %s is the Hydra form (shift) but lacks dt_bwd.npy, B_bwd.npy or C_bwd.npy", f->dir);
+    if (!p->hydra && (f->given[T_DT_BWD] || f->given[T_B_BWD] || f->given[T_C_BWD]))
+        die_usage("--load: %s holds backward inputs (dt_bwd, B_bwd, C_bwd) but its meta.json says shift: false", f->dir);
     p->has_z = f->given[T_Z];
     p->has_D = f->given[T_D];
     p->D_per_channel = f->given[T_D] && f->shape[T_D].ndim == 2;
@@ -203,7 +205,8 @@ static void bidir_meta_text(const Problem *p, char *buf, size_t len) {
 
 /* Small and awkward (DESIGN section 3), both forms: L = 1, L = 2, L not a
  * multiple of the chunk, odd p and N, g > 1, D per channel, flags on and
- * off, both initial states, dt + bias above 20, the S3 head shape. */
+ * off (softplus off with a bias), both initial states, dt + bias above 20
+ * with and without a bias (then on dt and Hydra's dt_bwd), the S3 head shape. */
 static const Problem CHECK_CASES[] = {
     // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta form hydra
     {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
@@ -217,6 +220,9 @@ static const Problem CHECK_CASES[] = {
     {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  true,  false, true,  0, true},
     {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false, 0, true},
     {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false, 0, false},
+    {2, 45,   0, 6,   2, 4, 5,  16,  true,  true,  true,  false, true,  true,  false, 0, true},
+    {1, 70,   0, 9,   1, 4, 6,  32,  false, true,  false, true,  false, false, true,  0, true},
+    {1, 70,   0, 9,   1, 4, 6,  32,  true,  true,  false, true,  true,  true,  true,  0, false},
 };
 
 /* Benchmark sets (DESIGN section 7): S3 in each form. */

@@ -590,7 +590,7 @@ def precision_section():
     """The text between 07's precision markers: plots/data/07_state_precision.csv."""
     path = DATA / f"{STATE_PRECISION}.csv"
     if not path.is_file():
-        return "No plots/data/07_state_precision.csv yet (`build/07_decode_kernel --bench --csv FILE` writes it)."
+        return "No plots/data/07_state_precision.csv yet (`make bench` writes it)."
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     body = [[r["state_dtype"], r["state_bytes"], r["tokens"], f"{number(r['y_rel_l2']):.2e}",
