@@ -40,7 +40,8 @@ OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cp
                        build/obj/04_fp16_half2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
-OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o
+OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o \
+                       build/obj/05_ssd_mamba2/cpu.o
 OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_kernel/cpu.o \
                        build/obj/07_decode_kernel/lessons.o \
                        build/obj/07_decode_kernel/kernels.o build/obj/05_ssd_mamba2/kernels.o \

@@ -1,6 +1,6 @@
-/* 06_bidirectional, CPU: one bidirectional Mamba-2 forward, per (batch, head),
- * two ways: the Mamba-2 recurrence run twice (forward on x, backward on
- * flip(x)) and the chunked form that does both directions in one pass.
+/* 06_bidirectional, CPU: one bidirectional Mamba-2 forward two ways: 05's
+ * chunked form run twice (forward on x, backward on flipped copies), and the
+ * chunked form that does both directions in one pass.
  *
  *   default  y = SS(x) + flip(SS(flip(x))) + D·x
  *   Hydra    y = shift(SS_f(x)) + flip(shift(SS_b(flip(x)))) + D·x,
@@ -47,7 +47,7 @@
  *                          and off-diagonal outputs, both directions) + 4·p·N
  *   Hydra here             4·Q²·N  (C·Bᵀ and C'·B'ᵀ) + 2·Q²·p + 8·Q·p·N + 4·p·N
  * At p 64, N 128, Q 256: twice 67.1 MFLOP, default 42.0 (0.63×), Hydra 58.8
- * (0.88×). The recurrence run twice costs 2·5·L·p·N. Exps per chunk, as
+ * (0.88×). Exps per chunk, as
  * many as 05 run twice: Q² + Q for the mask (each triangle with its
  * diagonal; Hydra Q² − Q), 4·Q for the chunk states and off-diagonal decays.
  *
@@ -57,7 +57,9 @@
 #include "cpu.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "../05_ssd_mamba2/cpu.h"
 #include "host_math.h"
 
 /* One direction's per-step inputs for one (batch, head); step t of a
@@ -141,60 +143,86 @@ static void store_output(const Head *hd, int64_t t, int64_t pi, double acc) {
     hd->y[t * hd->x_t + pi] = (float)acc;
 }
 
-/* ---- 1. the recurrence, run twice ---- */
+/* ---- 1. 05's chunked form, run twice ----
+ *
+ * What users do today, with the previous chapter's own code: ssd_chunked_cpu
+ * (05_ssd_mamba2/cpu.c) without D and z on x, then on flipped copies of x,
+ * dt, B, C (Hydra: of dt_bwd, B_bwd, C_bwd), each direction from its own
+ * initial state; the outputs summed (Hydra: each moved one step later in its
+ * own time), then + D·x and × silu(z). */
 
-/* One direction's scan, H = exp(Δ·A)·H + Δ·x ⊗ B, out = H·C, added into
- * y_sum (L, p) at the step the output belongs to. backward: walk flip(x),
- * i.e. x from t = L-1 down to 0. */
-static void scan_direction(const Head *hd, const Direction *dir, bool backward, double *state,
-                           double *y_sum) {
-    const int64_t L = hd->L, P = hd->P, N = hd->N;
-    for (int64_t e = 0; e < P * N; e++) state[e] = dir->h0 ? (double)dir->h0[e] : 0.0;
-    for (int64_t u = 0; u < L; u++) {
-        // x = torch.cat((x, torch.flip(x, (1,))), dim=0): step u of flip(x) is step L-1-u of x
-        const int64_t t = backward ? L - 1 - u : u;
-        // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0
-        // (Hydra: step u's output goes to step u+1 of its own time order, t+1 forward, t-1 backward)
-        const int64_t out = backward ? t - hd->shift : t + hd->shift;
-        const double delta = delta_of(hd, dir, t);
-        // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
-        const double dA = exp(delta * hd->A);
-        const float *B_t = dir->B + t * hd->bc_t;  // (N,)
-        const float *C_t = dir->C + t * hd->bc_t;  // (N,)
-        for (int64_t pi = 0; pi < P; pi++) {
-            double *state_p = state + pi * N;      // (N,): row pi of H
-            const double dx = delta * (double)hd->x[t * hd->x_t + pi];
-            double o = 0.0;
-            for (int64_t n = 0; n < N; n++) {
-                // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1"))
-                state_p[n] = state_p[n] * dA + dx * (double)B_t[n];
-                // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
-                o += state_p[n] * (double)C_t[n];
-            }
-            if (out >= 0 && out < L) y_sum[out * P + pi] += o;
-        }
-    }
+/* dst[bi, l, :] = src[bi, L-1-l, :] for rows of `width` floats. */
+static void flip_time(float *dst, const float *src, int64_t batch, int64_t L, int64_t width) {
+    for (int64_t bi = 0; bi < batch; bi++)
+        for (int64_t l = 0; l < L; l++)
+            memcpy(dst + (bi * L + l) * width, src + (bi * L + L - 1 - l) * width, sizeof(float) * (size_t)width);
+}
+
+/* Floats of the flipped copies and the two directions' outputs and final
+ * state, rounded up to 16 bytes so that 05's workspace (doubles) after them
+ * is aligned. */
+static int64_t twice_floats(const SsdShape *s) {
+    return (3 * ssd_n_x(s) + ssd_n_dt(s) + 2 * ssd_n_bc(s) + ssd_n_state(s) + 3) / 4 * 4;
+}
+
+/* The SSD problem of one direction: no D, no z, the initial state if given. */
+static SsdShape direction_shape(const SsdShape *s) {
+    SsdShape d = *s;
+    d.has_z = false;
+    d.has_D = false;
+    d.D_per_channel = false;
+    return d;
 }
 
 size_t bidir_twice_cpu_workspace(const BidirShape *s) {
-    return sizeof(double) * (size_t)(s->s.headdim * s->s.dstate + s->s.seqlen * s->s.headdim);
+    const SsdShape d = direction_shape(&s->s);
+    return sizeof(float) * (size_t)twice_floats(&s->s) + ssd_chunked_cpu_workspace(&d);
 }
 
 void bidir_twice_cpu(const BidirTensors *t, void *workspace) {
     const SsdShape *s = &t->s.s;
-    const int64_t L = s->seqlen, P = s->headdim;
-    double *state = workspace;                // (p, N) fp64: the running state of one direction
-    double *y_sum = state + P * s->dstate;    // (L, p) fp64: forward + backward outputs of one (b, h)
-    for (int64_t bi = 0; bi < s->batch; bi++)
-        for (int64_t hi = 0; hi < s->heads; hi++) {
-            const Head hd = head_of(t, bi, hi);
-            for (int64_t e = 0; e < L * P; e++) y_sum[e] = 0.0;
-            scan_direction(&hd, &hd.fwd, false, state, y_sum);
-            // y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
-            scan_direction(&hd, &hd.bwd, true, state, y_sum);
-            for (int64_t ti = 0; ti < L; ti++)
-                for (int64_t pi = 0; pi < P; pi++) store_output(&hd, ti, pi, y_sum[ti * P + pi]);
-        }
+    const int64_t b = s->batch, L = s->seqlen, H = s->heads, P = s->headdim, W = H * P;
+    const int64_t GN = s->groups * s->dstate;
+    float *x_flip = workspace;                // (b, L, h, p) fp32: x, time reversed
+    float *dt_flip = x_flip + ssd_n_x(s);     // (b, L, h) fp32: dt (Hydra: dt_bwd), reversed
+    float *B_flip = dt_flip + ssd_n_dt(s);    // (b, L, g, N) fp32: B (Hydra: B_bwd), reversed
+    float *C_flip = B_flip + ssd_n_bc(s);     // (b, L, g, N) fp32: C (Hydra: C_bwd), reversed
+    float *y_fwd = C_flip + ssd_n_bc(s);      // (b, L, h, p) fp32: SS(x)
+    float *y_bwd = y_fwd + ssd_n_x(s);        // (b, L, h, p) fp32: SS(flip(x)), flipped time
+    float *final = y_bwd + ssd_n_x(s);        // (b, h, p, N) fp32: a direction's final state, unused
+    void *scan_ws = (float *)workspace + twice_floats(s);  // 05's own workspace
+    const bool hydra = t->s.hydra;
+
+    const SsdShape d = direction_shape(s);
+    SsdTensors fwd = {d, t->x, t->dt, t->A, t->B, t->C, NULL, NULL, t->dt_bias, t->initial_states, y_fwd, final};
+    ssd_chunked_cpu(&fwd, scan_ws);
+
+    // x = torch.cat((x, torch.flip(x, (1,))), dim=0)
+    flip_time(x_flip, t->x, b, L, W);
+    flip_time(dt_flip, hydra ? t->dt_bwd : t->dt, b, L, H);
+    flip_time(B_flip, hydra ? t->B_bwd : t->B, b, L, GN);
+    flip_time(C_flip, hydra ? t->C_bwd : t->C, b, L, GN);
+    SsdTensors bwd = {d, x_flip, dt_flip, t->A, B_flip, C_flip, NULL, NULL, t->dt_bias, t->initial_states_bwd,
+                      y_bwd, final};
+    ssd_chunked_cpu(&bwd, scan_ws);
+
+    const float *x = t->x, *z = t->z;  // (b, L, h, p) fp32 each; z NULL without z
+    float *y = t->y;                   // (b, L, h, p) fp32
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t l = 0; l < L; l++)
+            for (int64_t c = 0; c < W; c++) {
+                const int64_t i = (bi * L + l) * W + c, hi = c / P, pi = c % P;
+                // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0   (Hydra, each direction)
+                // y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
+                const int64_t lf = hydra ? l - 1 : l, lb = hydra ? L - 2 - l : L - 1 - l;
+                double acc = (lf >= 0 ? (double)y_fwd[(bi * L + lf) * W + c] : 0.0) +
+                             (lb >= 0 ? (double)y_bwd[(bi * L + lb) * W + c] : 0.0);
+                // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
+                if (t->D) acc += (double)x[i] * (double)(s->D_per_channel ? t->D[hi * P + pi] : t->D[hi]);
+                // out = out * F.silu(z)
+                if (z) acc *= silu_f64((double)z[i]);
+                y[i] = (float)acc;
+            }
 }
 
 /* ---- 2. the chunked form: both directions in one pass ----

@@ -8,10 +8,12 @@
 
 #include "bidir.h"
 
-/* What users do today: the Mamba-2 recurrence run twice, forward on x and
- * backward on flip(x), outputs summed (Hydra: each shifted one step), then
- * + D·x and × silu(z). Workspace for one (b, h): the running state, (p, N)
- * fp64; the summed outputs, (L, p) fp64. */
+/* What users do today: 05's ssd_chunked_cpu (without D and z) run twice,
+ * forward on x and backward on flipped copies (Hydra: of dt_bwd, B_bwd,
+ * C_bwd), each from its own initial state, outputs summed (Hydra: each
+ * shifted one step), then + D·x and × silu(z). Workspace: the flipped x, dt,
+ * B, C, both directions' outputs and a final state, fp32
+ * (3·b·L·h·p + b·L·h + 2·b·L·g·N + b·h·p·N floats), then 05's own. */
 size_t bidir_twice_cpu_workspace(const BidirShape *s);
 void bidir_twice_cpu(const BidirTensors *t, void *workspace);
 

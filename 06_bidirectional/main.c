@@ -1,8 +1,8 @@
 /* 06_bidirectional: bidirectional Mamba-2 in both published forms, the
  * default y = SS(x) + flip(SS(flip(x))) + D·x and Hydra's shifted form with
- * its own backward dt, B, C. First in C: the two scans the way users run
- * them today, then the chunked form where one C·Bᵀ product per chunk serves
- * both directions.
+ * its own backward dt, B, C. First in C: 05's chunked form run twice, the
+ * way users run it today, then the chunked form where one C·Bᵀ product per
+ * chunk serves both directions.
  *   build/06_bidirectional            check lines (both forms)
  *   build/06_bidirectional --list     the numbered versions
  *   build/06_bidirectional --check --hydra --batch 2 --seqlen 300 --heads 4 --headdim 8 --groups 2 --chunk 64 --h0 */
@@ -12,7 +12,7 @@
 
 static const BidirVersion versions[] = {
     {{"bidir_twice_cpu",
-      "the Mamba-2 scan forward, then again on flipped inputs, summed (with Hydra's shifts): the 1x",
+      "05's chunked form forward, then again on flipped copies, summed (with Hydra's shifts): the 1x",
       false, DT_FP32}, bidir_twice_cpu_workspace, NULL, bidir_twice_cpu},
     {{"bidir_chunked_cpu",
       "per chunk one C B^T for both triangles, chunk states passed forward and backward",
@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
         .op = &OP_BIDIR,
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = &versions[0].info,  // the chunked form against the two scans
+        .prev_cpu = &versions[0].info,  // the chunked form against 05 run twice
         .check_fixtures = true,
         .bench_sets = BENCH_S3_DEFAULT | BENCH_S3_HYDRA,
     };
