@@ -13,45 +13,34 @@
 #include "ops.h"
 #include "oracle.h"
 
-/* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
+/* The tensors in table order: inputs (random ones are drawn in this order),
+ * then outputs. The first nine are OP_SSD's, in its order (op_ssd.c), so its
+ * table, validation, --load sizes and big-Δ inputs serve here too. */
 enum {
     T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_INITIAL_STATES_BWD,
     T_DT_BWD, T_B_BWD, T_C_BWD, T_Y, N_TENSORS
 };
 
-/* Ranges of the official SSD tests, as op_ssd.c draws them; the backward
- * direction's inputs (Hydra) in the same ranges. */
+/* OP_SSD's inputs, then the backward direction's initial state and (Hydra)
+ * inputs in the same ranges as the forward ones, and y. */
 static int bidir_tensors(const Problem *p, TensorSpec *t) {
-    int64_t b = p->batch, L = p->seqlen, h = p->heads, P = p->headdim, g = p->groups, N = p->dstate;
-    bool sp = p->softplus, hy = p->hydra;
-    //                                        name                  role            dtype          present      range                               shape
-    t[T_X]                  = (TensorSpec){"x",                  INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, h, P}};
-    t[T_DT]                 = (TensorSpec){"dt",                 INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}};
-    t[T_A]                  = (TensorSpec){"A",                  INPUT,          ALWAYS_FP32,   true,        -4.0, -0.5,                         1, {h}};
-    t[T_B]                  = (TensorSpec){"B",                  INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
-    t[T_C]                  = (TensorSpec){"C",                  INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
-    t[T_D]                  = (TensorSpec){"D",                  OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,                          1, {h}};
-    t[T_Z]                  = (TensorSpec){"z",                  OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,                          4, {b, L, h, P}};
-    t[T_DT_BIAS]            = (TensorSpec){"dt_bias",            OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -1.0 : 0.1,   1, {h}};
-    t[T_INITIAL_STATES]     = (TensorSpec){"initial_states",     OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {b, h, P, N}};
-    t[T_INITIAL_STATES_BWD] = (TensorSpec){"initial_states_bwd", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {b, h, P, N}};
-    t[T_DT_BWD]             = (TensorSpec){"dt_bwd",             OPTIONAL_INPUT, VERSION_DTYPE, hy,          sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}};
-    t[T_B_BWD]              = (TensorSpec){"B_bwd",              OPTIONAL_INPUT, VERSION_DTYPE, hy,          -1.5, 1.5,                          4, {b, L, g, N}};
-    t[T_C_BWD]              = (TensorSpec){"C_bwd",              OPTIONAL_INPUT, VERSION_DTYPE, hy,          -1.5, 1.5,                          4, {b, L, g, N}};
-    t[T_Y]                  = (TensorSpec){"y",                  OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,                           4, {b, L, h, P}};
-    if (p->D_per_channel) {  // D (h, p): one value per channel
-        t[T_D].ndim = 2;
-        t[T_D].shape[1] = P;
+    OP_SSD.tensors(p, t);  // x .. initial_states; its outputs are overwritten below
+    t[T_INITIAL_STATES_BWD] = t[T_INITIAL_STATES];
+    t[T_INITIAL_STATES_BWD].name = "initial_states_bwd";
+    const char *bwd_names[3] = {"dt_bwd", "B_bwd", "C_bwd"};
+    const int fwd[3] = {T_DT, T_B, T_C};
+    for (int k = 0; k < 3; k++) {
+        t[T_DT_BWD + k] = t[fwd[k]];
+        t[T_DT_BWD + k].name = bwd_names[k];
+        t[T_DT_BWD + k].role = OPTIONAL_INPUT;
+        t[T_DT_BWD + k].present = p->hydra;
     }
+    t[T_Y] = (TensorSpec){"y", OUTPUT, VERSION_DTYPE, true, 0.0, 0.0, 4, {p->batch, p->seqlen, p->heads, p->headdim}};
     return N_TENSORS;
 }
 
-static void bidir_validate(const Problem *p) {
-    if (p->heads % p->groups != 0)
-        die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
-    if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
-        die_usage("--chunk %lld is not a power of two in 16..256", (long long)p->chunk);
-}
+/* OP_SSD's rules: g divides h, the chunk a power of two in 16..256. */
+static void bidir_validate(const Problem *p) { OP_SSD.validate(p); }
 
 static void bidir_shape_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "%s b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", p->hydra ? "hydra" : "default",
@@ -68,9 +57,7 @@ static void bidir_bench_text(const Problem *p, char *buf, size_t len) {
 /* ------------------------------------------------------ calls into versions */
 
 static BidirShape bidir_shape(const Problem *p) {
-    BidirShape s = {{p->batch, p->seqlen, p->heads, p->headdim, p->groups, p->dstate, p->chunk, p->has_z, p->has_D,
-                     p->D_per_channel, p->has_bias, p->softplus, p->has_h0},
-                    p->hydra};
+    BidirShape s = {problem_ssd_shape(p), p->hydra};
     return s;
 }
 
@@ -100,17 +87,14 @@ static void bidir_run(const VersionInfo *v, const Problem *p, void *const *t, vo
 
 /* ------------------------------------------------------ inputs and oracle */
 
-/* dt + dt_bias above 20 on every other head (both directions' dt in Hydra):
- * softplus's linear branch. */
+/* dt + dt_bias above 20 on every other head, as OP_SSD makes it; without a
+ * bias Hydra's dt_bwd gets the same. */
 static void bidir_big_delta(const Problem *p, void *const *t) {
-    float *dts[2] = {t[T_DT], t[T_DT_BWD]};  // (b, L, h) fp32 each; the second NULL but in Hydra
-    float *bias = t[T_DT_BIAS];              // (h,) fp32
-    for (int64_t hi = 0; hi < p->heads; hi += 2) {
-        if (bias) bias[hi] = 22.0f;
-        else
-            for (int k = 0; k < 2; k++)
-                for (int64_t bl = 0; dts[k] && bl < p->batch * p->seqlen; bl++) dts[k][bl * p->heads + hi] += 22.0f;
-    }
+    OP_SSD.big_delta(p, t);
+    float *dt_bwd = t[T_DT_BWD];  // (b, L, h) fp32, NULL but in Hydra
+    if (t[T_DT_BIAS] || !dt_bwd) return;
+    for (int64_t hi = 0; hi < p->heads; hi += 2)
+        for (int64_t bl = 0; bl < p->batch * p->seqlen; bl++) dt_bwd[bl * p->heads + hi] += 22.0f;
 }
 
 static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
@@ -164,21 +148,9 @@ static double bidir_flops(const Problem *p) {
 
 /* ---------------------------------------------------------------- --load */
 
+/* OP_SSD's sizes and flags from the files, then the backward direction's. */
 static void bidir_infer(Problem *p, const LoadFolder *f) {
-    const NpyShape *x = &f->shape[T_X], *B = &f->shape[T_B];
-    if (x->ndim != 4)
-        die_usage("--load: %s/x.npy must be (batch, seqlen, heads, headdim), has %d dims", f->dir, x->ndim);
-    p->batch = x->shape[0];
-    p->seqlen = x->shape[1];
-    p->heads = x->shape[2];
-    p->headdim = x->shape[3];
-    if (B->ndim != 4)
-        die_usage("--load: %s/B.npy must be (batch, seqlen, groups, dstate), has %d dims", f->dir, B->ndim);
-    p->groups = B->shape[2];
-    p->dstate = B->shape[3];
-    if (p->heads % p->groups != 0)
-        die_usage("--load: %s/B.npy: %lld groups do not divide %lld heads", f->dir, (long long)p->groups,
-                  (long long)p->heads);
+    OP_SSD.infer(p, f);
     if (f->given[T_INITIAL_STATES] != f->given[T_INITIAL_STATES_BWD])
         die_usage("--load: %s holds one of initial_states.npy and initial_states_bwd.npy: give both or neither",
                   f->dir);
@@ -187,13 +159,6 @@ static void bidir_infer(Problem *p, const LoadFolder *f) {
         die_usage("--load: %s is the Hydra form (shift) but lacks dt_bwd.npy, B_bwd.npy or C_bwd.npy", f->dir);
     if (!p->hydra && (f->given[T_DT_BWD] || f->given[T_B_BWD] || f->given[T_C_BWD]))
         die_usage("--load: %s holds backward inputs (dt_bwd, B_bwd, C_bwd) but its meta.json says shift: false", f->dir);
-    p->has_z = f->given[T_Z];
-    p->has_D = f->given[T_D];
-    p->D_per_channel = f->given[T_D] && f->shape[T_D].ndim == 2;
-    p->has_bias = f->given[T_DT_BIAS];
-    p->has_h0 = f->given[T_INITIAL_STATES];
-    p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
-    p->chunk = meta_int(f, "chunk_size", 256);          // Mamba2's default
 }
 
 static void bidir_meta_text(const Problem *p, char *buf, size_t len) {

@@ -58,14 +58,14 @@ static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
 
 /* ------------------------------------------------------ calls into versions */
 
-static SsdShape ssd_shape(const Problem *p) {
+SsdShape problem_ssd_shape(const Problem *p) {
     SsdShape s = {p->batch, p->seqlen, p->heads, p->headdim, p->groups, p->dstate, p->chunk,
                   p->has_z, p->has_D, p->D_per_channel, p->has_bias, p->softplus, p->has_h0};
     return s;
 }
 
 static SsdTensors ssd_view(const Problem *p, void *const *t) {
-    SsdTensors st = {ssd_shape(p), t[T_X], t[T_DT], t[T_A], t[T_B], t[T_C], t[T_D], t[T_Z],
+    SsdTensors st = {problem_ssd_shape(p), t[T_X], t[T_DT], t[T_A], t[T_B], t[T_C], t[T_D], t[T_Z],
                      t[T_DT_BIAS], t[T_INITIAL_STATES], t[T_Y], t[T_FINAL_STATE]};
     return st;
 }
@@ -74,12 +74,12 @@ static SsdTensors ssd_view(const Problem *p, void *const *t) {
 static const SsdVersion *ssd_version(const VersionInfo *v) { return (const SsdVersion *)v; }
 
 static size_t ssd_workspace(const VersionInfo *v, const Problem *p) {
-    SsdShape s = ssd_shape(p);
+    SsdShape s = problem_ssd_shape(p);
     return ssd_version(v)->workspace_bytes ? ssd_version(v)->workspace_bytes(&s) : 0;
 }
 
 static const char *ssd_unsupported(const VersionInfo *v, const Problem *p) {
-    SsdShape s = ssd_shape(p);
+    SsdShape s = problem_ssd_shape(p);
     return ssd_version(v)->unsupported ? ssd_version(v)->unsupported(&s) : NULL;
 }
 

@@ -53,6 +53,9 @@ typedef struct {
     bool graph;  // its launches go to the per-thread default stream: the token loop can be a CUDA graph
 } DecodeVersion;
 
+/* The SSD shape of a problem of OP_SSD or OP_BIDIR (op_ssd.c). */
+SsdShape problem_ssd_shape(const Problem *p);
+
 extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
 extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
 extern const Op OP_BIDIR;   // bidirectional Mamba-2, both forms; versions are BidirVersion
