@@ -206,23 +206,20 @@ void bidir_twice_cpu(const BidirTensors *t, void *workspace) {
                       y_bwd, final};
     ssd_chunked_cpu(&bwd, scan_ws);
 
-    const float *x = t->x, *z = t->z;  // (b, L, h, p) fp32 each; z NULL without z
-    float *y = t->y;                   // (b, L, h, p) fp32
     for (int64_t bi = 0; bi < b; bi++)
-        for (int64_t l = 0; l < L; l++)
-            for (int64_t c = 0; c < W; c++) {
-                const int64_t i = (bi * L + l) * W + c, hi = c / P, pi = c % P;
-                // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0   (Hydra, each direction)
-                // y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
-                const int64_t lf = hydra ? l - 1 : l, lb = hydra ? L - 2 - l : L - 1 - l;
-                double acc = (lf >= 0 ? (double)y_fwd[(bi * L + lf) * W + c] : 0.0) +
-                             (lb >= 0 ? (double)y_bwd[(bi * L + lb) * W + c] : 0.0);
-                // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
-                if (t->D) acc += (double)x[i] * (double)(s->D_per_channel ? t->D[hi * P + pi] : t->D[hi]);
-                // out = out * F.silu(z)
-                if (z) acc *= silu_f64((double)z[i]);
-                y[i] = (float)acc;
-            }
+        for (int64_t hi = 0; hi < H; hi++) {
+            const Head hd = head_of(t, bi, hi);
+            for (int64_t l = 0; l < L; l++)
+                for (int64_t pi = 0; pi < P; pi++) {
+                    const int64_t c = hi * P + pi;
+                    // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0   (Hydra, each direction)
+                    // y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
+                    const int64_t lf = hydra ? l - 1 : l, lb = hydra ? L - 2 - l : L - 1 - l;
+                    store_output(&hd, l, pi,
+                                 (lf >= 0 ? (double)y_fwd[(bi * L + lf) * W + c] : 0.0) +
+                                     (lb >= 0 ? (double)y_bwd[(bi * L + lb) * W + c] : 0.0));
+                }
+        }
 }
 
 /* ---- 2. the chunked form: both directions in one pass ----
