@@ -82,17 +82,16 @@ static double rel_l2(const float *got, const double *ref, int64_t n) {
 static void state_precision(const Args *a) {
     enum { T = 1000, H = 4, P = 16, N = 128, W = H * P, S = H * P * N };
     DecodeShape shape = {DECODE_M2, 1, T, 0, H, P, 1, N, false, true, true, true};
-    float *state0 = malloc(sizeof(float) * S);          // (1, h, p, N) fp32: the state before token 0
-    float *x = malloc(sizeof(float) * T * W);           // (1, T, h, p) fp32
-    float *dt = malloc(sizeof(float) * T * H);          // (1, T, h) fp32
-    float *B = malloc(sizeof(float) * T * N);           // (1, T, 1, N) fp32
-    float *C = malloc(sizeof(float) * T * N);           // (1, T, 1, N) fp32
-    float A[H], D[H], bias[H];                          // (h,) fp32 each
-    float *y = malloc(sizeof(float) * T * W);           // (1, T, h, p) fp32: the C step's outputs
-    float *state = malloc(sizeof(float) * S);           // (1, h, p, N) fp32: the running state
-    double *y_ref = malloc(sizeof(double) * T * W);     // (1, T, h, p) fp64: the oracle's
-    double *state_ref = malloc(sizeof(double) * S);     // (1, h, p, N) fp64: the oracle's final state
-    if (!state0 || !x || !dt || !B || !C || !y || !state || !y_ref || !state_ref) die_usage("out of host memory");
+    float *state0 = host_alloc(sizeof(float) * S, "lesson");         // (1, h, p, N) fp32: the state before token 0
+    float *x = host_alloc(sizeof(float) * T * W, "lesson");          // (1, T, h, p) fp32
+    float *dt = host_alloc(sizeof(float) * T * H, "lesson");         // (1, T, h) fp32
+    float *B = host_alloc(sizeof(float) * T * N, "lesson");          // (1, T, 1, N) fp32
+    float *C = host_alloc(sizeof(float) * T * N, "lesson");          // (1, T, 1, N) fp32
+    float A[H], D[H], bias[H];                                       // (h,) fp32 each
+    float *y = host_alloc(sizeof(float) * T * W, "lesson");          // (1, T, h, p) fp32: the C step's outputs
+    float *state = host_alloc(sizeof(float) * S, "lesson");          // (1, h, p, N) fp32: the running state
+    double *y_ref = host_alloc(sizeof(double) * T * W, "lesson");    // (1, T, h, p) fp64: the oracle's
+    double *state_ref = host_alloc(sizeof(double) * S, "lesson");    // (1, h, p, N) fp64: the oracle's final state
     Rng r;
     rng_seed(&r, a->seed);
     rng_fill_uniform(&r, state0, S, -1.0, 1.0);

@@ -117,6 +117,14 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Median and minimum of reps times in ms (sorted in place), then freed. */
+static Timing timing_of(double *ms, int reps) {
+    qsort(ms, reps, sizeof(double), cmp_double);
+    Timing out = {reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]), ms[0], reps};
+    free(ms);
+    return out;
+}
+
 Timing gpu_time(GpuFn fn, void *ctx, int reps) {
     if (reps < 20) reps = 20;
     /* Writing twice the L2 size evicts what the last repetition left there,
@@ -144,9 +152,7 @@ Timing gpu_time(GpuFn fn, void *ctx, int reps) {
         cuda_check(cudaEventElapsedTime(&t, start, stop));
         ms[r] = t;
     }
-    qsort(ms, reps, sizeof(double), cmp_double);
-    Timing out = {reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]), ms[0], reps};
-    free(ms);
+    Timing out = timing_of(ms, reps);
     return out;
 }
 
@@ -176,9 +182,7 @@ Timing gpu_time_loop(GpuFn fn, void *ctx, int steps, bool graph, int reps) {
         cuda_check(cudaEventElapsedTime(&t, start, stop));
         if (r >= 0) ms[r] = t / steps;
     }
-    qsort(ms, reps, sizeof(double), cmp_double);
-    Timing out = {reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]), ms[0], reps};
-    free(ms);
+    Timing out = timing_of(ms, reps);
     if (graph) {
         cuda_check(cudaGraphExecDestroy(exec));
         cuda_check(cudaGraphDestroy(g));
