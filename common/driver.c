@@ -312,19 +312,6 @@ static void device_free(DeviceProblem *d) {
     dev_free(d->ws);
 }
 
-/* Run version v once on one input set (CPU or GPU); outputs fp32 in out. */
-static void run_version(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
-    need_inputs(hp, set);
-    if (!v->gpu) { run_cpu(se, v, hp, set, out); return; }
-    DeviceProblem d;
-    device_problem(&d, se->op, v, hp, set);
-    device_poison(&d, hp, v->dtype);
-    se->op->run(v, &hp->p, d.t, d.ws);
-    gpu_sync();
-    device_outputs(&d, hp, v->dtype, out);
-    device_free(&d);
-}
-
 /* The same buffers with the op's loop output written over its loop input
  * (the decode state updated in place). */
 static DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
@@ -333,13 +320,16 @@ static DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
     return view;
 }
 
-/* Run GPU version v once in place; outputs fp32 in out. */
-static void run_version_in_place(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+/* Run version v once on one input set (CPU or GPU); outputs fp32 in out.
+ * in_place (GPU, ops with loops): the loop output over its loop input. */
+static void run_version(const Session *se, const VersionInfo *v, HostProblem *hp, int set, bool in_place,
+                        float **out) {
     need_inputs(hp, set);
+    if (!v->gpu) { run_cpu(se, v, hp, set, out); return; }
     DeviceProblem d;
     device_problem(&d, se->op, v, hp, set);
     device_poison(&d, hp, v->dtype);
-    DeviceProblem view = in_place_view(se->op, &d);
+    DeviceProblem view = in_place ? in_place_view(se->op, &d) : d;
     se->op->run(v, &hp->p, view.t, view.ws);
     gpu_sync();
     device_outputs(&view, hp, v->dtype, out);
@@ -418,7 +408,7 @@ static const Reference *previous(const Session *se, HostProblem *hp, int slot, c
     if (se->op->unsupported(prev, &hp->p) || (prev->gpu && !gpu_available())) return r;
     float *out[MAX_TENSORS];  // the previous stage's outputs, fp32
     outputs_alloc(hp, out);
-    run_version(se, prev, hp, set, out);
+    run_version(se, prev, hp, set, false, out);
     reference_keep(hp, r, out);
     outputs_free(hp, out);
     return r;
@@ -453,7 +443,7 @@ static void check_problem(Session *se, HostProblem *hp) {
             continue;
         }
         outputs_alloc(hp, out);
-        run_version(se, v, hp, set, out);
+        run_version(se, v, hp, set, false, out);
         check_report(label, compare(hp, out, oracle(se, hp, set), tol), tol);
         if (hp->given.ran) {
             snprintf(label, sizeof(label), "%d %s vs loaded %s", i + 1, v->name, given);
@@ -469,7 +459,7 @@ static void check_problem(Session *se, HostProblem *hp) {
         if (v->gpu && se->op->loops) {
             float *again[MAX_TENSORS] = {NULL};  // fp32 outputs of the in-place run
             outputs_alloc(hp, again);
-            run_version_in_place(se, v, hp, set, again);
+            run_version(se, v, hp, set, true, again);
             snprintf(label, sizeof(label), "%d %s in place (%s = %s) vs oracle", i + 1, v->name,
                      hp->t[se->op->loop_output].name, hp->t[se->op->loop_input].name);
             check_report(label, compare(hp, again, oracle(se, hp, set), tol), tol);
@@ -525,15 +515,21 @@ static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostP
  * the L2-flushed `row`, ms per step, flags "+loop" and "+loop+graph". */
 #define LOOP_STEPS 256
 
+/* One in-place run of c's version (outputs poisoned first), checked on rows. */
+static CheckResult in_place_step(const Session *se, RunCtx *in_place, const DeviceProblem *d,
+                                 const HostProblem *hp, int set, Tol tol) {
+    device_poison(d, hp, in_place->v->dtype);
+    run_ctx(in_place);
+    gpu_sync();
+    return validate_rows(se, in_place, hp, set, tol);
+}
+
 static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol, const CsvRow *row,
                        const char *csv) {
     const Op *op = se->op;
     DeviceProblem in_place = in_place_view(op, c->d);
     RunCtx lc = {op, c->v, c->p, &in_place};
-    device_poison(c->d, hp, c->v->dtype);
-    run_ctx(&lc);
-    gpu_sync();
-    CheckResult before = validate_rows(se, &lc, hp, set, tol);
+    CheckResult before = in_place_step(se, &lc, c->d, hp, set, tol);
     for (int graph = 0; graph <= 1; graph++) {
         Timing tm = gpu_time_loop(run_ctx, &lc, LOOP_STEPS, graph, 20);
         char flags[80];
@@ -548,13 +544,11 @@ static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int 
         if (csv) csv_append(csv, &r);
     }
     upload_input(in_place.t[op->loop_input], hp, op->loop_input, set, c->v->dtype);
-    device_poison(c->d, hp, c->v->dtype);
-    run_ctx(&lc);
-    gpu_sync();
+    CheckResult after = in_place_step(se, &lc, c->d, hp, set, tol);
     char label[256];
     snprintf(label, sizeof(label), "%s in place (%s = %s), before and after the loops, vs oracle", c->v->name,
              hp->t[op->loop_output].name, hp->t[op->loop_input].name);
-    check_report(label, check_merge(before, validate_rows(se, &lc, hp, set, tol)), tol);
+    check_report(label, check_merge(before, after), tol);
 }
 
 static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv) {
@@ -676,6 +670,12 @@ static int command_line_grid(const Op *op, Problem base, bool bench, const Args 
     return n;
 }
 
+/* Whether a built-in problem is of the form the command line picks: --form
+ * one decode form, --hydra the Hydra form (neither: every problem). */
+static bool picked(const Problem *p, const Args *a) {
+    return (!a->form || p->form == a->form) && (!a->hydra || p->hydra);
+}
+
 static int list_length(const int64_t *x) {
     int n = 0;
     while (n < 8 && x[n]) n++;
@@ -690,8 +690,7 @@ static int bench_problems(const Session *se, const Args *a, bool quick, Problem 
     int n = 0;
     for (int k = 0; k < (quick ? op->nquick : op->nbench); k++) {
         const BenchGrid *g = quick ? &op->quick[k] : &op->bench[k];
-        if (a->form && g->base.form != a->form) continue;  // --form picks one decode form
-        if (a->hydra && !g->base.hydra) continue;          // --hydra picks the Hydra form
+        if (!picked(&g->base, a)) continue;
         if (quick || (se->ch->bench_sets & (1u << k)))
             add_grid(g->base, g->batch, list_length(g->batch), g->seqlen, list_length(g->seqlen), out, &n);
     }
@@ -755,8 +754,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         if (sizes_given(&a)) n = command_line_grid(op, op->check_base, false, &a, problems);
         else
             for (int k = 0; k < op->ncheck && n < MAX_PROBLEMS; k++)
-                if ((!a.form || op->check_cases[k].form == a.form) && (!a.hydra || op->check_cases[k].hydra))
-                    problems[n++] = op->check_cases[k];
+                if (picked(&op->check_cases[k], &a)) problems[n++] = op->check_cases[k];
         if (a.dump && n != 1) die_usage("--dump writes one problem: give one --batch and one --seqlen (or --tokens) value");
         with_flags(op, &a, problems, n);
         if (ch->check_fixtures) {
