@@ -618,11 +618,20 @@ def replace_between(path, begin, end, body):
     return "updated"
 
 
+def rewrite(readme, marker, body, label):
+    """Puts body between <!-- marker:begin --> and <!-- marker:end --> of readme."""
+    what = replace_between(readme, f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->", body)
+    print(f"tables: {label} {what}")
+
+
 def main():
     chapters, official = load_data()
     if not chapters:
         print("tables: no benchmark data in plots/data; READMEs left as they are")
         return 0
+    # Sections beyond the results table, by chapter: (marker, how to make its text).
+    extra = {"05_ssd_mamba2": [("crossover", lambda: crossover_section(chapters))],
+             DECODE: [("precision", precision_section)]}
     for chapter, rows in sorted(chapters.items()):
         if chapter == CROSSOVER:  # 03's rows at 05's shapes: 05's crossover table
             continue
@@ -630,28 +639,14 @@ def main():
         if not readme.is_file():
             print(f"tables: {chapter}/README.md not found, skipped")
             continue
-        what = replace_between(readme, "<!-- results:begin -->", "<!-- results:end -->",
-                               chapter_section(chapter, rows, official))
-        print(f"tables: {chapter}/README.md {what}")
-        if chapter == DECODE:
-            what = replace_between(readme, "<!-- precision:begin -->", "<!-- precision:end -->",
-                                   precision_section())
-            print(f"tables: {chapter}/README.md precision {what}")
-        if chapter == "05_ssd_mamba2":
-            what = replace_between(readme, "<!-- crossover:begin -->", "<!-- crossover:end -->",
-                                   crossover_section(chapters))
-            print(f"tables: {chapter}/README.md crossover {what}")
+        rewrite(readme, "results", chapter_section(chapter, rows, official), f"{chapter}/README.md")
+        for marker, section in extra.get(chapter, []):
+            rewrite(readme, marker, section(), f"{chapter}/README.md {marker}")
     readme = ROOT / "README.md"
     if readme.is_file():
-        what = replace_between(readme, "<!-- summary:begin -->", "<!-- summary:end -->",
-                               summary_section(chapters, official))
-        print(f"tables: README.md {what}")
-        what = replace_between(readme, "<!-- ssd:begin -->", "<!-- ssd:end -->",
-                               ssd_summary_section(chapters, official))
-        print(f"tables: README.md ssd {what}")
-        what = replace_between(readme, "<!-- decode:begin -->", "<!-- decode:end -->",
-                               decode_summary_section(chapters, official))
-        print(f"tables: README.md decode {what}")
+        rewrite(readme, "summary", summary_section(chapters, official), "README.md")
+        rewrite(readme, "ssd", ssd_summary_section(chapters, official), "README.md ssd")
+        rewrite(readme, "decode", decode_summary_section(chapters, official), "README.md decode")
     return 0
 
 
