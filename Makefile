@@ -98,17 +98,18 @@ check: all
 # BENCH_CHAPTERS picks chapters (default: all). With 05, 03's tuned scan also runs at
 # 05's crossover shapes (d = h·p = 2048, N 16/64/128, L 4096, b 8, no z) into
 # plots/data/05_crossover_03.csv: the Mamba-1 scan on the same problem, no layout change.
-# 07 also writes its state-vs-KV-cache table and its 16-bit-state accuracy over 1,000 tokens
-# (computed on the CPU, not timed) to plots/data/07_state_vs_kv.csv and 07_state_precision.csv.
+# A chapter's own tables written beside its CSV (build/bench/<chapter>_*.csv: 07's state against
+# a KV cache and its 16-bit-state accuracy, computed, not timed) go to plots/data/ with it.
 BENCH_CHAPTERS ?= $(GPU_CHAPTERS)
 bench: all
 	@mkdir -p build/bench plots/data
 	@for c in $(BENCH_CHAPTERS); do \
-	  rm -f build/bench/$$c.csv; \
+	  rm -f build/bench/$$c.csv build/bench/$${c}_*.csv; \
 	  COMMIT=$(COMMIT) build/$$c all --bench --csv build/bench/$$c.csv; rc=$$?; \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then echo "bench: $$c failed (exit $$rc)"; exit 1; fi; \
-	  if [ -s build/bench/$$c.csv ]; then cp build/bench/$$c.csv plots/data/$$c.csv; \
-	    echo "bench: wrote plots/data/$$c.csv"; \
+	  if [ -s build/bench/$$c.csv ]; then \
+	    for f in build/bench/$$c.csv build/bench/$${c}_*.csv; do [ -s "$$f" ] || continue; \
+	      cp "$$f" plots/data/; echo "bench: wrote plots/data/$${f##*/}"; done; \
 	  else echo "bench: $$c: no GPU rows (needs a CUDA device); plots/data/$$c.csv left as it was"; fi; \
 	done
 	@case " $(BENCH_CHAPTERS) " in *" 05_ssd_mamba2 "*) \
@@ -119,12 +120,6 @@ bench: all
 	  done; \
 	  if [ -s build/bench/05_crossover_03.csv ]; then cp build/bench/05_crossover_03.csv plots/data/; \
 	    echo "bench: wrote plots/data/05_crossover_03.csv"; fi ;; \
-	esac
-	@case " $(BENCH_CHAPTERS) " in *" 07_decode_kernel "*) \
-	  [ -s build/bench/07_decode_kernel.csv ] || exit 0; \
-	  cp build/bench/07_decode_kernel_state_vs_kv.csv plots/data/07_state_vs_kv.csv && \
-	  cp build/bench/07_decode_kernel_state_precision.csv plots/data/07_state_precision.csv && \
-	    echo "bench: wrote plots/data/07_state_vs_kv.csv, 07_state_precision.csv" ;; \
 	esac
 
 plots:

@@ -12,7 +12,7 @@
                                          batch 8: the state's bytes shared by T tokens
   plots/07_decode_kernel_state_vs_kv.png what a sequence keeps per layer: the
                                          recurrent state against a KV cache of the same
-                                         width, vs L (plots/data/07_state_vs_kv.csv)
+                                         width, vs L (plots/data/07_decode_kernel_state_vs_kv.csv)
 
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/decode.py
@@ -139,7 +139,7 @@ def draw_state_vs_kv():
     ax.set_ylabel("MiB per sequence and layer (log scale)")
     ax.legend(loc="upper left", fontsize=9, frameon=False)
     ax.set_title("What one sequence keeps per layer between tokens\n"
-                 "computed by build/07_decode_kernel (plots/data/07_state_vs_kv.csv)", fontsize=11)
+                 "computed by build/07_decode_kernel (plots/data/07_decode_kernel_state_vs_kv.csv)", fontsize=11)
     fig.savefig(DATA.parent / f"{DECODE}_state_vs_kv.png", dpi=130, bbox_inches="tight")
     plt.close(fig)
     print(f"figure: plots/{DECODE}_state_vs_kv.png")

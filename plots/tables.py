@@ -141,8 +141,8 @@ def is_crossover(r):
 
 
 DECODE = "07_decode_kernel"
-STATE_VS_KV = "07_state_vs_kv"  # plots/data file of 07's computed state-vs-KV-cache table
-STATE_PRECISION = "07_state_precision"  # 07's accuracy of a 16-bit state over a long decode (CPU)
+STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # plots/data file of 07's computed state-vs-KV-cache table
+STATE_PRECISION = "07_decode_kernel_state_precision"  # 07's accuracy of a 16-bit state over a long decode (CPU)
 
 
 def decode_form(r):
@@ -587,10 +587,10 @@ def decode_summary_section(chapters, official):
 
 
 def precision_section():
-    """The text between 07's precision markers: plots/data/07_state_precision.csv."""
+    """The text between 07's precision markers: plots/data/07_decode_kernel_state_precision.csv."""
     path = DATA / f"{STATE_PRECISION}.csv"
     if not path.is_file():
-        return "No plots/data/07_state_precision.csv yet (`make bench` writes it)."
+        return "No plots/data/07_decode_kernel_state_precision.csv yet (`make bench` writes it)."
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     body = [[r["state_dtype"], r["state_bytes"], r["tokens"], f"{number(r['y_rel_l2']):.2e}",
