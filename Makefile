@@ -20,7 +20,8 @@ LDLIBS   := -lm
 
 CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 \
             06_bidirectional 07_decode_kernel
-GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 07_decode_kernel
+GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 06_bidirectional \
+                07_decode_kernel
 
 COMMON_C  := args check csv driver fixtures folder gpu half npy op_bidir op_decode op_scan op_ssd oracle rng
 COMMON_CU := floors transpose
@@ -41,7 +42,8 @@ OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cp
 OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o \
-                       build/obj/05_ssd_mamba2/cpu.o
+                       build/obj/06_bidirectional/kernels.o build/obj/05_ssd_mamba2/cpu.o \
+                       build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_kernel/cpu.o \
                        build/obj/07_decode_kernel/lessons.o \
                        build/obj/07_decode_kernel/kernels.o build/obj/05_ssd_mamba2/kernels.o \
@@ -132,15 +134,16 @@ run: all
 # compute-sanitizer on every GPU version's check at small awkward shapes.
 SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
 SANITIZE_DSTATES := 7 32
-# SSD: p 64 with N 128 is the fused kernel's compiled-in tile, N 7 its generic path.
+# SSD (05, 06 in both forms): p 64 with N 128 is the fused kernels' compiled-in tile, N 7 their generic path.
 SANITIZE_SSD_SHAPES := --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
 SANITIZE_SSD_DSTATES := 7 128
 # Decode: both forms, one token and five, N 7 (no 16-byte rows) and each form's S4 N.
 SANITIZE_M2_SHAPES := --form m2 --batch 2 --tokens 1,5 --heads 6 --headdim 24 --groups 3
 SANITIZE_M1_SHAPES := --form m1 --batch 2 --tokens 1,5 --dim 40
 sanitize: all
-	@sh tests/sanitize.sh "$(filter-out 05_ssd_mamba2 07_decode_kernel,$(GPU_CHAPTERS))" "$(SANITIZE_SHAPES)" \
-	  "$(SANITIZE_DSTATES)" "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
+	@sh tests/sanitize.sh "$(filter-out 05_ssd_mamba2 06_bidirectional 07_decode_kernel,$(GPU_CHAPTERS))" \
+	  "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)" "05_ssd_mamba2 06_bidirectional" "$(SANITIZE_SSD_SHAPES)" \
+	  "$(SANITIZE_SSD_DSTATES)" "06_bidirectional" "$(SANITIZE_SSD_SHAPES) --hydra" "$(SANITIZE_SSD_DSTATES)" \
 	  "07_decode_kernel" "$(SANITIZE_M2_SHAPES)" "7 128" "07_decode_kernel" "$(SANITIZE_M1_SHAPES)" "7 16"
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).

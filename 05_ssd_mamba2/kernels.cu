@@ -56,6 +56,7 @@
 #include "../03_fused_cuda/kernels.h"
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
+#include "mma_sm80.cuh"
 #include "mufu.cuh"
 #include "transpose.h"
 
@@ -75,22 +76,6 @@ static __device__ __forceinline__ int count_left(int64_t n, int64_t at, int cap)
 constexpr int kMaxChunk = 256;  // the largest chunk size Q (DESIGN: a power of two, 16..256)
 
 /* ---- Step 1: chunk_cumsum ---- */
-
-/* Inclusive prefix sum over the block (blockDim.x a multiple of 32): each warp
- * scans by shuffles, then adds the totals of the warps before it. */
-static __device__ float block_inclusive_sum(float v) {
-    __shared__ float warp_total[32];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-    for (int off = 1; off < 32; off *= 2) {
-        const float u = __shfl_up_sync(0xffffffffu, v, off);
-        if (lane >= off) v += u;
-    }
-    if (lane == 31) warp_total[warp] = v;
-    __syncthreads();
-    for (int w = 0; w < warp; w++) v += warp_total[w];
-    return v;
-}
 
 /* One block per (b, h, chunk), thread i = step i of the chunk (blockDim =
  * max(Q, 32)). Steps past the end of the sequence get Δ = 0, so cum stays at
@@ -488,56 +473,6 @@ extern "C" void ssd_steps_fp16(const SsdTensors *t, void *workspace) { launch_st
  * to fp16 before their products (relative 2^-11 each), sums in fp32.
  * ====================================================================== */
 
-/* ---- PTX: ldmatrix and the m16n8k16 fp16 mma with fp32 accumulate ---- */
-
-static __device__ __forceinline__ uint32_t smem_addr(const void *p) {
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-/* Four 8x8 fp16 matrices; thread t gives the row address of matrix t / 8. */
-static __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-/* The same, each matrix transposed on the way (K-major rows to an operand). */
-static __device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], uint32_t addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-/* d (16x8 fp32) += a (16x16 fp16, row) * b (16x8 fp16, col). */
-static __device__ __forceinline__ void mma_16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
-}
-
-/* The chunk-to-chunk handshake: a gpu-scope release store after the block's
- * writes, an acquire load before the next block reads them. */
-static __device__ __forceinline__ void store_release(int *p, int v) {
-    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-static __device__ __forceinline__ int load_acquire(const int *p) {
-    int v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem)), "l"(gmem));
-}
-
-static __device__ __forceinline__ void store_out(__half *p, float v) { *p = __float2half_rn(v); }
-static __device__ __forceinline__ void store_pair(__half *p, float v0, float v1) {
-    *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(v0, v1);
-}
-
 /* ---- the fused kernel ---- */
 
 /* Limits of the register tiles: N <= 128 (8 k-steps of 16), p <= 64. */
@@ -558,30 +493,6 @@ struct FusedArgs {
     int Q, nchunks, Np, Pp;          // Np, Pp: N and p rounded up to 16
     bool softplus, D_per_channel;
 };
-
-/* Rows [0, rows) of a (rows x cols) tile, row r at src + r * stride, into shared
- * memory with row pitch `pitch`, zero past `valid` rows and past `cols`. fp16
- * rows whose length is a multiple of 8 go by 16-byte cp.async, the block's
- * threads dealt over (row, 8-column group) pairs; GROUPS, the groups per row,
- * is a compile-time constant in the FULL kernel (0: cols_padded / 8 at run time). */
-template <int GROUPS>
-static __device__ void load_tile(__half *dst, int pitch, const __half *src, int64_t stride, int valid,
-                                 int rows, int cols, int cols_padded, bool vec16) {
-    if (vec16) {
-        const int groups = GROUPS ? GROUPS : cols_padded / 8;
-        for (int i = threadIdx.x; i < rows * groups; i += blockDim.x) {
-            const int r = i / groups, c = (i % groups) * 8;
-            __half *d = dst + r * pitch + c;
-            if (r < valid && c < cols) cp_async16(d, src + r * stride + c);
-            else *reinterpret_cast<uint4 *>(d) = make_uint4(0, 0, 0, 0);
-        }
-    } else {
-        for (int i = threadIdx.x; i < rows * cols_padded; i += blockDim.x) {
-            const int r = i / cols_padded, c = i % cols_padded;
-            dst[r * pitch + c] = r < valid && c < cols ? src[r * stride + c] : __float2half_rn(0.f);
-        }
-    }
-}
 
 /* FULL: N and p padded are exactly 128 and 64 (the S3 head), so every tile
  * bound below is a compile-time constant. */
@@ -624,9 +535,9 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
     const __half *x = static_cast<const __half *>(a.x) + ((b * a.L + t0) * a.H + h) * a.P;
     const __half *Bg = static_cast<const __half *>(a.B) + ((b * a.L + t0) * a.G + g) * a.N;
     const __half *Cg = static_cast<const __half *>(a.C) + ((b * a.L + t0) * a.G + g) * a.N;
-    load_tile<FULL ? FUSED_PMAX / 8 : 0>(Xs, PS, x, a.H * a.P, len, Q, (int)a.P, Pp, vec16);
-    load_tile<FULL ? FUSED_NMAX / 8 : 0>(Bs, NS, Bg, a.G * a.N, len, Q, (int)a.N, Np, vec16);
-    load_tile<FULL ? FUSED_NMAX / 8 : 0>(Cs, NS, Cg, a.G * a.N, len, Q, (int)a.N, Np, vec16);
+    load_tile<FULL ? FUSED_PMAX / 8 : 0>(Xs, PS, x, a.H * a.P, 0, len, Q, (int)a.P, Pp, vec16);
+    load_tile<FULL ? FUSED_NMAX / 8 : 0>(Bs, NS, Bg, a.G * a.N, 0, len, Q, (int)a.N, Np, vec16);
+    load_tile<FULL ? FUSED_NMAX / 8 : 0>(Cs, NS, Cg, a.G * a.N, 0, len, Q, (int)a.N, Np, vec16);
     asm volatile("cp.async.commit_group;");
 
     /* dt and the within-chunk cumsum of dt*A (log2 units), while the copies fly. */

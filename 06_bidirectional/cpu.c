@@ -165,17 +165,8 @@ static int64_t twice_floats(const SsdShape *s) {
     return (3 * ssd_n_x(s) + ssd_n_dt(s) + 2 * ssd_n_bc(s) + ssd_n_state(s) + 3) / 4 * 4;
 }
 
-/* The SSD problem of one direction: no D, no z, the initial state if given. */
-static SsdShape direction_shape(const SsdShape *s) {
-    SsdShape d = *s;
-    d.has_z = false;
-    d.has_D = false;
-    d.D_per_channel = false;
-    return d;
-}
-
 size_t bidir_twice_cpu_workspace(const BidirShape *s) {
-    const SsdShape d = direction_shape(&s->s);
+    const SsdShape d = bidir_direction_shape(&s->s);
     return sizeof(float) * (size_t)twice_floats(&s->s) + ssd_chunked_cpu_workspace(&d);
 }
 
@@ -193,7 +184,7 @@ void bidir_twice_cpu(const BidirTensors *t, void *workspace) {
     void *scan_ws = (float *)workspace + twice_floats(s);  // 05's own workspace
     const bool hydra = t->s.hydra;
 
-    const SsdShape d = direction_shape(s);
+    const SsdShape d = bidir_direction_shape(s);
     SsdTensors fwd = {d, t->x, t->dt, t->A, t->B, t->C, NULL, NULL, t->dt_bias, t->initial_states, y_fwd, final};
     ssd_chunked_cpu(&fwd, scan_ws);
 

@@ -9,6 +9,7 @@
 #include "ops.h"
 
 #include "cpu.h"
+#include "kernels.h"
 
 static const BidirVersion versions[] = {
     {{"bidir_twice_cpu",
@@ -17,6 +18,15 @@ static const BidirVersion versions[] = {
     {{"bidir_chunked_cpu",
       "per chunk one C B^T for both triangles, chunk states passed forward and backward",
       false, DT_FP32}, bidir_chunked_cpu_workspace, NULL, bidir_chunked_cpu},
+    {{"bidir_twice_steps_fp32",
+      "05's four-step kernels forward, then on flipped copies, outputs summed: the GPU 1x in fp32",
+      true, DT_FP32}, bidir_twice_steps_workspace, NULL, bidir_twice_steps_fp32},
+    {{"bidir_twice_fused_mma",
+      "05's fused tensor-core kernel twice on flipped copies, fp16: the 1x this chapter beats",
+      true, DT_FP16}, bidir_twice_fused_workspace, bidir_twice_fused_unsupported, bidir_twice_fused_mma},
+    {{"bidir_fused_mma",
+      "no flips: both chains of chunk states in one kernel, then y in one pass, one C B^T for both triangles",
+      true, DT_FP16}, bidir_fused_mma_workspace, bidir_fused_mma_unsupported, bidir_fused_mma},
 };
 
 int main(int argc, char **argv) {
@@ -27,6 +37,8 @@ int main(int argc, char **argv) {
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
         .prev_cpu = &versions[0].info,  // the chunked form against 05 run twice
+        /* the GPU versions also against the C chunked form and 05's kernels run twice */
+        .prev_gpu = {&versions[1].info, &versions[2].info},
         .check_fixtures = true,
         .bench_sets = BENCH_S3_DEFAULT | BENCH_S3_HYDRA,
     };

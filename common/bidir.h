@@ -46,4 +46,14 @@ typedef struct {
     void *y;                          // (b, L, h, p)  fp32 | fp16, written
 } BidirTensors;
 
+/* The SSD problem of one direction: the Mamba-2 scan without D and z (the
+ * sum of both directions gets them once), the initial state if given. */
+static inline SsdShape bidir_direction_shape(const SsdShape *s) {
+    SsdShape d = *s;
+    d.has_z = false;
+    d.has_D = false;
+    d.D_per_channel = false;
+    return d;
+}
+
 #endif

@@ -1,0 +1,644 @@
+/* 06_bidirectional, GPU: bidirectional Mamba-2, default and Hydra form.
+ *
+ * The 1x (bidir_twice_*): what users run today. Flip x, dt, B, C in time
+ * (copies), run 05's causal kernel on the inputs and on the copies, then sum
+ * the outputs. Per (b, chunk, h) that is twice 05's work: two C·Bᵀ causal
+ * halves, two masked products with x, two chunk states, two state terms; and
+ * the bytes of two forwards plus the copies (x, dt, B, C read and written
+ * once more) and the sum (both outputs and x read, y written).
+ *
+ * Fused (bidir_fused_mma): the two directions need each other's chunk states
+ * from opposite ends of the sequence, so no single pass over the chunks can
+ * produce y (chunk c needs every chunk after it and every chunk before it).
+ * Two kernels, neither flips anything:
+ *   1 states  per (direction, b, h, chunk): S_local = xᵀ·diag(w)·B on tensor
+ *             cores (forward w_j = Δ_j·exp(cum_last − cum_j), backward
+ *             w_j = Δ_j·exp(cum_{j−1}), the decay to the chunk's first step),
+ *             then the state entering the next chunk of its direction,
+ *             S_out = exp(cum_last)·S_in + S_local, through a ring in L2.
+ *             One ticket counter hands out items chunk-position-major with
+ *             forward chunks counted up and backward chunks counted down, so
+ *             every item waits only for one that started before it. The
+ *             state entering each chunk is stored in fp16 (05's fused kernel
+ *             rounds it to fp16 before its product too).
+ *   2 output  per (b, chunk, h), the chunk's x, B, C in shared memory (Hydra:
+ *             C one row early for the forward, C' one row late for the
+ *             backward direction, then B', C' replace B, C half way):
+ *               y_i = exp(rowf_i)·C_i·S_fᵀ + exp(rowb_i)·C'_i·S_bᵀ
+ *                   + Σ_j M_ij·x_j + D·x_i,  then × silu(z_i)
+ *             with M the chunk's block of both triangles (06_bidirectional/
+ *             cpu.c derives it). Warp w owns row tile w and walks column
+ *             tiles 0..w−1 forward (lower triangle), w (the diagonal, both
+ *             triangles at once in the default form) and w+1.. backward
+ *             (upper triangle): every warp does Q/16 tiles, no helper warps
+ *             needed as in 05's causal kernel.
+ *
+ * Budget per (b, chunk, h) at p 64, N 128, Q 256, in FLOPs:
+ *   twice      2 × (Q·p·N·2 + Q·p·N·2 + f·Q²·N·2 + f·Q²·p·2), f = 5/8 the
+ *              share of 05's 16×16 causal tiles: 2 × 24.1 = 48.2 MFLOP
+ *   fused      states 2 × 4.2, state terms 2 × 4.2, C·Bᵀ Q²·N·2 = 16.8
+ *              (default: one product, Hydra: the diagonal tile twice, one
+ *              16th more), M·X Q²·p·2 = 8.4: 41.9 MFLOP, 0.87× of twice;
+ *              the C·Bᵀ it shares is the half that 05's causal mask skips.
+ * Bytes (fp16, S3 b 8, L 8192): twice moves x 4× (two forwards, the flip
+ * copy read and written), y 5× (two outputs written, read by the sum, y
+ * written) and x once more in the sum, about 2.8 GB; fused reads x twice,
+ * B, dt twice, C once, writes y once and the fp16 entering states once
+ * (written by kernel 1, read by kernel 2): about 1.1 GB. */
+#include "kernels.h"
+
+#include <cuda_fp16.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "../05_ssd_mamba2/kernels.h"
+#include "cuda_check.h"
+#include "mamba2_io.cuh"
+#include "mma_sm80.cuh"
+#include "mufu.cuh"
+
+/* ========================================================================
+ * The 1x: 05's kernel twice on flipped copies
+ * ====================================================================== */
+
+static unsigned elementwise_blocks(int64_t n) {
+    const int64_t blocks = ceil_div(n, 256);
+    return (unsigned)(blocks < 65535 ? blocks : 65535);
+}
+
+/* dst[bi, l, :] = src[bi, L-1-l, :] for rows of `width` elements.
+ * x = torch.cat((x, torch.flip(x, (1,))), dim=0) */
+template <typename T>
+__global__ void flip_time_kernel(T *dst,        // (b, L, width), written
+                                 const T *src,  // (b, L, width)
+                                 int64_t batch, int64_t L, int64_t width) {
+    const int64_t n = batch * L * width;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t w = i % width, l = i / width % L, bi = i / width / L;
+        dst[i] = src[(bi * L + L - 1 - l) * width + w];
+    }
+}
+
+/* y = y_fwd + flip(y_bwd) (Hydra: each one step later in its own time)
+ * + D·x, then × silu(z). */
+template <typename T>
+__global__ void sum_directions_kernel(BidirTensors t,
+                                      const T *y_fwd,    // (b, L, h, p): SS(x)
+                                      const T *y_bwd) {  // (b, L, h, p): SS(flip(x)), flipped time
+    const SsdShape s = t.s.s;
+    const int64_t L = s.seqlen, P = s.headdim, W = s.heads * P, n = s.batch * L * W;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t c = i % W, l = i / W % L, bi = i / W / L;
+        // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0   (Hydra, each direction)
+        // y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
+        const int64_t lf = t.s.hydra ? l - 1 : l, lb = t.s.hydra ? L - 2 - l : L - 1 - l;
+        float v = (lf >= 0 ? to_float(y_fwd[(bi * L + lf) * W + c]) : 0.f) +
+                  (lb >= 0 ? to_float(y_bwd[(bi * L + lb) * W + c]) : 0.f);
+        // y = y_fw + y_bw + x_og * D
+        if (t.D) v += t.D[s.D_per_channel ? c : c / P] * to_float(static_cast<const T *>(t.x)[i]);
+        if (t.z) {
+            const float zv = to_float(static_cast<const T *>(t.z)[i]);
+            v *= zv / (1.f + __expf(-zv));
+        }
+        static_cast<T *>(t.y)[i] = from_float<T>(v);
+    }
+}
+
+/* The workspace of "twice", in order, each part 256-byte aligned. */
+struct TwiceLayout {
+    size_t x_flip, dt_flip, B_flip, C_flip, y_fwd, y_bwd, final_state, ssd, total;
+};
+
+static size_t align256(size_t v) { return (v + 255) / 256 * 256; }
+
+static TwiceLayout twice_layout(const BidirShape *bs, size_t elem, size_t ssd_workspace) {
+    const SsdShape *s = &bs->s;
+    TwiceLayout w;
+    size_t at = 0;
+    w.x_flip = at;      at += align256(elem * ssd_n_x(s));
+    w.dt_flip = at;     at += align256(elem * ssd_n_dt(s));
+    w.B_flip = at;      at += align256(elem * ssd_n_bc(s));
+    w.C_flip = at;      at += align256(elem * ssd_n_bc(s));
+    w.y_fwd = at;       at += align256(elem * ssd_n_x(s));
+    w.y_bwd = at;       at += align256(elem * ssd_n_x(s));
+    w.final_state = at; at += align256(sizeof(float) * ssd_n_state(s));
+    w.ssd = at;         at += ssd_workspace;
+    w.total = at;
+    return w;
+}
+
+typedef void (*SsdRun)(const SsdTensors *t, void *workspace);
+
+template <typename T>
+static void run_twice(const BidirTensors *t, void *workspace, SsdRun ssd, size_t ssd_workspace) {
+    const SsdShape *s = &t->s.s;
+    const TwiceLayout w = twice_layout(&t->s, sizeof(T), ssd_workspace);
+    char *ws = static_cast<char *>(workspace);
+    T *x_flip = reinterpret_cast<T *>(ws + w.x_flip);    // (b, L, h, p): x, time reversed
+    T *dt_flip = reinterpret_cast<T *>(ws + w.dt_flip);  // (b, L, h): dt (Hydra: dt_bwd), reversed
+    T *B_flip = reinterpret_cast<T *>(ws + w.B_flip);    // (b, L, g, N): B (Hydra: B_bwd), reversed
+    T *C_flip = reinterpret_cast<T *>(ws + w.C_flip);    // (b, L, g, N): C (Hydra: C_bwd), reversed
+    T *y_fwd = reinterpret_cast<T *>(ws + w.y_fwd);      // (b, L, h, p): SS(x)
+    T *y_bwd = reinterpret_cast<T *>(ws + w.y_bwd);      // (b, L, h, p): SS(flip(x)), flipped time
+    float *final_state = reinterpret_cast<float *>(ws + w.final_state);  // (b, h, p, N) fp32, unused
+    void *ssd_ws = ws + w.ssd;                           // 05's own workspace
+    const bool hydra = t->s.hydra;
+    const int64_t b = s->batch, L = s->seqlen, GN = s->groups * s->dstate;
+
+    const SsdShape d = bidir_direction_shape(s);
+    const SsdTensors fwd = {d, t->x, t->dt, t->A, t->B, t->C, NULL, NULL, t->dt_bias, t->initial_states,
+                            y_fwd, final_state};
+    ssd(&fwd, ssd_ws);
+
+    flip_time_kernel<<<elementwise_blocks(ssd_n_x(s)), 256>>>(x_flip, static_cast<const T *>(t->x), b, L,
+                                                              s->heads * s->headdim);
+    cuda_check_launch();
+    flip_time_kernel<<<elementwise_blocks(ssd_n_dt(s)), 256>>>(
+        dt_flip, static_cast<const T *>(hydra ? t->dt_bwd : t->dt), b, L, s->heads);
+    cuda_check_launch();
+    flip_time_kernel<<<elementwise_blocks(ssd_n_bc(s)), 256>>>(
+        B_flip, static_cast<const T *>(hydra ? t->B_bwd : t->B), b, L, GN);
+    cuda_check_launch();
+    flip_time_kernel<<<elementwise_blocks(ssd_n_bc(s)), 256>>>(
+        C_flip, static_cast<const T *>(hydra ? t->C_bwd : t->C), b, L, GN);
+    cuda_check_launch();
+    const SsdTensors bwd = {d, x_flip, dt_flip, t->A, B_flip, C_flip, NULL, NULL, t->dt_bias,
+                            t->initial_states_bwd, y_bwd, final_state};
+    ssd(&bwd, ssd_ws);
+
+    sum_directions_kernel<T><<<elementwise_blocks(ssd_n_x(s)), 256>>>(*t, y_fwd, y_bwd);
+    cuda_check_launch();
+}
+
+extern "C" size_t bidir_twice_steps_workspace(const BidirShape *s) {
+    const SsdShape d = bidir_direction_shape(&s->s);
+    return twice_layout(s, sizeof(float), ssd_steps_workspace(&d)).total;
+}
+
+extern "C" void bidir_twice_steps_fp32(const BidirTensors *t, void *workspace) {
+    const SsdShape d = bidir_direction_shape(&t->s.s);
+    run_twice<float>(t, workspace, ssd_steps_fp32, ssd_steps_workspace(&d));
+}
+
+extern "C" const char *bidir_twice_fused_unsupported(const BidirShape *s) {
+    const SsdShape d = bidir_direction_shape(&s->s);
+    return ssd_fused_mma_unsupported(&d);
+}
+
+extern "C" size_t bidir_twice_fused_workspace(const BidirShape *s) {
+    const SsdShape d = bidir_direction_shape(&s->s);
+    return twice_layout(s, sizeof(__half), ssd_fused_mma_workspace(&d)).total;
+}
+
+extern "C" void bidir_twice_fused_mma(const BidirTensors *t, void *workspace) {
+    const SsdShape d = bidir_direction_shape(&t->s.s);
+    run_twice<__half>(t, workspace, ssd_fused_mma, ssd_fused_mma_workspace(&d));
+}
+
+/* ========================================================================
+ * Fused: kernel 1, the chunk states of both directions
+ * ====================================================================== */
+
+/* Limits of the register tiles: N <= 128 (8 k-steps of 16), p <= 64. */
+#define BIDIR_NMAX 128
+#define BIDIR_PMAX 64
+#define STATE_WARPS 8    // kernel 1: 4 p-tiles x 2 halves of N
+#define OUTPUT_WARPS 16  // kernel 2: one 16-row tile of the chunk each (Q <= 256)
+
+struct BidirArgs {
+    const __half *x, *z;               // (b, L, h, p) fp16; z NULL without
+    const __half *dt, *B, *C;          // (b, L, h), (b, L, g, N) x2 fp16: the forward direction's
+    const __half *dt_b, *B_b, *C_b;    // the backward direction's (default form: the same pointers)
+    const float *A, *D, *dt_bias;      // (h,), (h,) | (h, p), (h,) fp32
+    const float *h0, *h0_b;            // (b, h, p, N) fp32 each, NULL without
+    __half *y;                         // (b, L, h, p) fp16
+    __half *entering;                  // (2, b, h, chunks, p, N) fp16: state entering each chunk, per direction
+    float *ring;                       // (2, b, h, 2, p, N) fp32: a chain's last end state in slot k % 2
+    int *published;                    // (2, b, h): how many chunks of the chain have their end state in the ring
+    int *ticket;                       // kernel 1's next work item
+    int64_t batch, L, H, P, G, N;
+    int Q, nchunks, Np, Pp;            // Np, Pp: N and p rounded up to 16
+    bool softplus, D_per_channel, hydra;
+};
+
+/* Δ of step t0 + i of head h in one direction (0 past the chunk's end). */
+static __device__ __forceinline__ float step_delta(const BidirArgs &a, const __half *dt, int64_t b, int64_t h,
+                                                   int64_t t0, int i, int len) {
+    return i < len ? delta_of(__half2float(dt[(b * a.L + t0 + i) * a.H + h]), a.dt_bias ? a.dt_bias[h] : 0.f,
+                              a.softplus)
+                   : 0.f;
+}
+
+/* FULL: N and p padded are exactly 128 and 64 (the S3 head). */
+template <bool FULL>
+__global__ void __launch_bounds__(STATE_WARPS * 32, 2) bidir_chunk_states_kernel(BidirArgs a) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int Q = a.Q, Np = FULL ? BIDIR_NMAX : a.Np, Pp = FULL ? BIDIR_PMAX : a.Pp;
+    const int NS = Np + 8, PS = Pp + 8;  // row pitches: +16 bytes keeps ldmatrix conflict-free
+    __half *Bs = reinterpret_cast<__half *>(smem);       // (Q, Np) fp16: B of the chunk (this direction's)
+    __half *Xs = Bs + Q * NS;                            // (Q, Pp) fp16: x of the chunk
+    __half *wts = Xs + Q * PS;                           // (Q,) fp16: the weight of step j in the chunk state
+    __shared__ int item;
+    __shared__ float chunk_total;  // Σ Δ·A over the chunk, log2 units
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int q = lane / 8, r = lane % 8;
+    const int rowA = (q & 1) * 8 + r, colA = (q >> 1) * 8, rowB = (q >> 1) * 8 + r, colB = (q & 1) * 8;
+    const uint32_t bs_a = smem_addr(Bs) + (rowA * NS + colA) * 2, xs_b = smem_addr(Xs) + (rowB * PS + colB) * 2;
+    if (tid == 0) item = atomicAdd(a.ticket, 1);
+    __syncthreads();
+    /* Items: chain position k (major), direction, (b, h). Forward chains
+     * visit chunk k, backward chains chunk nchunks-1-k: an item's
+     * predecessor in its chain has a ticket 2·b·h smaller. */
+    const int64_t BH = a.batch * a.H;
+    const int k = (int)(item / (2 * BH));
+    const int dir = (int)(item / BH % 2);
+    const int64_t bh = item % BH, b = bh / a.H, h = bh % a.H, g = h / (a.H / a.G);
+    const int c = dir == 0 ? k : a.nchunks - 1 - k;
+    const int64_t t0 = (int64_t)c * Q;
+    const int len = (int)min((int64_t)Q, a.L - t0);
+    const int64_t chain = dir * BH + bh;
+
+    const bool vec16 = a.P % 8 == 0 && a.N % 8 == 0;
+    const __half *x = a.x + ((b * a.L + t0) * a.H + h) * a.P;
+    const __half *Bg = (dir == 0 ? a.B : a.B_b) + ((b * a.L + t0) * a.G + g) * a.N;
+    load_tile<FULL ? BIDIR_PMAX / 8 : 0>(Xs, PS, x, a.H * a.P, 0, len, Q, (int)a.P, Pp, vec16);
+    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Bs, NS, Bg, a.G * a.N, 0, len, Q, (int)a.N, Np, vec16);
+    asm volatile("cp.async.commit_group;");
+
+    /* Δ and the inclusive cumsum of Δ·A over the chunk (log2 units).
+     * dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A */
+    const float d = tid < Q ? step_delta(a, dir == 0 ? a.dt : a.dt_b, b, h, t0, tid, len) : 0.f;
+    const float dA = d * a.A[h] * LOG2E_F;
+    const float cum = block_inclusive_sum(dA);
+    if (tid == Q - 1) chunk_total = cum;  // past the tail too: Δ = 0 there
+    __syncthreads();
+    const float cum_last = chunk_total;
+    /* forward: decay from step j to the chunk's last step,
+     *   scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k  (_chunk_state_fwd_kernel)
+     * backward: decay from step j back to the chunk's first step, exp(cum_{j-1}) */
+    if (tid < Q) wts[tid] = __float2half_rn(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
+    asm volatile("cp.async.wait_all;");
+    __syncthreads();
+
+    /* S_local (p x N) = xᵀ·diag(wts)·B, a (Pp x Q)·(Q x Np) product; warp w
+     * owns p-tile w % 4 and the n16-blocks w / 4 + 2k.
+     * states = tl.dot(x, b) (_chunk_state_fwd_kernel) */
+    const int mp = warp % 4;
+    constexpr int NBLK = BIDIR_NMAX / 16 / (STATE_WARPS / 4);
+    float st[2 * NBLK][4];
+#pragma unroll
+    for (int kk = 0; kk < 2 * NBLK; kk++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) st[kk][e] = 0.f;
+    const bool has_ptile = mp * 16 < Pp;
+    if (has_ptile) {
+        for (int j0 = 0; j0 < Q; j0 += 16) {
+            uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
+            ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
+            const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
+            const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
+            __half2 *xh = reinterpret_cast<__half2 *>(xa);
+            xh[0] = __hmul2(xh[0], w_lo);
+            xh[1] = __hmul2(xh[1], w_lo);
+            xh[2] = __hmul2(xh[2], w_hi);
+            xh[3] = __hmul2(xh[3], w_hi);
+#pragma unroll
+            for (int kb = 0; kb < NBLK; kb++) {
+                const int n0 = (warp / 4 + (STATE_WARPS / 4) * kb) * 16;
+                if (!FULL && n0 >= Np) continue;
+                uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
+                ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
+                mma_16816(st[2 * kb], xa, bb[0], bb[1]);
+                mma_16816(st[2 * kb + 1], xa, bb[2], bb[3]);
+            }
+        }
+    }
+
+    /* Wait for the chain's previous chunk, store the state entering this
+     * chunk (fp16, for kernel 2), hand on S_out = exp(cum_last)·S_in + S_local.
+     * states = scale * states + new_states (_state_passing_fwd_kernel) */
+    if (tid == 0 && k > 0)
+        while (load_acquire(a.published + chain) < k) __nanosleep(32);
+    __syncthreads();
+    const int64_t PN = a.P * a.N;
+    const float *h0 = dir == 0 ? a.h0 : a.h0_b;
+    const float *prev = k == 0 ? (h0 ? h0 + bh * PN : nullptr) : a.ring + (chain * 2 + ((k - 1) & 1)) * PN;
+    const bool last = k == a.nchunks - 1;
+    float *next = a.ring + (chain * 2 + (k & 1)) * PN;
+    __half *entering = a.entering + (chain * a.nchunks + c) * PN;
+    const float chunk_decay = exp2_approx(cum_last);
+#pragma unroll
+    for (int kk = 0; kk < 2 * NBLK; kk++) {
+        const int n0 = (warp / 4 + (STATE_WARPS / 4) * (kk / 2)) * 16 + (kk % 2) * 8;
+        if (!has_ptile || (!FULL && n0 >= Np)) continue;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int pi = mp * 16 + lane / 4 + (e >= 2 ? 8 : 0), ni = n0 + (lane % 4) * 2 + (e & 1);
+            if (pi >= a.P || ni >= a.N) continue;
+            const float s_in = prev ? __ldcg(prev + pi * a.N + ni) : 0.f;
+            entering[pi * a.N + ni] = __float2half_rn(s_in);
+            if (!last) next[pi * a.N + ni] = chunk_decay * s_in + st[kk][e];
+        }
+    }
+    __syncthreads();  // the block's ring writes happen before thread 0's release below
+    if (tid == 0 && !last) store_release(a.published + chain, k + 1);
+}
+
+/* ========================================================================
+ * Fused: kernel 2, the outputs
+ * ====================================================================== */
+
+template <bool FULL>
+__global__ void __launch_bounds__(OUTPUT_WARPS * 32, 1) bidir_chunk_output_kernel(BidirArgs a) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int Q = a.Q, Np = FULL ? BIDIR_NMAX : a.Np, Pp = FULL ? BIDIR_PMAX : a.Pp;
+    const int NS = Np + 8, PS = Pp + 8;
+    __half *Cs = reinterpret_cast<__half *>(smem);  // (Q, Np) fp16: the C rows of the direction at hand
+    __half *Bs = Cs + Q * NS;                       // (Q, Np) fp16: its B
+    __half *Xs = Bs + Q * NS;                       // (Q, Pp) fp16: x of the chunk
+    __half *Ss = Xs + Q * PS;                       // (Pp, Np) fp16: its state entering the chunk
+    float *cumf = reinterpret_cast<float *>(Ss + Pp * NS);  // (Q,) cum_j, log2 units
+    float *rcum = cumf + Q;                                 // (Q,) rcum_j = Σ_{k>=j} Δ'_k·A, log2 units
+    float *rowf = rcum + Q;                                 // (Q,) cum_{i-σ}: row i's forward decay end
+    float *rowb = rowf + Q;                                 // (Q,) rcum_{i+σ}: row i's backward decay start
+    float *dtf = rowb + Q;                                  // (Q,) Δ_j
+    float *dtb = dtf + Q;                                   // (Q,) Δ'_j
+    float *vdtf = dtb + Q;                                  // (Q,) Δ_j·exp(cum_e − cum_j), e = j's tile end
+    float *vdtb = vdtf + Q;                                 // (Q,) Δ'_j·exp(rcum_s − rcum_j), s = j's tile start
+    __shared__ float total_b;                               // Σ Δ'·A over the chunk, log2 units
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int q = lane / 8, r = lane % 8;
+    const int rowA = (q & 1) * 8 + r, colA = (q >> 1) * 8, rowB = (q >> 1) * 8 + r, colB = (q & 1) * 8;
+    const uint32_t cs_a = smem_addr(Cs) + (rowA * NS + colA) * 2, bs_b = smem_addr(Bs) + (rowB * NS + colB) * 2;
+    const uint32_t ss_b = smem_addr(Ss) + (rowB * NS + colB) * 2, xs_a = smem_addr(Xs) + (rowA * PS + colA) * 2;
+    /* Blocks (b, chunk, h), heads fastest: the heads of a group read the same B, C from L2. */
+    const int64_t item = blockIdx.x;
+    const int64_t h = item % a.H, c = item / a.H % a.nchunks, b = item / a.H / a.nchunks, g = h / (a.H / a.G);
+    const int64_t bh = b * a.H + h, t0 = c * Q;
+    const int len = (int)min((int64_t)Q, a.L - t0);
+    const int hydra = a.hydra ? 1 : 0;  // σ, the shift
+    const int64_t PN = a.P * a.N, BH = a.batch * a.H;
+
+    const bool vec16 = a.P % 8 == 0 && a.N % 8 == 0;
+    const int64_t ldbc = a.G * a.N;
+    const __half *Bg = a.B + ((b * a.L + t0) * a.G + g) * a.N;
+    /* Forward rows: row i holds C_{i-σ} (Hydra: row 0 the chunk before's last
+     * row, none before t = 0, where the shifted output is 0). */
+    const int cf_from = t0 == 0 ? hydra : 0;
+    const __half *Cg = a.C + ((b * a.L + t0 - hydra + cf_from) * a.G + g) * a.N;
+    load_tile<FULL ? BIDIR_PMAX / 8 : 0>(Xs, PS, a.x + ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, 0, len, Q,
+                                         (int)a.P, Pp, vec16);
+    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Bs, NS, Bg, ldbc, 0, len, Q, (int)a.N, Np, vec16);
+    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Cs, NS, Cg, ldbc, cf_from, len, Q, (int)a.N, Np, vec16);
+    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Ss, NS, a.entering + (bh * a.nchunks + c) * PN, a.N, 0, (int)a.P, Pp,
+                                         (int)a.N, Np, vec16);
+    asm volatile("cp.async.commit_group;");
+
+    /* Δ, Δ' and their cumsums, then each row's decay ends and the per-column
+     * factors of the off-diagonal tiles. */
+    const float A2 = a.A[h] * LOG2E_F;
+    const float df = tid < Q ? step_delta(a, a.dt, b, h, t0, tid, len) : 0.f;
+    const float cf_incl = block_inclusive_sum(df * A2);
+    __syncthreads();  // block_inclusive_sum's scratch is reused below
+    const float db = hydra ? (tid < Q ? step_delta(a, a.dt_b, b, h, t0, tid, len) : 0.f) : df;
+    const float cb_incl = hydra ? block_inclusive_sum(db * A2) : cf_incl;
+    if (tid < Q) {
+        cumf[tid] = cf_incl;
+        dtf[tid] = df;
+        dtb[tid] = db;
+        if (tid == Q - 1) total_b = cb_incl;
+    }
+    __syncthreads();
+    if (tid < Q) rcum[tid] = total_b - cb_incl + db * A2;  // Σ_{k>=j}: the total less the steps before j
+    __syncthreads();
+    if (tid < Q) {
+        rowf[tid] = tid - hydra >= 0 ? cumf[tid - hydra] : 0.f;
+        rowb[tid] = tid + hydra < Q ? rcum[tid + hydra] : 0.f;
+        vdtf[tid] = df * exp2_approx(cumf[tid | 15] - cumf[tid]);
+        vdtb[tid] = db * exp2_approx(rcum[tid & ~15] - rcum[tid]);
+    }
+    asm volatile("cp.async.wait_all;");
+    __syncthreads();
+
+    const int ntiles = Q / 16;
+    const int mt = warp;                     // this warp's row tile
+    const bool active = mt < ntiles && mt * 16 < len;
+    const int ra = mt * 16 + lane / 4, rb = ra + 8;  // this thread's rows
+
+    uint32_t cf[BIDIR_NMAX / 16][4];    // C rows of the row tile as A operands, all of N
+    float yacc[BIDIR_PMAX / 8][4] = {};  // (16 x Pp) fp32 accumulator of the tile
+    auto load_c = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < BIDIR_NMAX / 16; kk++)
+            if (FULL || kk * 16 < Np) ldsm_x4(cf[kk], cs_a + (mt * 16 * NS + kk * 16) * 2);
+    };
+    /* yacc += diag(exp(row_i))·C·Sᵀ, one 16-column slice of p at a time.
+     * acc = tl.dot(C, prev_states) * scale_m[:, None] (_chunk_scan_fwd_kernel) */
+    auto state_term = [&](const float *row) {
+        const float ea = exp2_approx(row[ra]), eb = exp2_approx(row[rb]);
+#pragma unroll
+        for (int np = 0; np < BIDIR_PMAX / 16; np++) {
+            if (!FULL && np * 16 >= Pp) continue;
+            float t[2][4] = {};
+#pragma unroll
+            for (int kk = 0; kk < BIDIR_NMAX / 16; kk++) {
+                if (!FULL && kk * 16 >= Np) continue;
+                uint32_t sb[4];  // S rows p (mma n) x n (mma k)
+                ldsm_x4(sb, ss_b + (np * 16 * NS + kk * 16) * 2);
+                mma_16816(t[0], cf[kk], sb[0], sb[1]);
+                mma_16816(t[1], cf[kk], sb[2], sb[3]);
+            }
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                yacc[2 * np + u][0] += ea * t[u][0]; yacc[2 * np + u][1] += ea * t[u][1];
+                yacc[2 * np + u][2] += eb * t[u][2]; yacc[2 * np + u][3] += eb * t[u][3];
+            }
+        }
+    };
+    /* yacc += M(row tile mt, column tile jt)·x_jt, M's entries from this tile
+     * of C·Bᵀ: below the diagonal tile the forward decay, factored through
+     * the column tile's last step e, exp(row_i − cum_e)·exp(cum_e − cum_j);
+     * above it the backward one through the tile's first step s; on it each
+     * entry as the mask says (fwd: j <= i−σ, bwd: j >= i+σ).
+     * cb = tl.dot(C, B) * tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k
+     * cb = tl.where(offs_m[:, None] >= k + offs_k[None, :], cb, 0.0); acc += tl.dot(cb, x) */
+    auto tile = [&](int jt, bool fwd, bool bwd) {
+        const int j0 = jt * 16;
+        float s0[2][4] = {}, s1[2][4] = {};  // columns j0..7, j0+8..15; even and odd k-steps
+#pragma unroll
+        for (int kk = 0; kk < BIDIR_NMAX / 16; kk++) {
+            if (!FULL && kk * 16 >= Np) continue;
+            uint32_t bb[4];  // B rows j (mma n) x n (mma k)
+            ldsm_x4(bb, bs_b + (j0 * NS + kk * 16) * 2);
+            mma_16816(s0[kk & 1], cf[kk], bb[0], bb[1]);
+            mma_16816(s1[kk & 1], cf[kk], bb[2], bb[3]);
+        }
+        const int jc = j0 + (lane % 4) * 2;  // this thread's columns jc, jc+1, jc+8, jc+9
+        float p[8];  // columns j0..7 then j0+8..15; entries: row a (0,1), row b (2,3)
+#pragma unroll
+        for (int e = 0; e < 8; e++) p[e] = e < 4 ? s0[0][e] + s0[1][e] : s1[0][e - 4] + s1[1][e - 4];
+        if (jt != mt) {
+            const float *row = jt < mt ? rowf : rowb, *v = jt < mt ? vdtf : vdtb;
+            const float end = jt < mt ? cumf[j0 + 15] : rcum[j0];
+            const float ua = exp2_approx(row[ra] - end), ub = exp2_approx(row[rb] - end);
+#pragma unroll
+            for (int e = 0; e < 8; e++) p[e] *= ((e & 2) ? ub : ua) * v[jc + (e >= 4 ? 8 : 0) + (e & 1)];
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                const int j = jc + (e >= 4 ? 8 : 0) + (e & 1), i = (e & 2) ? rb : ra;
+                float m = 0.f;
+                if (fwd && j <= i - hydra) m += exp2_approx(rowf[i] - cumf[j]) * dtf[j];
+                if (bwd && j >= i + hydra) m += exp2_approx(rowb[i] - rcum[j]) * dtb[j];
+                p[e] *= m;
+            }
+        }
+        const uint32_t pa[4] = {pack_half2(p[0], p[1]), pack_half2(p[2], p[3]), pack_half2(p[4], p[5]),
+                                pack_half2(p[6], p[7])};
+#pragma unroll
+        for (int np = 0; np < BIDIR_PMAX / 16; np++) {
+            if (!FULL && np * 16 >= Pp) continue;
+            uint32_t xb[4];  // x rows j (mma k) x p (mma n), transposed on load
+            ldsm_x4_trans(xb, xs_a + (j0 * PS + np * 16) * 2);
+            mma_16816(yacc[2 * np], pa, xb[0], xb[1]);
+            mma_16816(yacc[2 * np + 1], pa, xb[2], xb[3]);
+        }
+    };
+
+    /* The forward direction: its state term, the tiles below the diagonal,
+     * and the diagonal tile (default form: both triangles of it). */
+    if (active) {
+        load_c();
+        state_term(rowf);
+        for (int jt = 0; jt < mt; jt++) tile(jt, true, false);
+        tile(mt, true, !hydra);
+    }
+    /* The backward direction's state (Hydra: and its own B', and C' one row
+     * late, none at or past t = L) replace the forward ones. */
+    __syncthreads();
+    if (hydra) {
+        const int cb_to = (int)min((int64_t)len, a.L - t0 - 1);
+        load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Bs, NS, a.B_b + ((b * a.L + t0) * a.G + g) * a.N, ldbc, 0, len, Q,
+                                             (int)a.N, Np, vec16);
+        load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Cs, NS, a.C_b + ((b * a.L + t0 + 1) * a.G + g) * a.N, ldbc, 0, cb_to, Q,
+                                             (int)a.N, Np, vec16);
+    }
+    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Ss, NS, a.entering + ((BH + bh) * a.nchunks + c) * PN, a.N, 0, (int)a.P, Pp,
+                                         (int)a.N, Np, vec16);
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.wait_all;");
+    __syncthreads();
+    if (!active) return;
+    if (hydra) load_c();
+    state_term(rowb);
+    if (hydra) tile(mt, false, true);
+    for (int jt = mt + 1; jt < ntiles; jt++) tile(jt, false, true);
+
+    /* y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows ra, rb. */
+    const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
+    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+#pragma unroll
+    for (int half_row = 0; half_row < 2; half_row++) {
+        const int i = half_row ? rb : ra;
+        if (i >= len) continue;
+        const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+        const __half *zrow = a.z ? a.z + row : nullptr;
+        __half *yrow = a.y + row;
+#pragma unroll
+        for (int nt = 0; nt < BIDIR_PMAX / 8; nt++) {
+            const int pi = nt * 8 + (lane % 4) * 2;
+            if (!FULL && pi >= a.P) continue;
+            float v[2] = {yacc[nt][2 * half_row], yacc[nt][2 * half_row + 1]};
+            const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (e >= ncol) continue;
+                // y = y_fw + y_bw + x_og * D
+                if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * __half2float(Xs[i * PS + pi + e]);
+                if (zrow) {
+                    const float zv = __half2float(zrow[pi + e]);
+                    v[e] *= zv / (1.f + __expf(-zv));
+                }
+            }
+            if (pairs) store_pair(yrow + pi, v[0], v[1]);
+            else for (int e = 0; e < ncol; e++) store_out(yrow + pi + e, v[e]);
+        }
+    }
+}
+
+/* ---- host side of the fused pair ---- */
+
+static int round16(int64_t v) { return (int)((v + 15) / 16 * 16); }
+
+static size_t states_smem_bytes(const SsdShape *s) {
+    const int Q = (int)s->chunk, Np = round16(s->dstate), Pp = round16(s->headdim);
+    return (size_t)(Q * (Np + 8) + Q * (Pp + 8) + Q) * 2;
+}
+
+static size_t output_smem_bytes(const SsdShape *s) {
+    const int Q = (int)s->chunk, Np = round16(s->dstate), Pp = round16(s->headdim);
+    return (size_t)(2 * Q * (Np + 8) + Q * (Pp + 8) + Pp * (Np + 8)) * 2 + (size_t)8 * Q * sizeof(float);
+}
+
+extern "C" const char *bidir_fused_mma_unsupported(const BidirShape *bs) {
+    const SsdShape *s = &bs->s;
+    if (s->dstate > BIDIR_NMAX) return "register tiles hold N <= 128";
+    if (s->headdim > BIDIR_PMAX) return "register tiles hold p <= 64";
+    int dev = 0, optin = 227 * 1024;  // sm_90's opt-in limit, when no device answers
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    else
+        (void)cudaGetLastError();
+    if (output_smem_bytes(s) > (size_t)optin) return "chunk x (2N + p) does not fit in shared memory";
+    if (2 * ssd_n_chunks(s) * s->batch * s->heads > INT_MAX) return "more than 2^31 (direction, chunk, b, h) items";
+    return NULL;
+}
+
+/* The workspace: flags and ticket, the ring, the entering states. */
+static size_t counters_bytes(const SsdShape *s) { return align256((size_t)(2 * s->batch * s->heads + 1) * sizeof(int)); }
+static size_t ring_bytes(const SsdShape *s) { return align256((size_t)2 * s->batch * s->heads * 2 * s->headdim * s->dstate * sizeof(float)); }
+
+extern "C" size_t bidir_fused_mma_workspace(const BidirShape *bs) {
+    const SsdShape *s = &bs->s;
+    return counters_bytes(s) + ring_bytes(s) + (size_t)2 * ssd_n_state(s) * ssd_n_chunks(s) * sizeof(__half);
+}
+
+extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
+    const SsdShape *s = &t->s.s;
+    const bool hydra = t->s.hydra;
+    BidirArgs a;
+    a.x = static_cast<const __half *>(t->x); a.z = static_cast<const __half *>(t->z);
+    a.dt = static_cast<const __half *>(t->dt);
+    a.B = static_cast<const __half *>(t->B); a.C = static_cast<const __half *>(t->C);
+    a.dt_b = static_cast<const __half *>(hydra ? t->dt_bwd : t->dt);
+    a.B_b = static_cast<const __half *>(hydra ? t->B_bwd : t->B);
+    a.C_b = static_cast<const __half *>(hydra ? t->C_bwd : t->C);
+    a.A = t->A; a.D = t->D; a.dt_bias = t->dt_bias; a.h0 = t->initial_states; a.h0_b = t->initial_states_bwd;
+    a.y = static_cast<__half *>(t->y);
+    char *ws = static_cast<char *>(workspace);
+    a.published = reinterpret_cast<int *>(ws);
+    a.ticket = a.published + 2 * s->batch * s->heads;
+    a.ring = reinterpret_cast<float *>(ws + counters_bytes(s));
+    a.entering = reinterpret_cast<__half *>(ws + counters_bytes(s) + ring_bytes(s));
+    a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
+    a.Q = (int)s->chunk; a.nchunks = (int)ssd_n_chunks(s);
+    a.Np = round16(s->dstate); a.Pp = round16(s->headdim);
+    a.softplus = s->softplus; a.D_per_channel = s->D_per_channel; a.hydra = hydra;
+    const bool full = a.Np == BIDIR_NMAX && a.Pp == BIDIR_PMAX;
+    const int64_t items = (int64_t)a.nchunks * s->batch * s->heads;
+
+    void (*states)(BidirArgs) = full ? bidir_chunk_states_kernel<true> : bidir_chunk_states_kernel<false>;
+    const size_t states_smem = states_smem_bytes(s);
+    cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)states_smem));
+    cuda_check(cudaMemsetAsync(workspace, 0, counters_bytes(s)));
+    states<<<(unsigned)(2 * items), STATE_WARPS * 32, states_smem>>>(a);
+    cuda_check_launch();
+
+    void (*output)(BidirArgs) = full ? bidir_chunk_output_kernel<true> : bidir_chunk_output_kernel<false>;
+    const size_t output_smem = output_smem_bytes(s);
+    cuda_check(cudaFuncSetAttribute(output, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)output_smem));
+    output<<<(unsigned)items, OUTPUT_WARPS * 32, output_smem>>>(a);
+    cuda_check_launch();
+}
