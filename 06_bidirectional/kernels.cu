@@ -218,6 +218,7 @@ struct BidirArgs {
     int *ticket;                       // kernel 1's next work item
     int64_t batch, L, H, P, G, N;
     int Q, nchunks, Np, Pp;            // Np, Pp: N and p rounded up to 16
+    int heads_per_block;               // kernel 1: heads of one group that share a block (and its load of B)
     bool softplus, D_per_channel, hydra;
 };
 
@@ -247,102 +248,109 @@ __global__ void __launch_bounds__(STATE_WARPS * 32, 2) bidir_chunk_states_kernel
     const uint32_t bs_a = smem_addr(Bs) + (rowA * NS + colA) * 2, xs_b = smem_addr(Xs) + (rowB * PS + colB) * 2;
     if (tid == 0) item = atomicAdd(a.ticket, 1);
     __syncthreads();
-    /* Items: chain position k (major), direction, (b, h). Forward chains
-     * visit chunk k, backward chains chunk nchunks-1-k: an item's
-     * predecessor in its chain has a ticket 2·b·h smaller. */
-    const int64_t BH = a.batch * a.H;
-    const int k = (int)(item / (2 * BH));
-    const int dir = (int)(item / BH % 2);
-    const int64_t bh = item % BH, b = bh / a.H, h = bh % a.H, g = h / (a.H / a.G);
+    /* Items: chain position k (major), direction, (b, block of HB heads of
+     * one group). Forward chains visit chunk k, backward chains chunk
+     * nchunks-1-k: an item's predecessors (one per head, its own chunk k-1)
+     * have tickets 2·b·h/HB smaller, so they started before it. */
+    const int HB = a.heads_per_block;
+    const int64_t BHB = a.batch * (a.H / HB);  // items per direction and chain position
+    const int k = (int)(item / (2 * BHB));
+    const int dir = (int)(item / BHB % 2);
+    const int64_t hb = item % BHB, b = hb / (a.H / HB), h_first = hb % (a.H / HB) * HB, g = h_first / (a.H / a.G);
     const int c = dir == 0 ? k : a.nchunks - 1 - k;
     const int64_t t0 = (int64_t)c * Q;
     const int len = (int)min((int64_t)Q, a.L - t0);
-    const int64_t chain = dir * BH + bh;
+    const int P = (int)a.P, N = (int)a.N, PN = P * N;  // p <= 64, N <= 128
 
+    /* B once for the block's heads (they share a group). */
     const bool vec16 = a.P % 8 == 0 && a.N % 8 == 0;
-    const __half *x = a.x + ((b * a.L + t0) * a.H + h) * a.P;
     const __half *Bg = (dir == 0 ? a.B : a.B_b) + ((b * a.L + t0) * a.G + g) * a.N;
-    load_tile<FULL ? BIDIR_PMAX / 8 : 0>(Xs, PS, x, a.H * a.P, 0, len, Q, (int)a.P, Pp, vec16);
     load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Bs, NS, Bg, a.G * a.N, 0, len, Q, (int)a.N, Np, vec16);
-    asm volatile("cp.async.commit_group;");
+#pragma unroll 1
+    for (int hh = 0; hh < HB; hh++) {
+        const int64_t h = h_first + hh, bh = b * a.H + h, chain = dir * a.batch * a.H + bh;
+        load_tile<FULL ? BIDIR_PMAX / 8 : 0>(Xs, PS, a.x + ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, 0, len, Q,
+                                             (int)a.P, Pp, vec16);
+        asm volatile("cp.async.commit_group;");
 
-    /* Δ and the inclusive cumsum of Δ·A over the chunk (log2 units).
-     * dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A */
-    const float d = tid < Q ? step_delta(a, dir == 0 ? a.dt : a.dt_b, b, h, t0, tid, len) : 0.f;
-    const float dA = d * a.A[h] * LOG2E_F;
-    const float cum = block_inclusive_sum(dA);
-    if (tid == Q - 1) chunk_total = cum;  // past the tail too: Δ = 0 there
-    __syncthreads();
-    const float cum_last = chunk_total;
-    /* forward: decay from step j to the chunk's last step,
-     *   scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k  (_chunk_state_fwd_kernel)
-     * backward: decay from step j back to the chunk's first step, exp(cum_{j-1}) */
-    if (tid < Q) wts[tid] = __float2half_rn(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
-    asm volatile("cp.async.wait_all;");
-    __syncthreads();
+        /* Δ and the inclusive cumsum of Δ·A over the chunk (log2 units).
+         * dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A */
+        const float d = tid < Q ? step_delta(a, dir == 0 ? a.dt : a.dt_b, b, h, t0, tid, len) : 0.f;
+        const float dA = d * a.A[h] * LOG2E_F;
+        const float cum = block_inclusive_sum(dA);
+        if (tid == Q - 1) chunk_total = cum;  // past the tail too: Δ = 0 there
+        __syncthreads();
+        const float cum_last = chunk_total;
+        /* forward: decay from step j to the chunk's last step,
+         *   scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k  (_chunk_state_fwd_kernel)
+         * backward: decay from step j back to the chunk's first step, exp(cum_{j-1}) */
+        if (tid < Q) wts[tid] = __float2half_rn(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
+        asm volatile("cp.async.wait_all;");
+        __syncthreads();
 
-    /* S_local (p x N) = xᵀ·diag(wts)·B, a (Pp x Q)·(Q x Np) product; warp w
-     * owns p-tile w % 4 and the n16-blocks w / 4 + 2k.
-     * states = tl.dot(x, b) (_chunk_state_fwd_kernel) */
-    const int mp = warp % 4;
-    constexpr int NBLK = BIDIR_NMAX / 16 / (STATE_WARPS / 4);
-    float st[2 * NBLK][4];
+        /* S_local (p x N) = xᵀ·diag(wts)·B, a (Pp x Q)·(Q x Np) product; warp w
+         * owns p-tile w % 4 and the n16-blocks w / 4 + 2k.
+         * states = tl.dot(x, b) (_chunk_state_fwd_kernel) */
+        const int mp = warp % 4;
+        constexpr int NBLK = BIDIR_NMAX / 16 / (STATE_WARPS / 4);
+        float st[2 * NBLK][4];
 #pragma unroll
-    for (int kk = 0; kk < 2 * NBLK; kk++)
+        for (int kk = 0; kk < 2 * NBLK; kk++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) st[kk][e] = 0.f;
-    const bool has_ptile = mp * 16 < Pp;
-    if (has_ptile) {
-        for (int j0 = 0; j0 < Q; j0 += 16) {
-            uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
-            ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
-            const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
-            const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
-            __half2 *xh = reinterpret_cast<__half2 *>(xa);
-            xh[0] = __hmul2(xh[0], w_lo);
-            xh[1] = __hmul2(xh[1], w_lo);
-            xh[2] = __hmul2(xh[2], w_hi);
-            xh[3] = __hmul2(xh[3], w_hi);
+            for (int e = 0; e < 4; e++) st[kk][e] = 0.f;
+        const bool has_ptile = mp * 16 < Pp;
+        if (has_ptile) {
+            for (int j0 = 0; j0 < Q; j0 += 16) {
+                uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
+                ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
+                const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
+                const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
+                __half2 *xh = reinterpret_cast<__half2 *>(xa);
+                xh[0] = __hmul2(xh[0], w_lo);
+                xh[1] = __hmul2(xh[1], w_lo);
+                xh[2] = __hmul2(xh[2], w_hi);
+                xh[3] = __hmul2(xh[3], w_hi);
 #pragma unroll
-            for (int kb = 0; kb < NBLK; kb++) {
-                const int n0 = (warp / 4 + (STATE_WARPS / 4) * kb) * 16;
-                if (!FULL && n0 >= Np) continue;
-                uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
-                ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
-                mma_16816(st[2 * kb], xa, bb[0], bb[1]);
-                mma_16816(st[2 * kb + 1], xa, bb[2], bb[3]);
+                for (int kb = 0; kb < NBLK; kb++) {
+                    const int n0 = (warp / 4 + (STATE_WARPS / 4) * kb) * 16;
+                    if (!FULL && n0 >= Np) continue;
+                    uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
+                    ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
+                    mma_16816(st[2 * kb], xa, bb[0], bb[1]);
+                    mma_16816(st[2 * kb + 1], xa, bb[2], bb[3]);
+                }
             }
         }
-    }
 
-    /* Wait for the chain's previous chunk, store the state entering this
-     * chunk (fp16, for kernel 2), hand on S_out = exp(cum_last)·S_in + S_local.
-     * states = scale * states + new_states (_state_passing_fwd_kernel) */
-    if (tid == 0 && k > 0)
-        while (load_acquire(a.published + chain) < k) __nanosleep(32);
-    __syncthreads();
-    const int64_t PN = a.P * a.N;
-    const float *h0 = dir == 0 ? a.h0 : a.h0_b;
-    const float *prev = k == 0 ? (h0 ? h0 + bh * PN : nullptr) : a.ring + (chain * 2 + ((k - 1) & 1)) * PN;
-    const bool last = k == a.nchunks - 1;
-    float *next = a.ring + (chain * 2 + (k & 1)) * PN;
-    __half *entering = a.entering + (chain * a.nchunks + c) * PN;
-    const float chunk_decay = exp2_approx(cum_last);
+        /* Wait for the chain's previous chunk, store the state entering this
+         * chunk (fp16, for kernel 2), hand on S_out = exp(cum_last)·S_in + S_local.
+         * states = scale * states + new_states (_state_passing_fwd_kernel) */
+        if (tid == 0 && k > 0)
+            while (load_acquire(a.published + chain) < k) __nanosleep(32);
+        __syncthreads();
+        const float *h0 = dir == 0 ? a.h0 : a.h0_b;
+        const float *prev = k == 0 ? (h0 ? h0 + bh * PN : nullptr) : a.ring + (chain * 2 + ((k - 1) & 1)) * PN;
+        const bool last = k == a.nchunks - 1;
+        float *next = a.ring + (chain * 2 + (k & 1)) * PN;
+        __half *entering = a.entering + (chain * a.nchunks + c) * PN;
+        const float chunk_decay = exp2_approx(cum_last);
 #pragma unroll
-    for (int kk = 0; kk < 2 * NBLK; kk++) {
-        const int n0 = (warp / 4 + (STATE_WARPS / 4) * (kk / 2)) * 16 + (kk % 2) * 8;
-        if (!has_ptile || (!FULL && n0 >= Np)) continue;
+        for (int kk = 0; kk < 2 * NBLK; kk++) {
+            const int n0 = (warp / 4 + (STATE_WARPS / 4) * (kk / 2)) * 16 + (kk % 2) * 8;
+            if (!has_ptile || (!FULL && n0 >= Np)) continue;
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int pi = mp * 16 + lane / 4 + (e >= 2 ? 8 : 0), ni = n0 + (lane % 4) * 2 + (e & 1);
-            if (pi >= a.P || ni >= a.N) continue;
-            const float s_in = prev ? __ldcg(prev + pi * a.N + ni) : 0.f;
-            entering[pi * a.N + ni] = __float2half_rn(s_in);
-            if (!last) next[pi * a.N + ni] = chunk_decay * s_in + st[kk][e];
+            for (int e = 0; e < 4; e++) {
+                const int pi = mp * 16 + lane / 4 + (e >= 2 ? 8 : 0), ni = n0 + (lane % 4) * 2 + (e & 1);
+                if (pi >= P || ni >= N) continue;
+                const int at = pi * N + ni;  // < p·N <= 8192
+                const float s_in = prev ? __ldcg(prev + at) : 0.f;
+                entering[at] = __float2half_rn(s_in);
+                if (!last) next[at] = chunk_decay * s_in + st[kk][e];
+            }
         }
+        __syncthreads();  // the ring writes happen before thread 0's release; Xs, wts are free again
+        if (tid == 0 && !last) store_release(a.published + chain, k + 1);
     }
-    __syncthreads();  // the block's ring writes happen before thread 0's release below
-    if (tid == 0 && !last) store_release(a.published + chain, k + 1);
 }
 
 /* ========================================================================
@@ -605,7 +613,7 @@ extern "C" size_t bidir_fused_mma_workspace(const BidirShape *bs) {
     return counters_bytes(s) + ring_bytes(s) + (size_t)2 * ssd_n_state(s) * ssd_n_chunks(s) * sizeof(__half);
 }
 
-extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
+static void launch_fused(const BidirTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s.s;
     const bool hydra = t->s.hydra;
     BidirArgs a;
@@ -625,6 +633,7 @@ extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
     a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
     a.Q = (int)s->chunk; a.nchunks = (int)ssd_n_chunks(s);
     a.Np = round16(s->dstate); a.Pp = round16(s->headdim);
+    a.heads_per_block = heads_per_block;
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel; a.hydra = hydra;
     const bool full = a.Np == BIDIR_NMAX && a.Pp == BIDIR_PMAX;
     const int64_t items = (int64_t)a.nchunks * s->batch * s->heads;
@@ -633,7 +642,7 @@ extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
     const size_t states_smem = states_smem_bytes(s);
     cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)states_smem));
     cuda_check(cudaMemsetAsync(workspace, 0, counters_bytes(s)));
-    states<<<(unsigned)(2 * items), STATE_WARPS * 32, states_smem>>>(a);
+    states<<<(unsigned)(2 * items / heads_per_block), STATE_WARPS * 32, states_smem>>>(a);
     cuda_check_launch();
 
     void (*output)(BidirArgs) = full ? bidir_chunk_output_kernel<true> : bidir_chunk_output_kernel<false>;
@@ -641,4 +650,16 @@ extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
     cuda_check(cudaFuncSetAttribute(output, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)output_smem));
     output<<<(unsigned)items, OUTPUT_WARPS * 32, output_smem>>>(a);
     cuda_check_launch();
+}
+
+extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) { launch_fused(t, workspace, 1); }
+
+/* The most heads, up to 4, that divide a group's h / g. */
+static int heads_sharing_b(const SsdShape *s) {
+    const int64_t per_group = s->heads / s->groups;
+    return per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
+}
+
+extern "C" void bidir_fused_mma_shared_b(const BidirTensors *t, void *workspace) {
+    launch_fused(t, workspace, heads_sharing_b(&t->s.s));
 }

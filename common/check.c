@@ -16,16 +16,16 @@ const Tol TOLERANCES[TOL_COUNT] = {
 
 static int n_pass, n_fail, n_skip;
 
-static CheckResult compare(const float *got32, const double *got64, const double *ref,
+static CheckResult compare(const float *got32, const double *got64, const double *ref, const double *scale,
                            int64_t n, Tol tol) {
-    CheckResult r = {0.0, 0.0, n, 0, true, 0};
+    CheckResult r = {0.0, 0.0, n, 0, true, 0, scale != NULL};
     double err2 = 0.0, ref2 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(ref[i])) r.ref_not_finite++;
         double g = got32 ? (double)got32[i] : got64[i];
         double e = fabs(g - ref[i]);
         /* Written so that NaN fails: a comparison with NaN is false. */
-        if (!(e <= tol.atol + tol.rtol * fabs(ref[i]))) r.n_bad++;
+        if (!(e <= tol.atol + tol.rtol * (scale ? scale[i] : fabs(ref[i])))) r.n_bad++;
         if (!(e <= r.max_abs)) r.max_abs = e;  // NaN sticks
         err2 += e * e;
         ref2 += ref[i] * ref[i];
@@ -37,11 +37,15 @@ static CheckResult compare(const float *got32, const double *got64, const double
 }
 
 CheckResult compare_f32(const float *got, const double *ref, int64_t n, Tol tol) {
-    return compare(got, NULL, ref, n, tol);
+    return compare(got, NULL, ref, NULL, n, tol);
 }
 
 CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol) {
-    return compare(NULL, got, ref, n, tol);
+    return compare(NULL, got, ref, NULL, n, tol);
+}
+
+CheckResult compare_f32_scaled(const float *got, const double *ref, const double *scale, int64_t n, Tol tol) {
+    return compare(got, NULL, ref, scale, n, tol);
 }
 
 CheckResult check_merge(CheckResult a, CheckResult b) {
@@ -53,6 +57,7 @@ CheckResult check_merge(CheckResult a, CheckResult b) {
     r.n_bad = a.n_bad + b.n_bad;
     r.pass = a.pass && b.pass;
     r.ref_not_finite = a.ref_not_finite + b.ref_not_finite;
+    r.scaled = a.scaled || b.scaled;
     return r;
 }
 
@@ -60,6 +65,7 @@ void check_report(const char *label, CheckResult r, Tol tol) {
     printf("  %-52s max_abs %.2e  rel_l2 %.2e  tol %s (rtol %.0e atol %.0e",
            label, r.max_abs, r.rel_l2, tol.name, tol.rtol, tol.atol);
     if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
+    if (r.scaled) printf(" of sum|terms|");
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
     if (!r.pass && r.ref_not_finite)

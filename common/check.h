@@ -33,11 +33,16 @@ typedef struct {
     int64_t n, n_bad;    // elements compared, elements out of tolerance
     bool pass;
     int64_t ref_not_finite;  // reference elements that are NaN or inf: the reference itself failed
+    bool scaled;             // rtol was taken of the summed terms' magnitude, not of |ref|
 } CheckResult;
 
 /* Compare n values; got is fp32 or fp64, ref is fp64. NaN in got or ref fails. */
 CheckResult compare_f32(const float *got, const double *ref, int64_t n, Tol tol);
 CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol);
+/* The same with each element's rtol taken of scale[i] instead of |ref[i]|:
+ * scale[i] = Σ|term| of the terms ref[i] adds up (>= |ref[i]|), where
+ * rounding each term by rtol can cancel into an error far above rtol·|ref[i]|. */
+CheckResult compare_f32_scaled(const float *got, const double *ref, const double *scale, int64_t n, Tol tol);
 /* Merge two results (for y and last_state in one line). */
 CheckResult check_merge(CheckResult a, CheckResult b);
 

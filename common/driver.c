@@ -114,6 +114,7 @@ typedef struct {
     bool tried;                  // made, or found unable to run
     bool ran;                    // out holds outputs
     double *out[MAX_TENSORS];    // (table shape) fp64 per output; NULL for inputs and outputs not given
+    double *scale[MAX_TENSORS];  // the oracle's only, where the op gives one: Σ|term| per output element, else NULL
 } Reference;
 
 typedef struct {
@@ -196,7 +197,10 @@ static void reference_keep(const HostProblem *hp, Reference *r, float *const *x)
 }
 
 static void reference_free(Reference *r) {
-    for (int k = 0; k < MAX_TENSORS; k++) free(r->out[k]);
+    for (int k = 0; k < MAX_TENSORS; k++) {
+        free(r->out[k]);
+        free(r->scale[k]);
+    }
 }
 
 static void host_free(HostProblem *hp) {
@@ -372,12 +376,15 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
 /* ------------------------------------------------------------------ checks */
 
 /* Every output the reference holds against got, merged into one result. */
-static CheckResult compare(const HostProblem *hp, float *const *got, const Reference *ref, Tol tol) {
-    CheckResult all = {0.0, 0.0, 0, 0, true, 0};
+/* got against ref; rtol of the oracle's Σ|term| where the op gives one
+ * (the same problem's magnitudes serve every reference it is compared with). */
+static CheckResult compare(const HostProblem *hp, float *const *got, const Reference *ref, const Reference *oracle_ref,
+                           Tol tol) {
+    CheckResult all = {0.0, 0.0, 0, 0, true, 0, false};
     bool first = true;
     for (int k = 0; k < hp->n; k++) {
         if (!ref->out[k]) continue;
-        CheckResult r = compare_f32(got[k], ref->out[k], numel(&hp->t[k]), tol);
+        CheckResult r = compare_f32_scaled(got[k], ref->out[k], oracle_ref->scale[k], numel(&hp->t[k]), tol);
         all = first ? r : check_merge(all, r);
         first = false;
     }
@@ -394,6 +401,11 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
     void *t[MAX_TENSORS];  // the inputs of the set
     host_view(hp, set, NULL, t);
     se->op->oracle(&hp->p, t, r->out);
+    if (se->op->oracle_scale) {
+        for (int k = 0; k < hp->n; k++)
+            if (!is_input(&hp->t[k])) r->scale[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle magnitudes");
+        se->op->oracle_scale(&hp->p, t, r->scale);
+    }
     r->tried = r->ran = true;
     return r;
 }
@@ -444,16 +456,16 @@ static void check_problem(Session *se, HostProblem *hp) {
         }
         outputs_alloc(hp, out);
         run_version(se, v, hp, set, false, out);
-        check_report(label, compare(hp, out, oracle(se, hp, set), tol), tol);
+        check_report(label, compare(hp, out, oracle(se, hp, set), oracle(se, hp, set), tol), tol);
         if (hp->given.ran) {
             snprintf(label, sizeof(label), "%d %s vs loaded %s", i + 1, v->name, given);
-            check_report(label, compare(hp, out, &hp->given, tol), tol);
+            check_report(label, compare(hp, out, &hp->given, oracle(se, hp, set), tol), tol);
         }
         for (int k = v->gpu ? 1 : 0; k < (v->gpu ? 3 : 1); k++) {
             if (!prevs[k] || prevs[k] == v) continue;
             snprintf(label, sizeof(label), "%d %s vs %s", i + 1, v->name, prevs[k]->name);
             const Reference *r = previous(se, hp, k, prevs[k], set);
-            if (r->ran) check_report(label, compare(hp, out, r, tol), tol);
+            if (r->ran) check_report(label, compare(hp, out, r, oracle(se, hp, set), tol), tol);
             else check_skip(label, "previous stage cannot run this shape here");
         }
         if (v->gpu && se->op->loops) {
@@ -462,7 +474,7 @@ static void check_problem(Session *se, HostProblem *hp) {
             run_version(se, v, hp, set, true, again);
             snprintf(label, sizeof(label), "%d %s in place (%s = %s) vs oracle", i + 1, v->name,
                      hp->t[se->op->loop_output].name, hp->t[se->op->loop_input].name);
-            check_report(label, compare(hp, again, oracle(se, hp, set), tol), tol);
+            check_report(label, compare(hp, again, oracle(se, hp, set), oracle(se, hp, set), tol), tol);
             outputs_free(hp, again);
         }
         outputs_free(hp, last);
@@ -498,7 +510,7 @@ static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostP
     void *t[MAX_TENSORS];     // inputs and those outputs
     host_view(hp, set, out, t);
     int64_t rows = se->op->rows(&hp->p), nsample = rows < 64 ? rows : 64;
-    CheckResult all = {0.0, 0.0, 0, 0, true, 0};
+    CheckResult all = {0.0, 0.0, 0, 0, true, 0, false};
     for (int64_t k = 0; k < nsample; k++) {
         CheckResult r = se->op->check_row(&hp->p, t, k * rows / nsample, tol);
         all = k == 0 ? r : check_merge(all, r);

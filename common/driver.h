@@ -118,6 +118,9 @@ typedef struct {
     void (*big_delta)(const Problem *p, void *const *tensors);
     /* The fp64 oracle: ref[k] for every output k of the table. */
     void (*oracle)(const Problem *p, void *const *tensors, double *const *ref);
+    /* NULL, or per output element Σ|term| of the terms the oracle adds up
+     * (scale[k] like ref[k]): rtol is then taken of it, not of |ref|. */
+    void (*oracle_scale)(const Problem *p, void *const *tensors, double *const *scale);
     /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);

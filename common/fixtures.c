@@ -373,7 +373,7 @@ static void check_bidir_case(const char *root, const char *name) {
         .dt_bwd = dt_bwd, .B_bwd = B_bwd, .C_bwd = C_bwd,
     };
     double *y_ref = alloc_f64(b * L * H * P);  // (b, L, h, p) fp64
-    oracle_bidir(&t, y_ref);
+    oracle_bidir(&t, y_ref, NULL);
     report(&fx, "y", y, y_ref, b * L * H * P);
     report_perturbed(&fx, y, y_ref, b * L * H * P);
     free(y_ref);

@@ -99,7 +99,15 @@ static void bidir_big_delta(const Problem *p, void *const *t) {
 
 static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
     BidirTensors bt = bidir_view(p, t);
-    oracle_bidir(&bt, ref[T_Y]);
+    oracle_bidir(&bt, ref[T_Y], NULL);
+}
+
+/* Σ|term| per element of y: the two directions can cancel (Hydra's
+ * shifted outputs are two different steps' terms), and a kernel rounds each
+ * direction, not their sum. */
+static void bidir_oracle_scale(const Problem *p, void *const *t, double *const *scale) {
+    BidirTensors bt = bidir_view(p, t);
+    oracle_bidir(&bt, NULL, scale[T_Y]);
 }
 
 /* Sampled validation on channels (b, h, p): y[b, :, h, p]. */
@@ -110,11 +118,13 @@ static CheckResult bidir_check_row(const Problem *p, void *const *t, int64_t row
     int64_t L = p->seqlen, H = p->heads, P = p->headdim;
     int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
     double *y = host_alloc(L * (int64_t)sizeof(double), "oracle channel");  // (L,) fp64
+    double *terms = host_alloc(L * (int64_t)sizeof(double), "oracle magnitudes");  // (L,) fp64: Σ|term|
     float *got = host_alloc(L * (int64_t)sizeof(float), "channel output");  // (L,) fp32: y[bi, :, hi, pi]
-    oracle_bidir_channel(&bt, bi, hi, pi, y);
+    oracle_bidir_channel(&bt, bi, hi, pi, y, terms);
     for (int64_t l = 0; l < L; l++) got[l] = ((const float *)bt.y)[((bi * L + l) * H + hi) * P + pi];
-    CheckResult r = compare_f32(got, y, L, tol);
+    CheckResult r = compare_f32_scaled(got, y, terms, L, tol);
     free(y);
+    free(terms);
     free(got);
     return r;
 }
@@ -216,6 +226,7 @@ const Op OP_BIDIR = {
     .run = bidir_run,
     .big_delta = bidir_big_delta,
     .oracle = bidir_oracle,
+    .oracle_scale = bidir_oracle_scale,
     .rows = bidir_rows,
     .check_row = bidir_check_row,
     .exps = bidir_exps,

@@ -193,7 +193,7 @@ void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi,
  * batch of 2b through mamba_chunk_scan_combined(..., D=None, z=None), the
  * backward half on flipped inputs, then every output moves one step later. */
 
-void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y) {
+void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *scale) {
     const BidirShape *s = &t->s;
     int64_t L = s->s.seqlen, H = s->s.heads, P = s->s.headdim, G = s->s.groups, N = s->s.dstate;
     /* The forward direction's inputs as an SSD problem: ssd_row reads them. */
@@ -247,28 +247,39 @@ void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t
             bwd_l = y_bwd[L - 1 - l];
         }
         // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
-        double y_l = fwd_l + bwd_l;
-        if (D) y_l += (double)((const float *)t->x)[i] * (double)*D;
+        const double skip = D ? (double)((const float *)t->x)[i] * (double)*D : 0.0;
+        double y_l = fwd_l + bwd_l + skip, terms = fabs(fwd_l) + fabs(bwd_l) + fabs(skip);
         // out = out * F.silu(z), after the sum (as the causal scan gates its own output)
-        if (t->z) y_l *= silu((double)((const float *)t->z)[i]);
+        if (t->z) {
+            const double gate = silu((double)((const float *)t->z)[i]);
+            y_l *= gate;
+            terms *= fabs(gate);
+        }
         y[l] = y_l;
+        if (scale) scale[l] = terms;
     }
     free(y_fwd);
     free(y_bwd);
     free(h);
 }
 
-void oracle_bidir(const BidirTensors *t, double *y) {
+void oracle_bidir(const BidirTensors *t, double *y, double *scale) {
     const SsdShape *s = &t->s.s;
     int64_t L = s->seqlen, H = s->heads, P = s->headdim;
-    double *y_row = oracle_alloc((size_t)L * sizeof(double));  // (L,) one channel's output
+    double *y_row = oracle_alloc((size_t)L * sizeof(double));      // (L,) one channel's output
+    double *scale_row = oracle_alloc((size_t)L * sizeof(double));  // (L,) its Σ|term|
     for (int64_t bi = 0; bi < s->batch; bi++)
         for (int64_t hi = 0; hi < H; hi++)
             for (int64_t pi = 0; pi < P; pi++) {
-                oracle_bidir_channel(t, bi, hi, pi, y_row);
-                for (int64_t l = 0; l < L; l++) y[((bi * L + l) * H + hi) * P + pi] = y_row[l];
+                oracle_bidir_channel(t, bi, hi, pi, y_row, scale_row);
+                for (int64_t l = 0; l < L; l++) {
+                    const int64_t i = ((bi * L + l) * H + hi) * P + pi;
+                    if (y) y[i] = y_row[l];
+                    if (scale) scale[i] = scale_row[l];
+                }
             }
     free(y_row);
+    free(scale_row);
 }
 
 /* ---- Decode step ---- */

@@ -51,9 +51,12 @@ void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi,
  * Hydra:   y = shift(SS_f(x)) + flip(shift(SS_b(flip(x)))) + D*x.
  * Each direction from its own initial state; then y *= silu(z) when z is
  * given. t holds fp32 host tensors; y is (b,L,h,p) fp64. */
-void oracle_bidir(const BidirTensors *t, double *y);
-/* One channel (bi, hi, pi): y (L,) fp64 in time order. */
-void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y);
+void oracle_bidir(const BidirTensors *t, double *y, double *scale);
+/* One channel (bi, hi, pi): y (L,) fp64 in time order. y and scale may be
+ * NULL; scale (like y) gets Σ|term| of each output, |forward| + |backward| +
+ * |D·x| (times |silu(z)|): where the two directions nearly cancel, an fp16
+ * kernel's error is a fraction of these, not of |y|. */
+void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *scale);
 
 /* ---- Decode step (selective_state_update), both forms, T tokens ---- */
 
