@@ -218,7 +218,6 @@ struct BidirArgs {
     int *ticket;                       // kernel 1's next work item
     int64_t batch, L, H, P, G, N;
     int Q, nchunks, Np, Pp;            // Np, Pp: N and p rounded up to 16
-    int heads_per_block;               // kernel 1: heads of one group that share a block (and its load of B)
     bool softplus, D_per_channel, hydra;
 };
 
@@ -230,126 +229,202 @@ static __device__ __forceinline__ float step_delta(const BidirArgs &a, const __h
                    : 0.f;
 }
 
-/* FULL: N and p padded are exactly 128 and 64 (the S3 head). */
+/* Δ of this thread's step, the inclusive cumsum of Δ·A over the chunk (log2
+ * units) and each step's weight in the chunk's own state, into wts (Q,) fp16:
+ *   forward: the decay from step j to the chunk's last step,
+ *     scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k  (_chunk_state_fwd_kernel)
+ *   backward: the decay from step j back to the chunk's first step, exp(cum_{j-1}).
+ * Returns Σ Δ·A over the chunk (past the tail too: Δ = 0 there). */
+static __device__ float chunk_weights(const BidirArgs &a, int dir, int64_t b, int64_t h, int64_t t0, int len,
+                                      __half *wts, float *total) {
+    const int tid = threadIdx.x;
+    const float d = tid < a.Q ? step_delta(a, dir == 0 ? a.dt : a.dt_b, b, h, t0, tid, len) : 0.f;
+    // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
+    const float dA = d * a.A[h] * LOG2E_F;
+    const float cum = block_inclusive_sum(dA);
+    if (tid == a.Q - 1) *total = cum;
+    __syncthreads();
+    const float cum_last = *total;
+    if (tid < a.Q) wts[tid] = __float2half_rn(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
+    return cum_last;
+}
+
+/* Kernel 1's shared memory: B and x of one chunk, fp16, and the step
+ * weights; row pitches +16 bytes keep ldmatrix conflict-free. */
+struct StateSmem {
+    int Q, Np, Pp, NS, PS;   // chunk, N and p padded to 16, row pitches
+    __half *Bs;              // (Q, Np) fp16: B of the chunk (this direction's)
+    __half *Xs;              // (Q, Pp) fp16: x of the chunk
+    __half *wts;             // (Q,) fp16: the weight of step j in the chunk state
+    uint32_t bs_a, xs_b;     // this lane's ldmatrix row addresses in Bs and Xs
+};
+
+template <bool FULL>
+static __device__ StateSmem state_smem(const BidirArgs &a, unsigned char *smem) {
+    StateSmem m;
+    m.Q = a.Q; m.Np = FULL ? BIDIR_NMAX : a.Np; m.Pp = FULL ? BIDIR_PMAX : a.Pp;
+    m.NS = m.Np + 8; m.PS = m.Pp + 8;
+    m.Bs = reinterpret_cast<__half *>(smem);
+    m.Xs = m.Bs + m.Q * m.NS;
+    m.wts = m.Xs + m.Q * m.PS;
+    const int lane = threadIdx.x % 32, q = lane / 8, r = lane % 8;
+    m.bs_a = smem_addr(m.Bs) + (((q & 1) * 8 + r) * m.NS + (q >> 1) * 8) * 2;
+    m.xs_b = smem_addr(m.Xs) + (((q >> 1) * 8 + r) * m.PS + (q & 1) * 8) * 2;
+    return m;
+}
+
+/* A chunk state (p x N) in registers, fp32 mma accumulators: warp w owns
+ * p-tile w % 4 and the n16-blocks w / 4 + 2k (two n8-tiles each). */
+constexpr int STATE_NBLK = BIDIR_NMAX / 16 / (STATE_WARPS / 4);
+typedef float StateTile[2 * STATE_NBLK][4];
+
+/* f(at, v) for every element this thread holds, at = pi·N + ni its offset in
+ * a (p, N) state, v its value. */
+template <bool FULL, typename F>
+static __device__ __forceinline__ void for_each_state_element(StateTile &st, int P, int N, int Np, F f) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, mp = warp % 4;
+#pragma unroll
+    for (int kk = 0; kk < 2 * STATE_NBLK; kk++) {
+        const int n0 = (warp / 4 + (STATE_WARPS / 4) * (kk / 2)) * 16 + (kk % 2) * 8;
+        if (!FULL && n0 >= Np) continue;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int pi = mp * 16 + lane / 4 + (e >= 2 ? 8 : 0), ni = n0 + (lane % 4) * 2 + (e & 1);
+            if (pi < P && ni < N) f(pi * N + ni, st[kk][e]);  // pi·N + ni < p·N <= 8192
+        }
+    }
+}
+
+/* st += xᵀ·diag(wts)·B over the chunk, a (Pp x Q)·(Q x Np) product.
+ * states = tl.dot(x, b) (_chunk_state_fwd_kernel) */
+template <bool FULL>
+static __device__ __forceinline__ void accumulate_chunk_state(StateTile &st, const StateSmem &m) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, mp = warp % 4;
+    const int Q = m.Q, NS = m.NS, PS = m.PS, Np = m.Np, Pp = m.Pp;
+    const uint32_t xs_b = m.xs_b, bs_a = m.bs_a;
+    const __half *wts = m.wts;
+    if (mp * 16 >= Pp) return;
+    for (int j0 = 0; j0 < Q; j0 += 16) {
+        uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
+        ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
+        /* scale column j of xᵀ by wts_j: this thread's k are 2(lane%4)+{0,1} and +8 */
+        const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
+        const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
+        __half2 *xh = reinterpret_cast<__half2 *>(xa);
+        xh[0] = __hmul2(xh[0], w_lo);
+        xh[1] = __hmul2(xh[1], w_lo);
+        xh[2] = __hmul2(xh[2], w_hi);
+        xh[3] = __hmul2(xh[3], w_hi);
+#pragma unroll
+        for (int kb = 0; kb < STATE_NBLK; kb++) {
+            const int n0 = (warp / 4 + (STATE_WARPS / 4) * kb) * 16;
+            if (!FULL && n0 >= Np) continue;
+            uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
+            ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
+            mma_16816(st[2 * kb], xa, bb[0], bb[1]);
+            mma_16816(st[2 * kb + 1], xa, bb[2], bb[3]);
+        }
+    }
+}
+
+/* x and this direction's B of chunk c into Xs, Bs (cp.async, committed). */
+template <bool FULL>
+static __device__ __forceinline__ void load_chunk(const BidirArgs &a, const StateSmem &m, int dir, int64_t b,
+                                                  int64_t h, int64_t t0, int len) {
+    const bool vec16 = a.P % 8 == 0 && a.N % 8 == 0;
+    const int64_t g = h / (a.H / a.G);
+    load_tile<FULL ? BIDIR_PMAX / 8 : 0>(m.Xs, m.PS, a.x + ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, 0, len,
+                                         m.Q, (int)a.P, m.Pp, vec16);
+    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(m.Bs, m.NS, (dir == 0 ? a.B : a.B_b) + ((b * a.L + t0) * a.G + g) * a.N,
+                                         a.G * a.N, 0, len, m.Q, (int)a.N, m.Np, vec16);
+    asm volatile("cp.async.commit_group;");
+}
+
+/* Version 5: one block per (direction, b, h, chunk), handing the state on
+ * through L2. Items go out by one ticket counter, chain position k major:
+ * forward chains visit chunk k, backward chains chunk nchunks-1-k, so an
+ * item's predecessor (its chain's chunk k-1) has a ticket 2·b·h smaller and
+ * started before it. FULL: N and p padded are exactly 128 and 64. */
 template <bool FULL>
 __global__ void __launch_bounds__(STATE_WARPS * 32, 2) bidir_chunk_states_kernel(BidirArgs a) {
     extern __shared__ __align__(16) unsigned char smem[];
-    const int Q = a.Q, Np = FULL ? BIDIR_NMAX : a.Np, Pp = FULL ? BIDIR_PMAX : a.Pp;
-    const int NS = Np + 8, PS = Pp + 8;  // row pitches: +16 bytes keeps ldmatrix conflict-free
-    __half *Bs = reinterpret_cast<__half *>(smem);       // (Q, Np) fp16: B of the chunk (this direction's)
-    __half *Xs = Bs + Q * NS;                            // (Q, Pp) fp16: x of the chunk
-    __half *wts = Xs + Q * PS;                           // (Q,) fp16: the weight of step j in the chunk state
+    const StateSmem m = state_smem<FULL>(a, smem);
     __shared__ int item;
-    __shared__ float chunk_total;  // Σ Δ·A over the chunk, log2 units
-
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int q = lane / 8, r = lane % 8;
-    const int rowA = (q & 1) * 8 + r, colA = (q >> 1) * 8, rowB = (q >> 1) * 8 + r, colB = (q & 1) * 8;
-    const uint32_t bs_a = smem_addr(Bs) + (rowA * NS + colA) * 2, xs_b = smem_addr(Xs) + (rowB * PS + colB) * 2;
-    if (tid == 0) item = atomicAdd(a.ticket, 1);
+    __shared__ float chunk_total;
+    if (threadIdx.x == 0) item = atomicAdd(a.ticket, 1);
     __syncthreads();
-    /* Items: chain position k (major), direction, (b, block of HB heads of
-     * one group). Forward chains visit chunk k, backward chains chunk
-     * nchunks-1-k: an item's predecessors (one per head, its own chunk k-1)
-     * have tickets 2·b·h/HB smaller, so they started before it. */
-    const int HB = a.heads_per_block;
-    const int64_t BHB = a.batch * (a.H / HB);  // items per direction and chain position
-    const int k = (int)(item / (2 * BHB));
-    const int dir = (int)(item / BHB % 2);
-    const int64_t hb = item % BHB, b = hb / (a.H / HB), h_first = hb % (a.H / HB) * HB, g = h_first / (a.H / a.G);
+    const int64_t BH = a.batch * a.H;
+    const int k = (int)(item / (2 * BH));
+    const int dir = (int)(item / BH % 2);
+    const int64_t bh = item % BH, b = bh / a.H, h = bh % a.H, chain = dir * BH + bh;
     const int c = dir == 0 ? k : a.nchunks - 1 - k;
-    const int64_t t0 = (int64_t)c * Q;
-    const int len = (int)min((int64_t)Q, a.L - t0);
-    const int P = (int)a.P, N = (int)a.N, PN = P * N;  // p <= 64, N <= 128
+    const int64_t t0 = (int64_t)c * a.Q;
+    const int len = (int)min((int64_t)a.Q, a.L - t0);
+    const int P = (int)a.P, N = (int)a.N, PN = P * N;
 
-    /* B once for the block's heads (they share a group). */
-    const bool vec16 = a.P % 8 == 0 && a.N % 8 == 0;
-    const __half *Bg = (dir == 0 ? a.B : a.B_b) + ((b * a.L + t0) * a.G + g) * a.N;
-    load_tile<FULL ? BIDIR_NMAX / 8 : 0>(Bs, NS, Bg, a.G * a.N, 0, len, Q, (int)a.N, Np, vec16);
-#pragma unroll 1
-    for (int hh = 0; hh < HB; hh++) {
-        const int64_t h = h_first + hh, bh = b * a.H + h, chain = dir * a.batch * a.H + bh;
-        load_tile<FULL ? BIDIR_PMAX / 8 : 0>(Xs, PS, a.x + ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, 0, len, Q,
-                                             (int)a.P, Pp, vec16);
-        asm volatile("cp.async.commit_group;");
+    load_chunk<FULL>(a, m, dir, b, h, t0, len);
+    const float cum_last = chunk_weights(a, dir, b, h, t0, len, m.wts, &chunk_total);
+    asm volatile("cp.async.wait_all;");
+    __syncthreads();
+    StateTile st = {};
+    accumulate_chunk_state<FULL>(st, m);
 
-        /* Δ and the inclusive cumsum of Δ·A over the chunk (log2 units).
-         * dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A */
-        const float d = tid < Q ? step_delta(a, dir == 0 ? a.dt : a.dt_b, b, h, t0, tid, len) : 0.f;
-        const float dA = d * a.A[h] * LOG2E_F;
-        const float cum = block_inclusive_sum(dA);
-        if (tid == Q - 1) chunk_total = cum;  // past the tail too: Δ = 0 there
-        __syncthreads();
-        const float cum_last = chunk_total;
-        /* forward: decay from step j to the chunk's last step,
-         *   scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k  (_chunk_state_fwd_kernel)
-         * backward: decay from step j back to the chunk's first step, exp(cum_{j-1}) */
-        if (tid < Q) wts[tid] = __float2half_rn(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
+    /* Wait for the chain's previous chunk, store the state entering this
+     * chunk (fp16, for kernel 2), hand on S_out = exp(cum_last)·S_in + S_local.
+     * states = scale * states + new_states (_state_passing_fwd_kernel) */
+    if (threadIdx.x == 0 && k > 0)
+        while (load_acquire(a.published + chain) < k) __nanosleep(32);
+    __syncthreads();
+    const float *h0 = dir == 0 ? a.h0 : a.h0_b;
+    const float *prev = k == 0 ? (h0 ? h0 + bh * PN : nullptr) : a.ring + (chain * 2 + ((k - 1) & 1)) * PN;
+    const bool last = k == a.nchunks - 1;
+    float *next = a.ring + (chain * 2 + (k & 1)) * PN;
+    __half *entering = a.entering + (chain * a.nchunks + c) * PN;
+    const float chunk_decay = exp2_approx(cum_last);
+    for_each_state_element<FULL>(st, P, N, m.Np, [&](int at, float &v) {
+        const float s_in = prev ? __ldcg(prev + at) : 0.f;
+        entering[at] = __float2half_rn(s_in);
+        if (!last) next[at] = chunk_decay * s_in + v;
+    });
+    __syncthreads();  // the block's ring writes happen before thread 0's release below
+    if (threadIdx.x == 0 && !last) store_release(a.published + chain, k + 1);
+}
+
+/* Version 6: one block per chain (direction, b, h) walks all its chunks in
+ * order, the running state in its mma accumulators: no ring, no flags, no
+ * waiting on another block, and the state never leaves the registers but
+ * as the fp16 copy kernel 2 reads. Per chunk: S_in stored, then
+ * S = exp(cum_last)·S + xᵀ·diag(w)·B accumulated in place. */
+template <bool FULL>
+__global__ void __launch_bounds__(STATE_WARPS * 32, 2) bidir_chain_states_kernel(BidirArgs a) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const StateSmem m = state_smem<FULL>(a, smem);
+    __shared__ float chunk_total;
+    const int64_t BH = a.batch * a.H, chain = blockIdx.x;  // dir·b·h + bh
+    const int dir = (int)(chain / BH);
+    const int64_t bh = chain % BH, b = bh / a.H, h = bh % a.H;
+    const int P = (int)a.P, N = (int)a.N, PN = P * N;
+    const float *h0 = dir == 0 ? a.h0 : a.h0_b;
+
+    StateTile st = {};  // the state entering the next chunk of this direction, fp32
+    for_each_state_element<FULL>(st, P, N, m.Np, [&](int at, float &v) { v = h0 ? h0[bh * PN + at] : 0.f; });
+    for (int k = 0; k < a.nchunks; k++) {
+        const int c = dir == 0 ? k : a.nchunks - 1 - k;
+        const int64_t t0 = (int64_t)c * a.Q;
+        const int len = (int)min((int64_t)a.Q, a.L - t0);
+        load_chunk<FULL>(a, m, dir, b, h, t0, len);
+        const float cum_last = chunk_weights(a, dir, b, h, t0, len, m.wts, &chunk_total);
+        // states = scale * states + new_states (_state_passing_fwd_kernel)
+        const float chunk_decay = exp2_approx(cum_last);
+        __half *entering = a.entering + (chain * a.nchunks + c) * PN;
+        for_each_state_element<FULL>(st, P, N, m.Np, [&](int at, float &v) {
+            entering[at] = __float2half_rn(v);
+            v *= chunk_decay;
+        });
         asm volatile("cp.async.wait_all;");
         __syncthreads();
-
-        /* S_local (p x N) = xᵀ·diag(wts)·B, a (Pp x Q)·(Q x Np) product; warp w
-         * owns p-tile w % 4 and the n16-blocks w / 4 + 2k.
-         * states = tl.dot(x, b) (_chunk_state_fwd_kernel) */
-        const int mp = warp % 4;
-        constexpr int NBLK = BIDIR_NMAX / 16 / (STATE_WARPS / 4);
-        float st[2 * NBLK][4];
-#pragma unroll
-        for (int kk = 0; kk < 2 * NBLK; kk++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) st[kk][e] = 0.f;
-        const bool has_ptile = mp * 16 < Pp;
-        if (has_ptile) {
-            for (int j0 = 0; j0 < Q; j0 += 16) {
-                uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
-                ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
-                const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
-                const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
-                __half2 *xh = reinterpret_cast<__half2 *>(xa);
-                xh[0] = __hmul2(xh[0], w_lo);
-                xh[1] = __hmul2(xh[1], w_lo);
-                xh[2] = __hmul2(xh[2], w_hi);
-                xh[3] = __hmul2(xh[3], w_hi);
-#pragma unroll
-                for (int kb = 0; kb < NBLK; kb++) {
-                    const int n0 = (warp / 4 + (STATE_WARPS / 4) * kb) * 16;
-                    if (!FULL && n0 >= Np) continue;
-                    uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
-                    ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
-                    mma_16816(st[2 * kb], xa, bb[0], bb[1]);
-                    mma_16816(st[2 * kb + 1], xa, bb[2], bb[3]);
-                }
-            }
-        }
-
-        /* Wait for the chain's previous chunk, store the state entering this
-         * chunk (fp16, for kernel 2), hand on S_out = exp(cum_last)·S_in + S_local.
-         * states = scale * states + new_states (_state_passing_fwd_kernel) */
-        if (tid == 0 && k > 0)
-            while (load_acquire(a.published + chain) < k) __nanosleep(32);
-        __syncthreads();
-        const float *h0 = dir == 0 ? a.h0 : a.h0_b;
-        const float *prev = k == 0 ? (h0 ? h0 + bh * PN : nullptr) : a.ring + (chain * 2 + ((k - 1) & 1)) * PN;
-        const bool last = k == a.nchunks - 1;
-        float *next = a.ring + (chain * 2 + (k & 1)) * PN;
-        __half *entering = a.entering + (chain * a.nchunks + c) * PN;
-        const float chunk_decay = exp2_approx(cum_last);
-#pragma unroll
-        for (int kk = 0; kk < 2 * NBLK; kk++) {
-            const int n0 = (warp / 4 + (STATE_WARPS / 4) * (kk / 2)) * 16 + (kk % 2) * 8;
-            if (!has_ptile || (!FULL && n0 >= Np)) continue;
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int pi = mp * 16 + lane / 4 + (e >= 2 ? 8 : 0), ni = n0 + (lane % 4) * 2 + (e & 1);
-                if (pi >= P || ni >= N) continue;
-                const int at = pi * N + ni;  // < p·N <= 8192
-                const float s_in = prev ? __ldcg(prev + at) : 0.f;
-                entering[at] = __float2half_rn(s_in);
-                if (!last) next[at] = chunk_decay * s_in + st[kk][e];
-            }
-        }
-        __syncthreads();  // the ring writes happen before thread 0's release; Xs, wts are free again
-        if (tid == 0 && !last) store_release(a.published + chain, k + 1);
+        if (k + 1 < a.nchunks) accumulate_chunk_state<FULL>(st, m);
+        __syncthreads();  // Xs, Bs, wts and chunk_total are free for the next chunk
     }
 }
 
@@ -604,19 +679,21 @@ extern "C" const char *bidir_fused_mma_unsupported(const BidirShape *bs) {
     return NULL;
 }
 
-/* The workspace: flags and ticket, the ring, the entering states. */
+/* The workspace: flags and ticket, the ring (version 5 only), the entering states. */
 static size_t counters_bytes(const SsdShape *s) { return align256((size_t)(2 * s->batch * s->heads + 1) * sizeof(int)); }
 static size_t ring_bytes(const SsdShape *s) { return align256((size_t)2 * s->batch * s->heads * 2 * s->headdim * s->dstate * sizeof(float)); }
+static size_t entering_bytes(const SsdShape *s) { return (size_t)2 * ssd_n_state(s) * ssd_n_chunks(s) * sizeof(__half); }
 
 extern "C" size_t bidir_fused_mma_workspace(const BidirShape *bs) {
-    const SsdShape *s = &bs->s;
-    return counters_bytes(s) + ring_bytes(s) + (size_t)2 * ssd_n_state(s) * ssd_n_chunks(s) * sizeof(__half);
+    return counters_bytes(&bs->s) + ring_bytes(&bs->s) + entering_bytes(&bs->s);
 }
 
-static void launch_fused(const BidirTensors *t, void *workspace, int heads_per_block) {
+extern "C" size_t bidir_fused_chain_workspace(const BidirShape *bs) { return entering_bytes(&bs->s); }
+
+static BidirArgs fused_args(const BidirTensors *t) {
     const SsdShape *s = &t->s.s;
     const bool hydra = t->s.hydra;
-    BidirArgs a;
+    BidirArgs a = {};
     a.x = static_cast<const __half *>(t->x); a.z = static_cast<const __half *>(t->z);
     a.dt = static_cast<const __half *>(t->dt);
     a.B = static_cast<const __half *>(t->B); a.C = static_cast<const __half *>(t->C);
@@ -625,41 +702,49 @@ static void launch_fused(const BidirTensors *t, void *workspace, int heads_per_b
     a.C_b = static_cast<const __half *>(hydra ? t->C_bwd : t->C);
     a.A = t->A; a.D = t->D; a.dt_bias = t->dt_bias; a.h0 = t->initial_states; a.h0_b = t->initial_states_bwd;
     a.y = static_cast<__half *>(t->y);
+    a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
+    a.Q = (int)s->chunk; a.nchunks = (int)ssd_n_chunks(s);
+    a.Np = round16(s->dstate); a.Pp = round16(s->headdim);
+    a.softplus = s->softplus; a.D_per_channel = s->D_per_channel; a.hydra = hydra;
+    return a;
+}
+
+static bool full_tile(const BidirArgs &a) { return a.Np == BIDIR_NMAX && a.Pp == BIDIR_PMAX; }
+
+/* Kernel 2, after either kernel 1. */
+static void launch_output(const BidirArgs &a, const SsdShape *s) {
+    void (*output)(BidirArgs) = full_tile(a) ? bidir_chunk_output_kernel<true> : bidir_chunk_output_kernel<false>;
+    const size_t smem = output_smem_bytes(s);
+    cuda_check(cudaFuncSetAttribute(output, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    output<<<(unsigned)((int64_t)a.nchunks * s->batch * s->heads), OUTPUT_WARPS * 32, smem>>>(a);
+    cuda_check_launch();
+}
+
+extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
+    const SsdShape *s = &t->s.s;
+    BidirArgs a = fused_args(t);
     char *ws = static_cast<char *>(workspace);
     a.published = reinterpret_cast<int *>(ws);
     a.ticket = a.published + 2 * s->batch * s->heads;
     a.ring = reinterpret_cast<float *>(ws + counters_bytes(s));
     a.entering = reinterpret_cast<__half *>(ws + counters_bytes(s) + ring_bytes(s));
-    a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
-    a.Q = (int)s->chunk; a.nchunks = (int)ssd_n_chunks(s);
-    a.Np = round16(s->dstate); a.Pp = round16(s->headdim);
-    a.heads_per_block = heads_per_block;
-    a.softplus = s->softplus; a.D_per_channel = s->D_per_channel; a.hydra = hydra;
-    const bool full = a.Np == BIDIR_NMAX && a.Pp == BIDIR_PMAX;
-    const int64_t items = (int64_t)a.nchunks * s->batch * s->heads;
-
-    void (*states)(BidirArgs) = full ? bidir_chunk_states_kernel<true> : bidir_chunk_states_kernel<false>;
-    const size_t states_smem = states_smem_bytes(s);
-    cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)states_smem));
+    void (*states)(BidirArgs) = full_tile(a) ? bidir_chunk_states_kernel<true> : bidir_chunk_states_kernel<false>;
+    const size_t smem = states_smem_bytes(s);
+    cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cuda_check(cudaMemsetAsync(workspace, 0, counters_bytes(s)));
-    states<<<(unsigned)(2 * items / heads_per_block), STATE_WARPS * 32, states_smem>>>(a);
+    states<<<(unsigned)(2 * (int64_t)a.nchunks * s->batch * s->heads), STATE_WARPS * 32, smem>>>(a);
     cuda_check_launch();
-
-    void (*output)(BidirArgs) = full ? bidir_chunk_output_kernel<true> : bidir_chunk_output_kernel<false>;
-    const size_t output_smem = output_smem_bytes(s);
-    cuda_check(cudaFuncSetAttribute(output, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)output_smem));
-    output<<<(unsigned)items, OUTPUT_WARPS * 32, output_smem>>>(a);
-    cuda_check_launch();
+    launch_output(a, s);
 }
 
-extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) { launch_fused(t, workspace, 1); }
-
-/* The most heads, up to 4, that divide a group's h / g. */
-static int heads_sharing_b(const SsdShape *s) {
-    const int64_t per_group = s->heads / s->groups;
-    return per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
-}
-
-extern "C" void bidir_fused_mma_shared_b(const BidirTensors *t, void *workspace) {
-    launch_fused(t, workspace, heads_sharing_b(&t->s.s));
+extern "C" void bidir_fused_mma_chain(const BidirTensors *t, void *workspace) {
+    const SsdShape *s = &t->s.s;
+    BidirArgs a = fused_args(t);
+    a.entering = static_cast<__half *>(workspace);
+    void (*states)(BidirArgs) = full_tile(a) ? bidir_chain_states_kernel<true> : bidir_chain_states_kernel<false>;
+    const size_t smem = states_smem_bytes(s);
+    cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    states<<<(unsigned)(2 * s->batch * s->heads), STATE_WARPS * 32, smem>>>(a);
+    cuda_check_launch();
+    launch_output(a, s);
 }

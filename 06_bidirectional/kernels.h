@@ -41,11 +41,11 @@ void bidir_twice_fused_mma(const BidirTensors *t, void *workspace);   // 05's ss
 const char *bidir_fused_mma_unsupported(const BidirShape *s);
 size_t bidir_fused_mma_workspace(const BidirShape *s);
 void bidir_fused_mma(const BidirTensors *t, void *workspace);
-/* The same, kernel 1 tuned: one block per (direction, b, chunk) and 4
- * heads of a group (2 or 1 where h / g is not a multiple of 4), B loaded
- * once for all of them and x head by head: a quarter of the L2 reads of B,
- * which dominated kernel 1's traffic. Same workspace and limits. */
-void bidir_fused_mma_shared_b(const BidirTensors *t, void *workspace);
+/* The same with kernel 1 as one block per chain (direction, b, h) that
+ * walks its chunks in order, the running state kept in registers: no ring,
+ * no flags, no block waiting on another. Workspace: the entering states. */
+size_t bidir_fused_chain_workspace(const BidirShape *s);
+void bidir_fused_mma_chain(const BidirTensors *t, void *workspace);
 
 #ifdef __cplusplus
 }

@@ -27,9 +27,9 @@ static const BidirVersion versions[] = {
     {{"bidir_fused_mma",
       "no flips: both chains of chunk states in one kernel, then y in one pass, one C B^T for both triangles",
       true, DT_FP16}, bidir_fused_mma_workspace, bidir_fused_mma_unsupported, bidir_fused_mma},
-    {{"bidir_fused_mma_shared_b",
-      "the chunk-state kernel takes 4 heads of a group per block: B read once for the 4, not 4 times",
-      true, DT_FP16}, bidir_fused_mma_workspace, bidir_fused_mma_unsupported, bidir_fused_mma_shared_b},
+    {{"bidir_fused_mma_chain",
+      "one block per chain walks its chunks, the state in registers: no ring in L2, no block waits",
+      true, DT_FP16}, bidir_fused_chain_workspace, bidir_fused_mma_unsupported, bidir_fused_mma_chain},
 };
 
 int main(int argc, char **argv) {
