@@ -7,20 +7,19 @@
  * the bytes of two forwards plus the copies (x, dt, B, C read and written
  * once more) and the sum (both outputs and x read, y written).
  *
- * Fused (bidir_fused_mma): the two directions need each other's chunk states
- * from opposite ends of the sequence, so no single pass over the chunks can
- * produce y (chunk c needs every chunk after it and every chunk before it).
- * Two kernels, neither flips anything:
- *   1 states  per (direction, b, h, chunk): S_local = xᵀ·diag(w)·B on tensor
+ * Fused: the two directions need each other's chunk states from opposite
+ * ends of the sequence, so no single pass over the chunks can produce y
+ * (chunk c needs every chunk after it and every chunk before it). Two
+ * kernels, neither flips anything:
+ *   1 states  per direction, b, h: the state entering each chunk, stored in
+ *             fp16 (05's fused kernel rounds it to fp16 before its product
+ *             too). A chunk's own state S_local = xᵀ·diag(w)·B on tensor
  *             cores (forward w_j = Δ_j·exp(cum_last − cum_j), backward
  *             w_j = Δ_j·exp(cum_{j−1}), the decay to the chunk's first step),
- *             then the state entering the next chunk of its direction,
- *             S_out = exp(cum_last)·S_in + S_local, through a ring in L2.
- *             One ticket counter hands out items chunk-position-major with
- *             forward chunks counted up and backward chunks counted down, so
- *             every item waits only for one that started before it. The
- *             state entering each chunk is stored in fp16 (05's fused kernel
- *             rounds it to fp16 before its product too).
+ *             and S_out = exp(cum_last)·S_in + S_local for the next chunk of
+ *             its direction. Version 5 hands S_out from block to block
+ *             through a ring in L2 (05's way); version 6 gives each chain
+ *             one block that keeps it in registers.
  *   2 output  per (b, chunk, h), the chunk's x, B, C in shared memory (Hydra:
  *             C one row early for the forward, C' one row late for the
  *             backward direction, then B', C' replace B, C half way):
@@ -35,16 +34,18 @@
  *
  * Budget per (b, chunk, h) at p 64, N 128, Q 256, in FLOPs:
  *   twice      2 × (Q·p·N·2 + Q·p·N·2 + f·Q²·N·2 + f·Q²·p·2), f = 5/8 the
- *              share of 05's 16×16 causal tiles: 2 × 24.1 = 48.2 MFLOP
+ *              share of 05's 16×16 causal tiles: 2 × 24.1 = 48.3 MFLOP
  *   fused      states 2 × 4.2, state terms 2 × 4.2, C·Bᵀ Q²·N·2 = 16.8
  *              (default: one product, Hydra: the diagonal tile twice, one
  *              16th more), M·X Q²·p·2 = 8.4: 41.9 MFLOP, 0.87× of twice;
  *              the C·Bᵀ it shares is the half that 05's causal mask skips.
- * Bytes (fp16, S3 b 8, L 8192): twice moves x 4× (two forwards, the flip
- * copy read and written), y 5× (two outputs written, read by the sum, y
- * written) and x once more in the sum, about 2.8 GB; fused reads x twice,
- * B, dt twice, C once, writes y once and the fp16 entering states once
- * (written by kernel 1, read by kernel 2): about 1.1 GB. */
+ * DRAM bytes (fp16, S3 b 8, L 8192; x and y 268 MB each, B, C 17 MB each):
+ *   twice      x 4× (two passes, the flip's read and write), y 5× (two
+ *              outputs written, read by the sum, y written), B, C, dt 4×:
+ *              about 2.8 GB
+ *   fused      x 3× (each direction's states, then y), B 3×, C once, the
+ *              fp16 entering states (268 MB) written once and read once, y
+ *              written once: about 1.7 GB, 0.60× of twice. */
 #include "kernels.h"
 
 #include <cuda_fp16.h>

@@ -72,9 +72,9 @@ static double problem_bytes(const TensorSpec *t, int n, DType dt) {
 
 /* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
 static void flags_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "%s%s%s%s%s", p->has_z ? "z+" : "",
+    snprintf(buf, len, "%s%s%s%s%s%s", p->has_z ? "z+" : "",
              p->has_D ? (p->D_per_channel ? "Dhp+" : "D+") : "", p->has_bias ? "bias+" : "",
-             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "");
+             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", p->hydra ? "hydra+" : "");
     size_t n = strlen(buf);
     if (n == 0) snprintf(buf, len, "none");
     else buf[n - 1] = '\0';

@@ -8,7 +8,10 @@ chapter's fastest version at S1 (d 2048, N 32, L 512) batch 1 and 16, its
 speedup over chapter 01's GPU eager baseline, and the official times when
 plots/data holds them. README.md, between <!-- ssd:begin --> and
 <!-- ssd:end -->: the fastest SSD version at S3's target shapes against the
-official mamba_chunk_scan_combined. 05_ssd_mamba2/README.md, between
+official mamba_chunk_scan_combined. 06_bidirectional/README.md between
+<!-- targets:begin --> and <!-- targets:end -->, and README.md between
+<!-- bidir:begin --> and <!-- bidir:end -->: the bidirectional S3 rows, fused
+against "twice" and the causal 05, with the chapter's targets. 05_ssd_mamba2/README.md, between
 <!-- crossover:begin --> and <!-- crossover:end -->: 03's scan against 05 on
 one problem at N 16, 64, 128 (plots/data/05_crossover_03.csv). README.md,
 between <!-- decode:begin --> and <!-- decode:end -->: the fastest decode
@@ -130,6 +133,14 @@ def is_s3(r, flags=SSD_FLAGS):
 def is_s3_z(r):
     """S3 with z gating."""
     return is_s3(r, "z+" + SSD_FLAGS)
+
+
+BIDIR = "06_bidirectional"
+
+
+def is_s3_hydra(r):
+    """S3 in the Hydra form of the bidirectional scan (chapter 06)."""
+    return is_s3(r, SSD_FLAGS + "+hydra")
 
 
 def is_crossover(r):
@@ -338,6 +349,13 @@ def chapter_section(chapter, rows, official):
         lines = decode_official_table(rows, official) + [""]
         open_first = False
         seq = "T"
+    elif chapter == BIDIR:
+        groups = [("S3, default form", [r for r in rows if is_s3(r)]),
+                  ("S3, Hydra form", [r for r in rows if is_s3_hydra(r)]),
+                  ("Other shapes", [r for r in rows if not is_s3(r) and not is_s3_hydra(r)])]
+        lines = []
+        open_first = True
+        seq = "L"
     elif any(is_s3(r) for r in rows):
         groups = [("S3", [r for r in rows if is_s3(r)]),
                   ("S3 with z", [r for r in rows if is_s3_z(r)]),
@@ -465,7 +483,7 @@ def ssd_summary_section(chapters, official):
     chapter's fastest version per dtype at S3's target shapes."""
     ref = official_ssd(official)
     body, measured = [], []
-    for chapter in sorted(chapters):
+    for chapter in sorted(c for c in chapters if c != BIDIR):  # 06 is no causal SSD: its own block
         rows = [r for r in chapters[chapter] if is_s3(r)]
         for dtype in sorted({r["dtype"] for r in rows}, key=lambda d: (d != "fp16", d)):
             for batch, seqlen in TARGET_SHAPES:
@@ -488,6 +506,59 @@ def ssd_summary_section(chapters, official):
     lines += ["", provenance(measured, "plots/data/*.csv"),
               "", f"Official times: mamba_ssm on an {OFFICIAL_DEVICE} "
               "(fp32 inputs run its products in TF32)."]
+    return "\n".join(lines)
+
+
+BIDIR_TWICE = "bidir_twice_fused_mma"  # 05's fused kernel run twice on flipped copies: the 1x
+CAUSAL = "ssd_fused_mma"               # 05's fused causal kernel: what one direction costs
+
+
+def bidir_section(chapters):
+    """06's S3 rows in fp16: the fastest fused version against 05 run twice
+    and against the causal 05 at the same shape, both forms, and the
+    chapter's targets at b 8, L 8192 (default form: <= 1.5x causal, >= 1.4x
+    faster than twice; Hydra within 10% of the default form)."""
+    rows = [r for r in timed(chapters.get(BIDIR, [])) if r["dtype"] == "fp16"]
+    causal_rows = [r for r in timed(chapters.get("05_ssd_mamba2", [])) if is_s3(r) and r["name"] == CAUSAL]
+    body, measured, best_at = [], [], {}
+    for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
+        for batch, seqlen in TARGET_SHAPES:
+            here = [r for r in rows if pick(r) and r["batch"] == batch and r["seqlen"] == seqlen]
+            twice = fastest([r for r in here if r["name"] == BIDIR_TWICE])
+            fused = fastest([r for r in here if r["name"] != BIDIR_TWICE])
+            causal = fastest([r for r in causal_rows if r["batch"] == batch and r["seqlen"] == seqlen])
+            if fused is None or twice is None:
+                continue
+            best_at[(form, batch, seqlen)] = (fused, twice, causal)
+            measured += [x for x in (fused, twice, causal) if x]
+            body.append([form, integer(batch), integer(seqlen), label(fused), sig(fused["ms_median"]),
+                         sig(twice["ms_median"]), sig(twice["ms_median"] / fused["ms_median"]),
+                         sig(causal["ms_median"]) if causal else "—",
+                         sig(fused["ms_median"] / causal["ms_median"]) if causal else "—",
+                         mib(twice["peak_mib"]), mib(fused["peak_mib"])])
+    if not body:
+        return "No fp16 S3 rows of 06 in plots/data yet."
+    lines = ["**S3, fp16** (h 32, p 64, N 128, g 1, chunk 256, D, dt_bias, softplus, no z): the fastest "
+             "fused version against 05's fused kernel run twice on flipped copies and against one causal "
+             "pass of 05's fused kernel at the same shape.", ""]
+    lines += markdown_table(["form", "batch", "L", "fastest fused version", "ms", "twice ms",
+                             "× faster than twice", "causal 05 ms", "× causal", "peak MiB twice",
+                             "peak MiB fused"], "lrrlrrrrrrr", body)
+    d, hy = best_at.get(("default", 8, 8192)), best_at.get(("Hydra", 8, 8192))
+    if d:
+        fused, twice, causal = d
+        verdict = lambda ok: "met" if ok else "**not met**"
+        targets = [f"vs twice {sig(twice['ms_median'] / fused['ms_median'])}× faster (target ≥ 1.4×: "
+                   f"{verdict(twice['ms_median'] / fused['ms_median'] >= 1.4)})"]
+        if causal:
+            ratio = fused["ms_median"] / causal["ms_median"]
+            targets.append(f"{sig(ratio)}× causal 05 (target ≤ 1.5×: {verdict(ratio <= 1.5)})")
+        if hy:
+            extra = hy[0]["ms_median"] / fused["ms_median"] - 1
+            targets.append(f"Hydra {extra * 100:+.1f}% of the default form (target within 10%: "
+                           f"{verdict(extra <= 0.10)})")
+        lines += ["", "Targets, default form, fp16, batch 8, L 8192: " + "; ".join(targets) + "."]
+    lines += ["", provenance(measured, f"plots/data/{BIDIR}.csv, 05_ssd_mamba2.csv")]
     return "\n".join(lines)
 
 
@@ -631,6 +702,7 @@ def main():
         return 0
     # Sections beyond the results table, by chapter: (marker, how to make its text).
     extra = {"05_ssd_mamba2": [("crossover", lambda: crossover_section(chapters))],
+             BIDIR: [("targets", lambda: bidir_section(chapters))],
              DECODE: [("precision", precision_section)]}
     for chapter, rows in sorted(chapters.items()):
         if chapter == CROSSOVER:  # 03's rows at 05's shapes: 05's crossover table
@@ -646,6 +718,7 @@ def main():
     if readme.is_file():
         rewrite(readme, "summary", summary_section(chapters, official), "README.md")
         rewrite(readme, "ssd", ssd_summary_section(chapters, official), "README.md ssd")
+        rewrite(readme, "bidir", bidir_section(chapters), "README.md bidir")
         rewrite(readme, "decode", decode_summary_section(chapters, official), "README.md decode")
     return 0
 

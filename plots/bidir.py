@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The figures of chapter 06 (bidirectional Mamba-2), drawn from plots/data:
+
+  plots/06_bidirectional_seqlen.png  ms vs L at S3, batch 1 and 8, default and
+                                     Hydra form: one line per version, and one
+                                     causal pass of 05's fused kernel dashed
+  plots/06_bidirectional_memory.png  peak MiB vs L at S3 batch 8, default form:
+                                     the flipped copies and two outputs of
+                                     "twice" against the fused versions
+
+S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z.
+Needs matplotlib: python3 -m pip install matplotlib (or Debian's
+python3-matplotlib). Usage: python3 plots/bidir.py
+"""
+import sys
+
+sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ssd import MARKERS, colors, log_axes, save, series, versions  # noqa: E402
+from tables import BIDIR, CAUSAL, is_s3, is_s3_hydra, load_data, timed  # noqa: E402
+
+
+def draw_seqlen(rows, causal):
+    fig, axes = plt.subplots(2, 2, figsize=(13, 10), sharey=True)
+    vs = versions(rows)
+    for row_axes, (form, pick) in zip(axes, (("default", is_s3), ("Hydra", is_s3_hydra))):
+        for ax, batch in zip(row_axes, (1, 8)):
+            here = [r for r in rows if pick(r) and r["batch"] == batch]
+            for i, (version, name, dtype) in enumerate(vs):
+                pts = series(here, version, "seqlen")
+                if pts:
+                    ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
+                            color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
+                            lw=2, label=f"v{version:g} {name} {dtype}")
+            pts = sorted((r["seqlen"], r["ms_median"]) for r in causal if r["batch"] == batch)
+            if pts:
+                ax.plot(*zip(*pts), color="#333333", linestyle="--", marker=MARKERS["fp16"], mfc="none",
+                        lw=1.5, label="05 ssd_fused_mma fp16, one causal pass")
+            log_axes(ax, sorted({r["seqlen"] for r in here}) or [512], "L (sequence length)")
+            ax.set_title(f"{form} form, batch {batch}")
+        row_axes[0].set_ylabel("ms (median, L2 flushed, log scale)")
+    axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "06: time vs L at S3 (h 32, p 64, N 128, chunk 256, no z)", rows + causal,
+         f"{BIDIR}_seqlen.png")
+
+
+def draw_memory(rows):
+    here = [r for r in rows if is_s3(r) and r["batch"] == 8]
+    if not here:
+        return
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for i, (version, name, dtype) in enumerate(versions(here)):
+        pts = series(here, version, "seqlen")
+        ax.plot([x for x, _ in pts], [r["peak_mib"] for _, r in pts], color=colors()[i % len(colors())],
+                marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype} peak")
+    for dtype in sorted({r["dtype"] for r in here}):
+        mine = [r for r in here if r["dtype"] == dtype]
+        pts = series(mine, min(r["version"] for r in mine), "seqlen")
+        ax.plot([x for x, _ in pts], [r["peak_mib"] - r["workspace_mib"] for _, r in pts],
+                color="#999999", linestyle="--", marker=MARKERS.get(dtype, "^"), mfc="none",
+                label=f"inputs + outputs {dtype}")
+    log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
+    ax.set_ylabel("MiB (log scale)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, "06: peak device memory vs L at S3, batch 8, default form", here, f"{BIDIR}_memory.png")
+
+
+def main():
+    chapters, _ = load_data()
+    rows = [r for r in timed(chapters.get(BIDIR, [])) if is_s3(r) or is_s3_hydra(r)]
+    if not rows:
+        print(f"bidir: no S3 rows in plots/data/{BIDIR}.csv; no chapter 06 figures")
+        return 0
+    causal = [r for r in timed(chapters.get("05_ssd_mamba2", [])) if is_s3(r) and r["name"] == CAUSAL]
+    draw_seqlen(rows, causal)
+    draw_memory(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
