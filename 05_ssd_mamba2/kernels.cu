@@ -57,6 +57,7 @@
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
 #include "mma_sm80.cuh"
+#include "ssd_mma.cuh"
 #include "mufu.cuh"
 #include "transpose.h"
 
@@ -475,9 +476,9 @@ extern "C" void ssd_steps_fp16(const SsdTensors *t, void *workspace) { launch_st
 
 /* ---- the fused kernel ---- */
 
-/* Limits of the register tiles: N <= 128 (8 k-steps of 16), p <= 64. */
-#define FUSED_NMAX 128
-#define FUSED_PMAX 64
+/* Limits of the register tiles (common/ssd_mma.cuh): N <= 128, p <= 64. */
+#define FUSED_NMAX SSD_MMA_NMAX
+#define FUSED_PMAX SSD_MMA_PMAX
 #define FUSED_WARPS 16
 
 struct FusedArgs {
@@ -562,41 +563,15 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
     asm volatile("cp.async.wait_all;");
     __syncthreads();
 
-    /* ---- 1. The chunk's own state: S_local (p x N) = sum_j x_j^__half * wts_j * B_j,
+    /* ---- 1. The chunk's own state: S_local (p x N) = sum_j x_j^T * wts_j * B_j,
      * a (Pp x Q) x (Q x Np) product. Warp w owns p-tile w % 4 and the 16-wide
      * n-blocks w / 4, w / 4 + 4 (two n8-tiles each).
      * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
     const int mp = warp % 4;
     constexpr int NBLK = FUSED_NMAX / 16 / (FUSED_WARPS / 4);  // n16-blocks per warp
-    float st[2 * NBLK][4];  // this warp's n8-tiles of S_local: block k is tiles 2k, 2k+1
-#pragma unroll
-    for (int k = 0; k < 2 * NBLK; k++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) st[k][e] = 0.f;
+    float st[2 * NBLK][4] = {};  // this warp's n8-tiles of S_local: block k is tiles 2k, 2k+1
     const bool has_ptile = mp * 16 < Pp;
-    if (has_ptile) {
-        for (int j0 = 0; j0 < Q; j0 += 16) {
-            uint32_t xa[4];  // x^T tile (p 16 x j 16), transposed on load: A operand
-            ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
-            /* scale column j of x^T by wts_j: this thread's k are 2(lane%4)+{0,1} and +8 */
-            const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
-            const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
-            __half2 *xh = reinterpret_cast<__half2 *>(xa);
-            xh[0] = __hmul2(xh[0], w_lo);
-            xh[1] = __hmul2(xh[1], w_lo);
-            xh[2] = __hmul2(xh[2], w_hi);
-            xh[3] = __hmul2(xh[3], w_hi);
-#pragma unroll
-            for (int k = 0; k < NBLK; k++) {
-                const int n0 = (warp / 4 + (FUSED_WARPS / 4) * k) * 16;
-                if (!FULL && n0 >= Np) continue;
-                uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
-                ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
-                mma_16816(st[2 * k], xa, bb[0], bb[1]);
-                mma_16816(st[2 * k + 1], xa, bb[2], bb[3]);
-            }
-        }
-    }
+    accumulate_chunk_state<FULL, FUSED_WARPS>(st, xs_b, bs_a, wts, Q, NS, PS, Np, Pp);
 
     /* ---- 2. State passing: wait for chunk c-1, S_out = exp(cum_last) S_in + S_local.
      * states = scale * states + new_states (_state_passing_fwd_kernel) */
@@ -659,44 +634,24 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
         const float ca = cum2[ra], cb = cum2[rb];
         for (int jt = jb; jt < je; jt++) {
             const int j0 = jt * 16;
-            float s0[2][4] = {}, s1[2][4] = {};  // columns j0..7, j0+8..15; even and odd k-steps
-#pragma unroll
-            for (int kk = 0; kk < FUSED_NMAX / 16; kk++) {
-                if (!FULL && kk * 16 >= Np) continue;
-                uint32_t bb[4];  // B rows j (mma n) x n (mma k)
-                ldsm_x4(bb, bs_b + (j0 * NS + kk * 16) * 2);
-                mma_16816(s0[kk & 1], cf[kk], bb[0], bb[1]);
-                mma_16816(s1[kk & 1], cf[kk], bb[2], bb[3]);
-            }
+            float p[8];  // C·Bᵀ, then P: columns j0..7 then j0+8..15; entries: row a (0,1), row b (2,3)
+            cb_tile<FULL>(p, cf, bs_b, j0, NS, Np);
             const int jc = j0 + (lane % 4) * 2;  // this thread's columns jc, jc+1, jc+8, jc+9
-            float p[8];  // columns j0..7 then j0+8..15; entries: row a (0,1), row b (2,3)
             if (jt < mt) {
                 const float ce = cum2[j0 + 15];
                 const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
                 const float2 v0 = *reinterpret_cast<const float2 *>(vdt + jc);
                 const float2 v1 = *reinterpret_cast<const float2 *>(vdt + jc + 8);
-                p[0] = (s0[0][0] + s0[1][0]) * ua * v0.x; p[1] = (s0[0][1] + s0[1][1]) * ua * v0.y;
-                p[2] = (s0[0][2] + s0[1][2]) * ub * v0.x; p[3] = (s0[0][3] + s0[1][3]) * ub * v0.y;
-                p[4] = (s1[0][0] + s1[1][0]) * ua * v1.x; p[5] = (s1[0][1] + s1[1][1]) * ua * v1.y;
-                p[6] = (s1[0][2] + s1[1][2]) * ub * v1.x; p[7] = (s1[0][3] + s1[1][3]) * ub * v1.y;
+                p[0] *= ua * v0.x; p[1] *= ua * v0.y; p[2] *= ub * v0.x; p[3] *= ub * v0.y;
+                p[4] *= ua * v1.x; p[5] *= ua * v1.y; p[6] *= ub * v1.x; p[7] *= ub * v1.y;
             } else {
 #pragma unroll
                 for (int e = 0; e < 8; e++) {
                     const int j = jc + (e >= 4 ? 8 : 0) + (e & 1), i = (e & 2) ? rb : ra;
-                    const float sv = e < 4 ? s0[0][e] + s0[1][e] : s1[0][e - 4] + s1[1][e - 4];
-                    p[e] = j <= i ? sv * exp2_approx(((e & 2) ? cb : ca) - cum2[j]) * dts[j] : 0.f;
+                    p[e] = j <= i ? p[e] * exp2_approx(((e & 2) ? cb : ca) - cum2[j]) * dts[j] : 0.f;
                 }
             }
-            const uint32_t pa[4] = {pack_half2(p[0], p[1]), pack_half2(p[2], p[3]),
-                                    pack_half2(p[4], p[5]), pack_half2(p[6], p[7])};
-#pragma unroll
-            for (int np = 0; np < FUSED_PMAX / 16; np++) {
-                if (!FULL && np * 16 >= Pp) continue;
-                uint32_t xb[4];  // x rows j (mma k) x p (mma n), transposed on load
-                ldsm_x4_trans(xb, xs_a + (j0 * PS + np * 16) * 2);
-                mma_16816(acc[2 * np], pa, xb[0], xb[1]);
-                mma_16816(acc[2 * np + 1], pa, xb[2], xb[3]);
-            }
+            px_tile<FULL>(acc, p, xs_a, j0, PS, Pp);
         }
     };
     auto load_c = [&](uint32_t (&cf)[FUSED_NMAX / 16][4], int mt) {
@@ -756,37 +711,8 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
     }
 
     /* y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows ra, ra + 8. */
-    const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
-    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
-#pragma unroll
-    for (int half_row = 0; half_row < 2; half_row++) {
-        const int i = own * 16 + ra_off + half_row * 8;
-        if (i >= len) continue;
-        const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
-        const __half *zrow = a.z ? static_cast<const __half *>(a.z) + row : nullptr;
-        __half *yrow = static_cast<__half *>(a.y) + row;
-#pragma unroll
-        for (int nt = 0; nt < FUSED_PMAX / 8; nt++) {
-            const int pi = nt * 8 + (lane % 4) * 2;
-            if (!FULL && pi >= a.P) continue;
-            float v[2] = {yacc[nt][2 * half_row], yacc[nt][2 * half_row + 1]};
-            const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                if (e >= ncol) continue;
-                if (a.D) {
-                    const float xv = __half2float(Xs[i * PS + pi + e]);  // x as given, kept in shared memory
-                    v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xv;
-                }
-                if (zrow) {
-                    const float zv = to_float(zrow[pi + e]);
-                    v[e] *= zv / (1.f + __expf(-zv));
-                }
-            }
-            if (pairs) store_pair(yrow + pi, v[0], v[1]);
-            else for (int e = 0; e < ncol; e++) store_out(yrow + pi + e, v[e]);
-        }
-    }
+    store_y_tile<FULL>(yacc, own * 16 + ra_off, len, static_cast<__half *>(a.y), static_cast<const __half *>(a.z),
+                       ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, Xs, PS, a.D, a.D_per_channel, h, a.P);
 }
 
 static int round16(int64_t v) { return (int)((v + 15) / 16 * 16); }

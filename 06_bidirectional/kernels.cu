@@ -56,6 +56,7 @@
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
 #include "mma_sm80.cuh"
+#include "ssd_mma.cuh"
 #include "mufu.cuh"
 
 /* ========================================================================
@@ -200,9 +201,9 @@ extern "C" void bidir_twice_fused_mma(const BidirTensors *t, void *workspace) {
  * Fused: kernel 1, the chunk states of both directions
  * ====================================================================== */
 
-/* Limits of the register tiles: N <= 128 (8 k-steps of 16), p <= 64. */
-#define BIDIR_NMAX 128
-#define BIDIR_PMAX 64
+/* Limits of the register tiles (common/ssd_mma.cuh): N <= 128, p <= 64. */
+#define BIDIR_NMAX SSD_MMA_NMAX
+#define BIDIR_PMAX SSD_MMA_PMAX
 #define STATE_WARPS 8    // kernel 1: 4 p-tiles x 2 halves of N
 #define OUTPUT_WARPS 16  // kernel 2: one 16-row tile of the chunk each (Q <= 256)
 
@@ -274,9 +275,10 @@ static __device__ StateSmem state_smem(const BidirArgs &a, unsigned char *smem) 
     return m;
 }
 
-/* A chunk state (p x N) in registers, fp32 mma accumulators: warp w owns
- * p-tile w % 4 and the n16-blocks w / 4 + 2k (two n8-tiles each). */
-constexpr int STATE_NBLK = BIDIR_NMAX / 16 / (STATE_WARPS / 4);
+/* A chunk state (p x N) in registers, fp32 mma accumulators of kernel 1's
+ * warps (common/ssd_mma.cuh's layout): warp w owns p-tile w % 4 and the
+ * n16-blocks w / 4 + 2k (two n8-tiles each). */
+constexpr int STATE_NBLK = ChunkStateBlocks<STATE_WARPS>::n;
 typedef float StateTile[2 * STATE_NBLK][4];
 
 /* f(at, v) for every element this thread holds, at = pi·N + ni its offset in
@@ -296,36 +298,10 @@ static __device__ __forceinline__ void for_each_state_element(StateTile &st, int
     }
 }
 
-/* st += xᵀ·diag(wts)·B over the chunk, a (Pp x Q)·(Q x Np) product.
- * states = tl.dot(x, b) (_chunk_state_fwd_kernel) */
+/* st += xᵀ·diag(wts)·B over the chunk (common/ssd_mma.cuh). */
 template <bool FULL>
 static __device__ __forceinline__ void accumulate_chunk_state(StateTile &st, const StateSmem &m) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, mp = warp % 4;
-    const int Q = m.Q, NS = m.NS, PS = m.PS, Np = m.Np, Pp = m.Pp;
-    const uint32_t xs_b = m.xs_b, bs_a = m.bs_a;
-    const __half *wts = m.wts;
-    if (mp * 16 >= Pp) return;
-    for (int j0 = 0; j0 < Q; j0 += 16) {
-        uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
-        ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
-        /* scale column j of xᵀ by wts_j: this thread's k are 2(lane%4)+{0,1} and +8 */
-        const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
-        const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
-        __half2 *xh = reinterpret_cast<__half2 *>(xa);
-        xh[0] = __hmul2(xh[0], w_lo);
-        xh[1] = __hmul2(xh[1], w_lo);
-        xh[2] = __hmul2(xh[2], w_hi);
-        xh[3] = __hmul2(xh[3], w_hi);
-#pragma unroll
-        for (int kb = 0; kb < STATE_NBLK; kb++) {
-            const int n0 = (warp / 4 + (STATE_WARPS / 4) * kb) * 16;
-            if (!FULL && n0 >= Np) continue;
-            uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
-            ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
-            mma_16816(st[2 * kb], xa, bb[0], bb[1]);
-            mma_16816(st[2 * kb + 1], xa, bb[2], bb[3]);
-        }
-    }
+    accumulate_chunk_state<FULL, STATE_WARPS>(st, m.xs_b, m.bs_a, m.wts, m.Q, m.NS, m.PS, m.Np, m.Pp);
 }
 
 /* x and this direction's B of chunk c into Xs, Bs (cp.async, committed). */
@@ -550,19 +526,9 @@ __global__ void __launch_bounds__(OUTPUT_WARPS * 32, 1) bidir_chunk_output_kerne
      * cb = tl.where(offs_m[:, None] >= k + offs_k[None, :], cb, 0.0); acc += tl.dot(cb, x) */
     auto tile = [&](int jt, bool fwd, bool bwd) {
         const int j0 = jt * 16;
-        float s0[2][4] = {}, s1[2][4] = {};  // columns j0..7, j0+8..15; even and odd k-steps
-#pragma unroll
-        for (int kk = 0; kk < BIDIR_NMAX / 16; kk++) {
-            if (!FULL && kk * 16 >= Np) continue;
-            uint32_t bb[4];  // B rows j (mma n) x n (mma k)
-            ldsm_x4(bb, bs_b + (j0 * NS + kk * 16) * 2);
-            mma_16816(s0[kk & 1], cf[kk], bb[0], bb[1]);
-            mma_16816(s1[kk & 1], cf[kk], bb[2], bb[3]);
-        }
+        float p[8];  // C·Bᵀ, then M: columns j0..7 then j0+8..15; entries: row a (0,1), row b (2,3)
+        cb_tile<FULL>(p, cf, bs_b, j0, NS, Np);
         const int jc = j0 + (lane % 4) * 2;  // this thread's columns jc, jc+1, jc+8, jc+9
-        float p[8];  // columns j0..7 then j0+8..15; entries: row a (0,1), row b (2,3)
-#pragma unroll
-        for (int e = 0; e < 8; e++) p[e] = e < 4 ? s0[0][e] + s0[1][e] : s1[0][e - 4] + s1[1][e - 4];
         if (jt != mt) {
             const float *row = jt < mt ? rowf : rowb, *v = jt < mt ? vdtf : vdtb;
             const float end = jt < mt ? cumf[j0 + 15] : rcum[j0];
@@ -579,16 +545,7 @@ __global__ void __launch_bounds__(OUTPUT_WARPS * 32, 1) bidir_chunk_output_kerne
                 p[e] *= m;
             }
         }
-        const uint32_t pa[4] = {pack_half2(p[0], p[1]), pack_half2(p[2], p[3]), pack_half2(p[4], p[5]),
-                                pack_half2(p[6], p[7])};
-#pragma unroll
-        for (int np = 0; np < BIDIR_PMAX / 16; np++) {
-            if (!FULL && np * 16 >= Pp) continue;
-            uint32_t xb[4];  // x rows j (mma k) x p (mma n), transposed on load
-            ldsm_x4_trans(xb, xs_a + (j0 * PS + np * 16) * 2);
-            mma_16816(yacc[2 * np], pa, xb[0], xb[1]);
-            mma_16816(yacc[2 * np + 1], pa, xb[2], xb[3]);
-        }
+        px_tile<FULL>(yacc, p, xs_a, j0, PS, Pp);
     };
 
     /* The forward direction: its state term, the tiles below the diagonal,
@@ -620,36 +577,10 @@ __global__ void __launch_bounds__(OUTPUT_WARPS * 32, 1) bidir_chunk_output_kerne
     if (hydra) tile(mt, false, true);
     for (int jt = mt + 1; jt < ntiles; jt++) tile(jt, false, true);
 
-    /* y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows ra, rb. */
-    const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
-    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
-#pragma unroll
-    for (int half_row = 0; half_row < 2; half_row++) {
-        const int i = half_row ? rb : ra;
-        if (i >= len) continue;
-        const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
-        const __half *zrow = a.z ? a.z + row : nullptr;
-        __half *yrow = a.y + row;
-#pragma unroll
-        for (int nt = 0; nt < BIDIR_PMAX / 8; nt++) {
-            const int pi = nt * 8 + (lane % 4) * 2;
-            if (!FULL && pi >= a.P) continue;
-            float v[2] = {yacc[nt][2 * half_row], yacc[nt][2 * half_row + 1]};
-            const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                if (e >= ncol) continue;
-                // y = y_fw + y_bw + x_og * D
-                if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * __half2float(Xs[i * PS + pi + e]);
-                if (zrow) {
-                    const float zv = __half2float(zrow[pi + e]);
-                    v[e] *= zv / (1.f + __expf(-zv));
-                }
-            }
-            if (pairs) store_pair(yrow + pi, v[0], v[1]);
-            else for (int e = 0; e < ncol; e++) store_out(yrow + pi + e, v[e]);
-        }
-    }
+    /* y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows ra, rb.
+     * y = y_fw + y_bw + x_og * D */
+    store_y_tile<FULL>(yacc, ra, len, a.y, a.z, ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, Xs, PS, a.D,
+                       a.D_per_channel, h, a.P);
 }
 
 /* ---- host side of the fused pair ---- */
