@@ -38,6 +38,9 @@ void decode_coalesced_fp16(const DecodeTensors *t, void *workspace);  // x, dt, 
 void decode_lean(const DecodeTensors *t, void *workspace);       // x, dt, z, B, C, y fp32
 void decode_lean_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 
+/* 8: 7 with the state stored in fp16 too: half the state's bytes. */
+void decode_lean_state16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp16 bits
+
 /* The previous stage: the T tokens as a scan of L = T steps from h0 = state.
  * M2: 05's ssd_steps_fp32 (chunk 64) on the same layouts. M1: 03's
  * scan_fused_tuned after transposes to its time-last layouts, y transposed

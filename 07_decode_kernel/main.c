@@ -35,6 +35,9 @@ static const DecodeVersion versions[] = {
     {{"decode_lean_fp16",
       "the same with fp16 x, dt, z, B, C, y (fp32 state)",
       true, DT_FP16}, NULL, NULL, decode_lean_fp16, true},
+    {{"decode_lean_state16",
+      "the same with the state stored in fp16 too: half the bytes of a step",
+      true, DT_FP16_STATE16}, NULL, NULL, decode_lean_state16, true},
 };
 
 int main(int argc, char **argv) {

@@ -31,12 +31,13 @@ typedef struct {
 
 /* One launch's tensors, host or device pointers (the version says which).
  * x, dt, z, B, C, y hold fp32 or fp16 (uint16_t bits) per the version's
- * dtype; state, A, D and dt_bias are fp32. A pointer is NULL exactly when
+ * dtype; A, D and dt_bias are fp32, and so is the state except in a
+ * DT_FP16_STATE16 version (fp16 bits). A pointer is NULL exactly when
  * its flag in `s` is off (z, D, dt_bias). state_out may equal state: every
  * version reads a state element before it writes it (in place). */
 typedef struct {
     DecodeShape s;
-    const float *state;     // M1 (b, d, N)     M2 (b, h, p, N)  fp32, before the first token
+    const float *state;     // M1 (b, d, N)     M2 (b, h, p, N)  fp32 (fp16 bits: DT_FP16_STATE16), before the first token
     const void *x;          // M1 (b, T, d)     M2 (b, T, h, p)  fp32 | fp16
     const void *dt;         // M1 (b, T, d)     M2 (b, T, h)     fp32 | fp16
     const float *A;         // M1 (d, N)        M2 (h,)          fp32

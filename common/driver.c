@@ -48,7 +48,8 @@ static int64_t numel(const TensorSpec *t) {
 
 /* Bytes of one element of t in a version of dtype dt. */
 static size_t elem_bytes(const TensorSpec *t, DType dt) {
-    return t->dtype == VERSION_DTYPE && dt == DT_FP16 ? 2 : 4;
+    const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) || (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
+    return half ? 2 : 4;
 }
 
 static bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
@@ -80,7 +81,8 @@ static void flags_text(const Problem *p, char *buf, size_t len) {
     else buf[n - 1] = '\0';
 }
 
-static const char *dtype_name(DType dt) { return dt == DT_FP16 ? "fp16" : "fp32"; }
+/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
+static const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : "fp16"; }
 
 /* ------------------------------------------------------------ the session */
 
@@ -100,7 +102,7 @@ static const VersionInfo *version_at(const Session *se, int i) {
 enum { PLAIN, ROUNDED };  // the inputs as made, or rounded to fp16
 
 static int input_set(const Session *se, const VersionInfo *v) {
-    return (v->dtype == DT_FP16 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
+    return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
 
 static Tol version_tol(const Session *se, const VersionInfo *v) {
@@ -122,7 +124,7 @@ typedef struct {
     int n;                         // tensors in the table
     TensorSpec t[MAX_TENSORS];     // the op's table for p
     float *in[2][MAX_TENSORS];     // [PLAIN | ROUNDED][k] input k (table shape) fp32; NULL for outputs, absent inputs
-    uint16_t *bits[MAX_TENSORS];   // (table shape) fp16 bits of ROUNDED inputs of VERSION_DTYPE, else NULL
+    uint16_t *bits[MAX_TENSORS];   // (table shape) fp16 bits of ROUNDED inputs of VERSION_DTYPE and of STATE_DTYPE, else NULL
     bool rounded;                  // in[ROUNDED] and bits are made
     Reference oracle[2];           // per input set
     Reference prev[3][2];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
@@ -139,12 +141,18 @@ static void host_view(const HostProblem *hp, int set, float *const *out, void **
 /* Round the inputs of VERSION_DTYPE to fp16 values (the oracle then sees
  * what an fp16 version reads) and keep their fp16 bits for fp16 versions.
  * In place in an fp16_inputs chapter, which never reads the unrounded
- * values; else as copies. */
+ * values; else as copies. Inputs of STATE_DTYPE keep their fp32 values (an
+ * fp16 version with an fp32 state reads them so) and get fp16 bits for the
+ * versions that store them in fp16: those are checked against the oracle on
+ * the fp32 state, so the check counts the state's rounding. */
 static void host_round(HostProblem *hp, bool in_place) {
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];
         float *x = hp->in[PLAIN][k];
-        if (x && t->dtype == VERSION_DTYPE) {
+        if (x && t->dtype == STATE_DTYPE) {
+            hp->bits[k] = host_alloc(numel(t) * 2, t->name);
+            floats_to_halves(x, hp->bits[k], numel(t));
+        } else if (x && t->dtype == VERSION_DTYPE) {
             int64_t n = numel(t);
             if (!in_place) {
                 x = host_alloc(n * 4, t->name);

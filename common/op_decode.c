@@ -34,7 +34,7 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     bool m1 = p->form == DECODE_M1, sp = p->softplus;
     int64_t d = p->dim, h = p->heads, P = p->headdim, g = p->groups;
     //                               name          role            dtype          present      range       (shapes below)
-    t[T_STATE]     = (TensorSpec){"state",     INPUT,          ALWAYS_FP32,   true,        -1.0, 1.0, 0, {0}};
+    t[T_STATE]     = (TensorSpec){"state",     INPUT,          STATE_DTYPE,   true,        -1.0, 1.0, 0, {0}};
     t[T_X]         = (TensorSpec){"x",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
     t[T_DT]        = (TensorSpec){"dt",        INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5, 0, {0}};
     t[T_A]         = (TensorSpec){"A",         INPUT,          ALWAYS_FP32,   true,        -2.0, -1.0, 0, {0}};
@@ -44,7 +44,7 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     t[T_Z]         = (TensorSpec){"z",         OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0, 0, {0}};
     t[T_DT_BIAS]   = (TensorSpec){"dt_bias",   OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -3.0 : 0.1, 0, {0}};
     t[T_Y]         = (TensorSpec){"y",         OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0, 0, {0}};
-    t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0, 0, {0}};
+    t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         STATE_DTYPE,   true,        0.0, 0.0, 0, {0}};
     if (m1) {
         t[T_STATE].ndim = 3;                                                         // (b, d, N)
         t[T_STATE].shape[0] = b, t[T_STATE].shape[1] = d, t[T_STATE].shape[2] = N;
