@@ -53,15 +53,6 @@ static void state_vs_kv_cache(const Args *a) {
     }
 }
 
-/* bf16: the top 16 bits of the fp32 pattern, rounded to nearest even. */
-static float round_to_bf16(float v) {
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&v, &u, 4);
-    return v;
-}
-
 typedef enum { STATE_FP32, STATE_FP16, STATE_BF16 } StateStore;
 
 /* Relative L2 distance of got (fp32) from ref (fp64) over n values. */
@@ -121,7 +112,7 @@ static void state_precision(const Args *a) {
                                y + k * W, state};
             decode_step_cpu(&t, NULL);
             for (int64_t i = 0; st != STATE_FP32 && i < S; i++)
-                state[i] = st == STATE_FP16 ? half_to_float(half_from_float(state[i])) : round_to_bf16(state[i]);
+                state[i] = st == STATE_FP16 ? half_to_float(half_from_float(state[i])) : bf16_to_float(bf16_from_float(state[i]));
         }
         double ey = rel_l2(y, y_ref, T * W), es = rel_l2(state, state_ref, S);
         printf("  %-6s %12d %14.2e %16.2e\n", names[st], st == STATE_FP32 ? 4 : 2, ey, es);

@@ -1,8 +1,9 @@
 /* The driver core: inputs, checks, timing, CSV and --dump/--load for any
  * operation (driver.h). A problem lives on the host as its operation's table
  * of named tensors, fp32 arrays in the official layouts. A version reads the
- * inputs as made (PLAIN) or rounded to fp16 (ROUNDED: fp16 versions, and
- * every version of an fp16_inputs chapter). The rounded set, the oracle on
+ * inputs as made (PLAIN), rounded to fp16 (ROUNDED: fp16 versions, and
+ * every version of an fp16_inputs chapter) or to bf16 (ROUNDED_BF16: bf16
+ * versions). The rounded sets, the oracle on
  * each set and each previous stage's outputs are made once per problem, when
  * a version first needs them. */
 #define _POSIX_C_SOURCE 200809L  // sysconf
@@ -82,7 +83,7 @@ static void flags_text(const Problem *p, char *buf, size_t len) {
 }
 
 /* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
-static const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : "fp16"; }
+static const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dt == DT_BF16 ? "bf16" : "fp16"; }
 
 /* ------------------------------------------------------------ the session */
 
@@ -99,14 +100,16 @@ static const VersionInfo *version_at(const Session *se, int i) {
     return (const VersionInfo *)((const char *)se->ch->versions + (size_t)i * se->op->version_size);
 }
 
-enum { PLAIN, ROUNDED };  // the inputs as made, or rounded to fp16
+enum { PLAIN, ROUNDED, ROUNDED_BF16, NSETS };  // the inputs as made, rounded to fp16, rounded to bf16
 
 static int input_set(const Session *se, const VersionInfo *v) {
+    if (v->dtype == DT_BF16) return ROUNDED_BF16;
     return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
 
 static Tol version_tol(const Session *se, const VersionInfo *v) {
-    return TOLERANCES[input_set(se, v) == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
+    const int set = input_set(se, v);
+    return TOLERANCES[set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
 }
 
 /* ---------------------------------------------------------- host problems */
@@ -123,11 +126,12 @@ typedef struct {
     Problem p;
     int n;                         // tensors in the table
     TensorSpec t[MAX_TENSORS];     // the op's table for p
-    float *in[2][MAX_TENSORS];     // [PLAIN | ROUNDED][k] input k (table shape) fp32; NULL for outputs, absent inputs
-    uint16_t *bits[MAX_TENSORS];   // (table shape) fp16 bits of ROUNDED inputs of VERSION_DTYPE and of STATE_DTYPE, else NULL
-    bool rounded;                  // in[ROUNDED] and bits are made
-    Reference oracle[2];           // per input set
-    Reference prev[3][2];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
+    float *in[NSETS][MAX_TENSORS];     // [set][k] input k (table shape) fp32; NULL for outputs, absent inputs
+    uint16_t *bits[NSETS][MAX_TENSORS];// [set][k] (table shape) fp16 (bf16) bits of the ROUNDED (ROUNDED_BF16)
+                                       // inputs of VERSION_DTYPE, fp16 bits of STATE_DTYPE ones; else NULL
+    bool rounded[NSETS];               // in[set] and bits[set] are made
+    Reference oracle[NSETS];           // per input set
+    Reference prev[3][NSETS];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
     Reference given;               // outputs read by --load
 } HostProblem;
 
@@ -138,37 +142,41 @@ static void host_view(const HostProblem *hp, int set, float *const *out, void **
         t[k] = is_input(&hp->t[k]) ? (void *)hp->in[set][k] : out ? (void *)out[k] : NULL;
 }
 
-/* Round the inputs of VERSION_DTYPE to fp16 values (the oracle then sees
- * what an fp16 version reads) and keep their fp16 bits for fp16 versions.
- * In place in an fp16_inputs chapter, which never reads the unrounded
- * values; else as copies. Inputs of STATE_DTYPE keep their fp32 values (an
- * fp16 version with an fp32 state reads them so) and get fp16 bits for the
- * versions that store them in fp16: those are checked against the oracle on
- * the fp32 state, so the check counts the state's rounding. */
-static void host_round(HostProblem *hp, bool in_place) {
+/* Input set `set` (ROUNDED or ROUNDED_BF16): the inputs of VERSION_DTYPE
+ * rounded to fp16 (bf16) values, so that the oracle sees what a 16-bit
+ * version reads, and their bits for those versions. In place in an
+ * fp16_inputs chapter, which never reads the unrounded values; else as
+ * copies. Inputs of STATE_DTYPE keep their fp32 values (an fp16 version with
+ * an fp32 state reads them so) and get fp16 bits for the versions that store
+ * them in fp16: those are checked against the oracle on the fp32 state, so
+ * the check counts the state's rounding. */
+static void host_round(HostProblem *hp, int set, bool in_place) {
+    const bool bf16 = set == ROUNDED_BF16;
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];
         float *x = hp->in[PLAIN][k];
         if (x && t->dtype == STATE_DTYPE) {
-            hp->bits[k] = host_alloc(numel(t) * 2, t->name);
-            floats_to_halves(x, hp->bits[k], numel(t));
+            hp->bits[set][k] = host_alloc(numel(t) * 2, t->name);
+            floats_to_halves(x, hp->bits[set][k], numel(t));
         } else if (x && t->dtype == VERSION_DTYPE) {
             int64_t n = numel(t);
             if (!in_place) {
                 x = host_alloc(n * 4, t->name);
                 memcpy(x, hp->in[PLAIN][k], (size_t)n * 4);
             }
-            round_to_half(x, n);
-            hp->bits[k] = host_alloc(n * 2, t->name);
-            floats_to_halves(x, hp->bits[k], n);
+            if (bf16) round_to_bf16(x, n);
+            else round_to_half(x, n);
+            hp->bits[set][k] = host_alloc(n * 2, t->name);
+            if (bf16) floats_to_bf16s(x, hp->bits[set][k], n);
+            else floats_to_halves(x, hp->bits[set][k], n);
         }
-        hp->in[ROUNDED][k] = x;
+        hp->in[set][k] = x;
     }
-    hp->rounded = true;
+    hp->rounded[set] = true;
 }
 
 static void need_inputs(HostProblem *hp, int set) {
-    if (set == ROUNDED && !hp->rounded) host_round(hp, false);
+    if (set != PLAIN && !hp->rounded[set]) host_round(hp, set, false);
 }
 
 /* Random inputs in the op's ranges, drawn in table order from one seed. */
@@ -189,7 +197,7 @@ static void host_random(const Session *se, HostProblem *hp, const Problem *p, ui
         host_view(hp, PLAIN, NULL, t);
         se->op->big_delta(p, t);
     }
-    if (se->ch->fp16_inputs) host_round(hp, true);
+    if (se->ch->fp16_inputs) host_round(hp, ROUNDED, true);
 }
 
 /* Keep fp32 outputs x (table order; NULL where none) as fp64 in r. */
@@ -213,11 +221,13 @@ static void reference_free(Reference *r) {
 
 static void host_free(HostProblem *hp) {
     for (int k = 0; k < hp->n; k++) {
-        if (hp->in[ROUNDED][k] != hp->in[PLAIN][k]) free(hp->in[ROUNDED][k]);
+        for (int s = ROUNDED; s < NSETS; s++) {
+            if (hp->in[s][k] != hp->in[PLAIN][k]) free(hp->in[s][k]);
+            free(hp->bits[s][k]);
+        }
         free(hp->in[PLAIN][k]);
-        free(hp->bits[k]);
     }
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < NSETS; s++) {
         reference_free(&hp->oracle[s]);
         for (int k = 0; k < 3; k++) reference_free(&hp->prev[k][s]);
     }
@@ -241,17 +251,18 @@ static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, in
     void *t[MAX_TENSORS];                      // what the version reads and writes
     uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 outputs of an fp16 version
     host_view(hp, set, out, t);
-    for (int k = 0; k < hp->n && v->dtype == DT_FP16; k++) {
+    for (int k = 0; k < hp->n && v->dtype != DT_FP32; k++) {
         const TensorSpec *s = &hp->t[k];
         if (!s->present || s->dtype != VERSION_DTYPE) continue;
-        if (is_input(s)) t[k] = hp->bits[k];
+        if (is_input(s)) t[k] = hp->bits[set][k];
         else t[k] = half_out[k] = host_alloc(numel(s) * 2, s->name);
     }
     size_t ws_bytes = se->op->workspace(v, &hp->p);
     void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
     se->op->run(v, &hp->p, t, ws);
     for (int k = 0; k < hp->n; k++) {
-        if (half_out[k]) halves_to_floats(half_out[k], out[k], numel(&hp->t[k]));
+        if (half_out[k] && v->dtype == DT_BF16) bf16s_to_floats(half_out[k], out[k], numel(&hp->t[k]));
+        else if (half_out[k]) halves_to_floats(half_out[k], out[k], numel(&hp->t[k]));
         free(half_out[k]);
     }
     free(ws);
@@ -278,7 +289,7 @@ static void device_too_small(const Op *op, const VersionInfo *v, const Problem *
 static void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
     const TensorSpec *s = &hp->t[k];
     size_t bytes = (size_t)numel(s) * elem_bytes(s, dt);
-    h2d(dst, elem_bytes(s, dt) == 2 ? (const void *)hp->bits[k] : hp->in[set][k], bytes);
+    h2d(dst, elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
 }
 
 static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
@@ -311,7 +322,8 @@ static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType 
         if (elem_bytes(s, dt) == 2) {
             uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 as the version wrote it
             d2h(h, d->t[k], (size_t)n * 2);
-            halves_to_floats(h, out[k], n);
+            if (dt == DT_BF16) bf16s_to_floats(h, out[k], n);
+            else halves_to_floats(h, out[k], n);
             free(h);
         } else {
             d2h(out[k], d->t[k], (size_t)n * 4);
@@ -378,7 +390,7 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
         if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];
         else free(file[k]);
     }
-    if (se->ch->fp16_inputs) host_round(hp, true);
+    if (se->ch->fp16_inputs) host_round(hp, ROUNDED, true);
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -421,7 +433,7 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
 /* Previous stage `slot` (0 prev_cpu, 1 and 2 prev_gpu) on the inputs a
  * version of set `set` saw; not ran when it cannot run this shape here. */
 static const Reference *previous(const Session *se, HostProblem *hp, int slot, const VersionInfo *prev, int set) {
-    if (input_set(se, prev) == ROUNDED) set = ROUNDED;
+    if (prev->dtype != DT_FP32) set = input_set(se, prev);  // a 16-bit stage reads its own rounding
     Reference *r = &hp->prev[slot][set];
     if (r->tried) return r;
     r->tried = true;

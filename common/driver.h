@@ -97,7 +97,7 @@ typedef struct {
 typedef struct {
     unsigned args;          // the command-line flags its chapters accept (ARGS_*)
     size_t version_size;    // sizeof its version type
-    TolKind tol_fp32, tol_fp16;  // the tolerances of its fp32 and fp16 versions
+    TolKind tol_fp32, tol_fp16, tol_bf16;  // the tolerances of its fp32, fp16 and bf16 versions
 
     /* Its tensors for p in a fixed order, inputs first (random inputs are
      * drawn in this order), then outputs; returns how many. */

@@ -1,5 +1,6 @@
 /* IEEE binary16 <-> binary32 on the host, bit by bit, rounding to nearest
- * even: the conversion the GPU's __float2half_rn does. */
+ * even: the conversion the GPU's __float2half_rn does; and bfloat16, whose
+ * rounding is the same on the 16 bits a binary32 drops. */
 #include "half.h"
 
 #include <string.h>
@@ -79,4 +80,24 @@ void floats_to_halves(const float *x, uint16_t *h, int64_t n) {
 
 void halves_to_floats(const uint16_t *h, float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] = half_to_float(h[i]);
+}
+
+uint16_t bf16_from_float(float f) {
+    uint32_t u = float_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);  // NaN, kept quiet
+    return (uint16_t)(round_shifted(u >> 16, u & 0xffffu, 16));  // a carry rounds up to the next binade, or inf
+}
+
+float bf16_to_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
+
+void round_to_bf16(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = bf16_to_float(bf16_from_float(x[i]));
+}
+
+void floats_to_bf16s(const float *x, uint16_t *h, int64_t n) {
+    for (int64_t i = 0; i < n; i++) h[i] = bf16_from_float(x[i]);
+}
+
+void bf16s_to_floats(const uint16_t *h, float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = bf16_to_float(h[i]);
 }

@@ -1,4 +1,4 @@
-/* IEEE binary16 on the host, as raw uint16_t bits (round to nearest even). */
+/* IEEE binary16 and bfloat16 on the host, as raw uint16_t bits (round to nearest even). */
 #ifndef HALF_H
 #define HALF_H
 
@@ -10,5 +10,13 @@ float half_to_float(uint16_t h);
 void round_to_half(float *x, int64_t n);
 void floats_to_halves(const float *x, uint16_t *h, int64_t n);
 void halves_to_floats(const uint16_t *h, float *x, int64_t n);
+
+/* bfloat16 (the top 16 bits of a binary32) the same way: round to nearest
+ * even, as __float2bfloat16_rn does; NaN stays NaN. */
+uint16_t bf16_from_float(float f);
+float bf16_to_float(uint16_t h);
+void round_to_bf16(float *x, int64_t n);
+void floats_to_bf16s(const float *x, uint16_t *h, int64_t n);
+void bf16s_to_floats(const uint16_t *h, float *x, int64_t n);
 
 #endif

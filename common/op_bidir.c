@@ -217,6 +217,7 @@ const Op OP_BIDIR = {
     .version_size = sizeof(BidirVersion),
     .tol_fp32 = TOL_FP32_SCAN,
     .tol_fp16 = TOL_FP16,
+    .tol_bf16 = TOL_FP16,
     .tensors = bidir_tensors,
     .validate = bidir_validate,
     .shape_text = bidir_shape_text,

@@ -278,6 +278,7 @@ const Op OP_DECODE = {
     .version_size = sizeof(DecodeVersion),
     .tol_fp32 = TOL_DECODE_FP32,
     .tol_fp16 = TOL_DECODE_FP16,
+    .tol_bf16 = TOL_DECODE_BF16,
     .tensors = decode_tensors,
     .validate = decode_validate,
     .command_line_base = decode_command_line_base,

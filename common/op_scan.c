@@ -189,6 +189,7 @@ const Op OP_SCAN = {
     .args = ARGS_SCAN,
     .tol_fp32 = TOL_FP32_SCAN,
     .tol_fp16 = TOL_FP16,
+    .tol_bf16 = TOL_BF16_SCAN,
     .version_size = sizeof(ScanVersion),
     .tensors = scan_tensors,
     .validate = scan_validate,

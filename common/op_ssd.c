@@ -218,6 +218,7 @@ const Op OP_SSD = {
     .args = ARGS_SSD,
     .tol_fp32 = TOL_FP32_SCAN,
     .tol_fp16 = TOL_FP16,
+    .tol_bf16 = TOL_FP16,
     .version_size = sizeof(SsdVersion),
     .tensors = ssd_tensors,
     .validate = ssd_validate,

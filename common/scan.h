@@ -9,8 +9,8 @@
 
 /* The dtype of a version's tensors that follow it (driver.h: VERSION_DTYPE).
  * DT_FP16_STATE16: fp16 as DT_FP16, and the decode state (STATE_DTYPE) stored
- * in fp16 too. */
-typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2 } DType;
+ * in fp16 too. DT_BF16: bfloat16. */
+typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3 } DType;
 
 /* b batch, d channels, N state size, L sequence length, G groups of B/C. */
 typedef struct {
@@ -19,21 +19,21 @@ typedef struct {
 } ScanShape;
 
 /* One forward's tensors, host or device pointers (the version says which).
- * u, delta, z, B, C, y hold fp32 or fp16 (uint16_t bits) per the version's
+ * u, delta, z, B, C, y hold fp32, fp16 or bf16 (uint16_t bits) per the version's
  * dtype; everything else is fp32. A pointer is NULL exactly when its flag in
  * `s` is off (z, D, delta_bias, h0). */
 typedef struct {
     ScanShape s;
-    const void *u;          // (b, d, L)    fp32 | fp16
-    const void *delta;      // (b, d, L)    fp32 | fp16
-    const void *z;          // (b, d, L)    fp32 | fp16, NULL without z
+    const void *u;          // (b, d, L)    fp32 | fp16 | bf16
+    const void *delta;      // (b, d, L)    fp32 | fp16 | bf16
+    const void *z;          // (b, d, L)    fp32 | fp16 | bf16, NULL without z
     const float *A;         // (d, N)       fp32
-    const void *B;          // (b, G, N, L) fp32 | fp16
-    const void *C;          // (b, G, N, L) fp32 | fp16
+    const void *B;          // (b, G, N, L) fp32 | fp16 | bf16
+    const void *C;          // (b, G, N, L) fp32 | fp16 | bf16
     const float *D;         // (d,)         fp32, NULL without D
     const float *delta_bias;// (d,)         fp32, NULL without bias
     const float *h0;        // (b, d, N)    fp32, NULL without h0
-    void *y;                // (b, d, L)    fp32 | fp16, written
+    void *y;                // (b, d, L)    fp32 | fp16 | bf16, written
     float *last_state;      // (b, d, N)    fp32, written
 } ScanTensors;
 

@@ -72,6 +72,36 @@ static void check_half(void) {
     check_report_bool("half: midpoints round to even, near them to nearest", bad == 0, detail);
 }
 
+/* ---- bf16 ---- */
+
+static void check_bf16_value(const char *label, float f, uint16_t want) {
+    uint16_t got = bf16_from_float(f);
+    char detail[96];
+    snprintf(detail, sizeof detail, "%.9g -> 0x%04x (want 0x%04x)", f, got, want);
+    check_report_bool(label, got == want, detail);
+}
+
+static void check_bf16(void) {
+    printf("bf16 conversion (round to nearest even)\n");
+    check_bf16_value("bf16: 1", 1.0f, 0x3f80);
+    check_bf16_value("bf16: 1 + 2^-8 (a tie) rounds to even 1", 1.0f + 0x1p-8f, 0x3f80);
+    check_bf16_value("bf16: 1 + 3 * 2^-8 (a tie) rounds up to even", 1.0f + 3.0f * 0x1p-8f, 0x3f82);
+    check_bf16_value("bf16: 1 + 2^-8 + 2^-20 rounds up", 1.0f + 0x1p-8f + 0x1p-20f, 0x3f81);
+    check_bf16_value("bf16: the largest finite fp32 rounds to inf", 0x1.fffffep127f, 0x7f80);
+    check_bf16_value("bf16: -0", -0.0f, 0x8000);
+    check_bf16_value("bf16: -inf", -INFINITY, 0xff80);
+    uint16_t nan_bits = bf16_from_float(NAN);
+    check_report_bool("bf16: NaN stays NaN", isnan(bf16_to_float(nan_bits)), NULL);
+    int bad = 0;  // every bf16 that is not NaN survives bf16 -> float -> bf16
+    for (uint32_t h = 0; h < 65536; h++) {
+        bool is_nan = (h & 0x7f80) == 0x7f80 && (h & 0x007f) != 0;
+        if (!is_nan && bf16_from_float(bf16_to_float((uint16_t)h)) != h) bad++;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "%d differ", bad);
+    check_report_bool("bf16: every non-NaN bf16 round-trips", bad == 0, detail);
+}
+
 /* ---- .npy ---- */
 
 /* A fresh, unique file name under /tmp. */
@@ -260,6 +290,7 @@ int main(int argc, char **argv) {
     const char *dir = argc == 2 ? argv[1] : "common/fixtures";
 
     check_half();
+    check_bf16();
     check_npy();
     check_rng();
     check_discretize();
