@@ -42,9 +42,13 @@
  *   5 scan_fp16_poly3      as 4, one state in eight (EXP2_POLY_STATE) on the
  *                          degree-3 polynomial (and softplus's log on the
  *                          MUFU): MUFU and issue balanced
- *   6 scan_fp16_poly5      as 5 with degree 5: fp32-grade exps, 2 more FFMA */
+ *   6 scan_fp16_poly5      as 5 with degree 5: fp32-grade exps, 2 more FFMA
+ *   7 scan_bf16_poly3      as 5 with bf16 in and out (the format F a template
+ *                          argument of every piece that converts): the same
+ *                          bytes and instructions, 8 mantissa bits, not 11 */
 #include "kernels.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <string.h>
@@ -143,23 +147,26 @@ static __device__ Place place(const ScanShape &s, int S) {
     return w;
 }
 
-/* This thread's rows of the tensors. */
+/* This thread's rows of the tensors. F: the 16-bit format of u, delta, z,
+ * B, C, y: __half (versions 2-6) or __nv_bfloat16 (version 7). */
+template <typename F>
 struct RowPtrs {
-    const __half *u, *delta, *z;  // (L,) fp16 of the row; z NULL without z
-    __half *y;                    // (L,) fp16
-    const __half *B, *C;          // (N, L) fp16 of the block's (batch, group)
-    float bias, D;                // delta_bias[c], D[c] (0 when not given)
+    const F *u, *delta, *z;  // (L,) fp16 | bf16 of the row; z NULL without z
+    F *y;                    // (L,) fp16 | bf16
+    const F *B, *C;          // (N, L) fp16 | bf16 of the block's (batch, group)
+    float bias, D;           // delta_bias[c], D[c] (0 when not given)
 };
 
-static __device__ RowPtrs row_ptrs(const ScanTensors &t, const Place &w) {
+template <typename F>
+static __device__ RowPtrs<F> row_ptrs(const ScanTensors &t, const Place &w) {
     const int64_t L = t.s.seqlen;
-    RowPtrs in;
-    in.u = (const __half *)t.u + w.row * L;
-    in.delta = (const __half *)t.delta + w.row * L;
-    in.z = t.z ? (const __half *)t.z + w.row * L : NULL;
-    in.y = (__half *)t.y + w.row * L;
-    in.B = (const __half *)t.B + w.bg * t.s.dstate * L;
-    in.C = (const __half *)t.C + w.bg * t.s.dstate * L;
+    RowPtrs<F> in;
+    in.u = (const F *)t.u + w.row * L;
+    in.delta = (const F *)t.delta + w.row * L;
+    in.z = t.z ? (const F *)t.z + w.row * L : NULL;
+    in.y = (F *)t.y + w.row * L;
+    in.B = (const F *)t.B + w.bg * t.s.dstate * L;
+    in.C = (const F *)t.C + w.bg * t.s.dstate * L;
     in.bias = t.delta_bias ? t.delta_bias[w.c] : 0.f;
     in.D = t.D ? t.D[w.c] : 0.f;
     return in;
@@ -198,48 +205,70 @@ static __device__ void store_state(float *state, int64_t N, const Place &w, cons
 }
 
 /* ========================================================================
- * fp16 in and out: 8 steps at a time
+ * fp16 (bf16) in and out: 8 steps at a time
  * ====================================================================== */
 
-/* Steps [tt, tt + 8) of an fp16 row as raw bits, steps >= L as 0. VEC and vec
+/* Two values of format F as one 32-bit pair (__half2, __nv_bfloat162), to
+ * and from two floats. */
+template <typename F>
+struct Pair;
+template <>
+struct Pair<__half> {
+    using type = __half2;
+    static __device__ __forceinline__ float2 widen(__half2 v) { return __half22float2(v); }
+    static __device__ __forceinline__ __half2 narrow(float a, float b) { return __floats2half2_rn(a, b); }
+    static __device__ __forceinline__ __half narrow1(float a) { return __float2half_rn(a); }
+};
+template <>
+struct Pair<__nv_bfloat16> {
+    using type = __nv_bfloat162;
+    static __device__ __forceinline__ float2 widen(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+    static __device__ __forceinline__ __nv_bfloat162 narrow(float a, float b) { return __floats2bfloat162_rn(a, b); }
+    static __device__ __forceinline__ __nv_bfloat16 narrow1(float a) { return __float2bfloat16_rn(a); }
+};
+
+/* Steps [tt, tt + 8) of a 16-bit row as raw bits, steps >= L as 0. VEC and vec
  * (L % 8 == 0 and 16-byte aligned rows, so the 8 steps are all in or all
  * out): one 16-byte load. Otherwise 8 loads of 2 bytes (version 2, odd L). */
-template <bool VEC>
-static __device__ __forceinline__ uint4 fetch8(const __half *row, int64_t tt, int64_t L, bool vec) {
+template <bool VEC, typename F>
+static __device__ __forceinline__ uint4 fetch8(const F *row, int64_t tt, int64_t L, bool vec) {
     if (VEC && vec) return tt < L ? *reinterpret_cast<const uint4 *>(row + tt) : make_uint4(0u, 0u, 0u, 0u);
+    const unsigned short *bits = reinterpret_cast<const unsigned short *>(row);
     unsigned b[kGroup];
 #pragma unroll
-    for (int e = 0; e < kGroup; e++) b[e] = tt + e < L ? __half_as_ushort(row[tt + e]) : 0u;
+    for (int e = 0; e < kGroup; e++) b[e] = tt + e < L ? bits[tt + e] : 0u;
     return make_uint4(b[0] | b[1] << 16, b[2] | b[3] << 16, b[4] | b[5] << 16, b[6] | b[7] << 16);
 }
 
-/* Two halves (the bits of a half2) to two floats. */
-static __device__ __forceinline__ float2 half2_bits_to_float2(unsigned bits) {
-    __half2 h2;
+/* Two values (the bits of a pair) to two floats. */
+template <typename F>
+static __device__ __forceinline__ float2 pair_bits_to_float2(unsigned bits) {
+    typename Pair<F>::type h2;
     memcpy(&h2, &bits, sizeof bits);
-    return __half22float2(h2);
+    return Pair<F>::widen(h2);
 }
 
-/* 8 halves to 8 floats, a half2 at a time (__half22float2). */
+/* 8 values to 8 floats, a pair at a time (__half22float2, __bfloat1622float2). */
+template <typename F>
 static __device__ __forceinline__ void widen8(uint4 q, float (&v)[kGroup]) {
-    __half2 h2[4];
+    typename Pair<F>::type h2[4];
     memcpy(h2, &q, sizeof q);
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        const float2 f = __half22float2(h2[k]);
+        const float2 f = Pair<F>::widen(h2[k]);
         v[2 * k] = f.x;
         v[2 * k + 1] = f.y;
     }
 }
 
-/* y for steps [tt, tt + 8), rounded to fp16 (__floats2half2_rn: two at a
- * time); steps >= L are not written. */
-template <bool VEC>
-static __device__ __forceinline__ void store8(__half *row, int64_t tt, int64_t L, bool vec, const float (&v)[kGroup]) {
+/* y for steps [tt, tt + 8), rounded to F (__floats2half2_rn,
+ * __floats2bfloat162_rn: two at a time); steps >= L are not written. */
+template <bool VEC, typename F>
+static __device__ __forceinline__ void store8(F *row, int64_t tt, int64_t L, bool vec, const float (&v)[kGroup]) {
     if (VEC && vec) {
-        __half2 h2[4];
+        typename Pair<F>::type h2[4];
 #pragma unroll
-        for (int k = 0; k < 4; k++) h2[k] = __floats2half2_rn(v[2 * k], v[2 * k + 1]);
+        for (int k = 0; k < 4; k++) h2[k] = Pair<F>::narrow(v[2 * k], v[2 * k + 1]);
         uint4 q;
         memcpy(&q, h2, sizeof q);
         if (tt < L) *reinterpret_cast<uint4 *>(row + tt) = q;
@@ -247,7 +276,7 @@ static __device__ __forceinline__ void store8(__half *row, int64_t tt, int64_t L
     }
 #pragma unroll
     for (int e = 0; e < kGroup; e++)
-        if (tt + e < L) row[tt + e] = __float2half_rn(v[e]);
+        if (tt + e < L) row[tt + e] = Pair<F>::narrow1(v[e]);
 }
 
 /* u, delta and z of 8 steps of this thread's row, as fetched (raw fp16). */
@@ -256,8 +285,8 @@ struct Steps8 {
 };
 
 /* z only where it is used: lane 0 of a row, in a pass that writes y. */
-template <bool VEC, bool WRITE_Y>
-static __device__ __forceinline__ Steps8 fetch_steps(const Place &w, const RowPtrs &in, int64_t tt, int64_t L,
+template <bool VEC, bool WRITE_Y, typename F>
+static __device__ __forceinline__ Steps8 fetch_steps(const Place &w, const RowPtrs<F> &in, int64_t tt, int64_t L,
                                                      bool vec) {
     Steps8 q = {make_uint4(0u, 0u, 0u, 0u), make_uint4(0u, 0u, 0u, 0u), make_uint4(0u, 0u, 0u, 0u)};
     if (!w.valid) return q;
@@ -272,8 +301,8 @@ static __device__ __forceinline__ Steps8 fetch_steps(const Place &w, const RowPt
  * state; piece i = threadIdx.x + k·kThreads is state n = i % N_pad, so a warp
  * writes 32 consecutive states of a step. All loads are issued before the
  * first store. States n >= N and the C of a pass that writes no y are 0. */
-template <int R, bool VEC, bool WITH_C>
-static __device__ void load_bc_tile(float *buf, const RowPtrs &in, int N, int S, int T, int64_t t0, int64_t L,
+template <int R, bool VEC, bool WITH_C, typename F>
+static __device__ void load_bc_tile(float *buf, const RowPtrs<F> &in, int N, int S, int T, int64_t t0, int64_t L,
                                     bool vec) {
     const int npad = R * S, per_tensor = npad * (T / kGroup), step = step_floats(R, S);
     uint4 raw[kPieces];
@@ -291,7 +320,7 @@ static __device__ void load_bc_tile(float *buf, const RowPtrs &in, int N, int S,
         if (i >= 2 * per_tensor) break;
         const int tensor = i / per_tensor, rem = i % per_tensor, n = rem % npad, q = rem / npad;
         float v[kGroup];
-        widen8(raw[k], v);
+        widen8<F>(raw[k], v);
         float *dst = buf + tensor * T * step + q * kGroup * step + (n / R) * lane_floats(R) + n % R;
 #pragma unroll
         for (int e = 0; e < kGroup; e++) dst[e * step] = v[e];
@@ -352,10 +381,10 @@ static __device__ __forceinline__ unsigned word_of(uint4 q, int k) {
 
 /* Δ and Δ·u of steps 2k and 2k + 1 (of the `steps` inside the sequence)
  * into a row's scratch, from one half2 of delta and one of u. */
-template <bool LOG_ON_MUFU>
+template <bool LOG_ON_MUFU, typename F>
 static __device__ __forceinline__ void dt_pair(float *row_stage, int k, unsigned delta2, unsigned u2, int steps,
                                                float bias, bool softplus) {
-    const float2 dl = half2_bits_to_float2(delta2), uu = half2_bits_to_float2(u2);
+    const float2 dl = pair_bits_to_float2<F>(delta2), uu = pair_bits_to_float2<F>(u2);
     // delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];  then softplus (dt_of);
     // 0 past the end and for a missing row, so exp2(0·A2) = 1 and Δ·u = 0 leave the state alone
     const float dt0 = 2 * k < steps ? dt_of<LOG_ON_MUFU>(dl.x + bias, softplus) : 0.f;
@@ -375,8 +404,8 @@ static __device__ __forceinline__ void dt_pair(float *row_stage, int k, unsigned
  *      of registers;
  *   3. lane 0: D·u, the z gate, 8 halves of y stored.
  * WRITE_Y = false (a chunk's end state only) skips C and y and sums Δ. */
-template <int R, bool VEC, int DEG, bool WRITE_Y>
-static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs &in, const Steps8 &raw,
+template <int R, bool VEC, int DEG, bool WRITE_Y, typename F>
+static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs<F> &in, const Steps8 &raw,
                                                   const float *B_lane, const float *C_lane, int step,
                                                   float *row_stage, int64_t tt, int64_t L, bool softplus, bool vec,
                                                   float (&h)[R], const float (&A2)[R], float &dt_sum) {
@@ -384,10 +413,10 @@ static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs 
     if (w.S == 1) {
 #pragma unroll
         for (int k = 0; k < kGroup / 2; k++)
-            dt_pair<DEG != 0>(row_stage, k, word_of(raw.delta, k), word_of(raw.u, k), steps, in.bias, softplus);
+            dt_pair<DEG != 0, F>(row_stage, k, word_of(raw.delta, k), word_of(raw.u, k), steps, in.bias, softplus);
     } else {
         for (int k = w.s; k < kGroup / 2; k += w.S)
-            dt_pair<DEG != 0>(row_stage, k, word_of(raw.delta, k), word_of(raw.u, k), steps, in.bias, softplus);
+            dt_pair<DEG != 0, F>(row_stage, k, word_of(raw.delta, k), word_of(raw.u, k), steps, in.bias, softplus);
     }
     __syncwarp();
 #pragma unroll 1
@@ -405,8 +434,8 @@ static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs 
     if constexpr (WRITE_Y) {
         if (w.s == 0 && w.valid) {
             float y[kGroup], uu[kGroup], zz[kGroup];
-            widen8(raw.u, uu);
-            if (in.z) widen8(raw.z, zz);
+            widen8<F>(raw.u, uu);
+            if (in.z) widen8<F>(raw.z, zz);
 #pragma unroll
             for (int e = 0; e < kGroup; e++) {
                 // out = y if D is None else y + u * rearrange(D, "d -> d 1")
@@ -424,8 +453,8 @@ static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs 
  * time. One barrier per tile: a thread loads tile i+1 into the other buffer
  * after its scan of tile i, and every thread's reads of that buffer (tile
  * i-1) ended at the barrier before. */
-template <int R, bool VEC, int DEG, bool WRITE_Y>
-static __device__ void scan_span(const ScanTensors &t, const Place &w, const RowPtrs &in, float *smem, int T,
+template <int R, bool VEC, int DEG, bool WRITE_Y, typename F>
+static __device__ void scan_span(const ScanTensors &t, const Place &w, const RowPtrs<F> &in, float *smem, int T,
                                  float (&h)[R], const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec,
                                  float &dt_sum) {
     const int64_t L = t.s.seqlen;
@@ -471,7 +500,7 @@ static __device__ void scan_span(const ScanTensors &t, const Place &w, const Row
 /* Pass 1. Block z = chunk k. Bytes: u, delta, B of the chunk (z, C, y too for
  * chunk 0), plus the chunk end states (b·d, K-1, N + 1) fp32. Exps: b·d·N per
  * step of chunks 0..K-2, and b·d·L per softplus, 2·b·d·L per silu of chunk 0. */
-template <int R, bool VEC, int DEG>
+template <int R, bool VEC, int DEG, typename F>
 __global__ void __launch_bounds__(kThreads, 1)
 scan_chunk_states_kernel(ScanTensors t, Plan p, bool vec,
                          float *chunk_h,     // (b·d, K - 1, N) fp32, written when K > 1
@@ -479,7 +508,7 @@ scan_chunk_states_kernel(ScanTensors t, Plan p, bool vec,
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const Place w = place(t.s, p.S);
-    const RowPtrs in = row_ptrs(t, w);
+    const RowPtrs<F> in = row_ptrs<F>(t, w);
     const int64_t N = t.s.dstate, L = t.s.seqlen;
     const int k = blockIdx.z;
     const int64_t t_begin = k * p.chunk_len, t_end = min(L, t_begin + p.chunk_len);
@@ -505,7 +534,7 @@ scan_chunk_states_kernel(ScanTensors t, Plan p, bool vec,
 /* Pass 2. Block z = chunk k - 1 for k = 1..K-1. Bytes: as pass 1's chunk 0
  * over chunks 1..K-1, plus the chunk states read. Exps: b·d·N per step of
  * chunks 1..K-1, plus b·d·N·(k - 1) for chunk k's carry. */
-template <int R, bool VEC, int DEG>
+template <int R, bool VEC, int DEG, typename F>
 __global__ void __launch_bounds__(kThreads, 1)
 scan_chunk_outputs_kernel(ScanTensors t, Plan p, bool vec,
                           const float *chunk_h,     // (b·d, K - 1, N) fp32
@@ -513,7 +542,7 @@ scan_chunk_outputs_kernel(ScanTensors t, Plan p, bool vec,
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const Place w = place(t.s, p.S);
-    const RowPtrs in = row_ptrs(t, w);
+    const RowPtrs<F> in = row_ptrs<F>(t, w);
     const int64_t N = t.s.dstate, L = t.s.seqlen;
     const int k = blockIdx.z + 1;
     const int64_t t_begin = k * p.chunk_len, t_end = min(L, t_begin + p.chunk_len);
@@ -623,7 +652,7 @@ static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
     }
 }
 
-template <int R, bool VEC, int DEG>
+template <int R, bool VEC, int DEG, typename F>
 static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
     static size_t allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
@@ -634,12 +663,12 @@ static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
     const bool vec = rows_aligned16(t);
     float *chunk_h = p.chunks > 1 ? (float *)workspace : NULL;                    // (b·d, K - 1, N) fp32
     float *chunk_dt = chunk_h ? chunk_h + s->batch * s->dim * slots * s->dstate : NULL;  // (b·d, K - 1) fp32
-    allow_smem(scan_chunk_states_kernel<R, VEC, DEG>, smem, &allowed_states);
-    scan_chunk_states_kernel<R, VEC, DEG><<<grid, kThreads, smem>>>(*t, p, vec, chunk_h, chunk_dt);
+    allow_smem(scan_chunk_states_kernel<R, VEC, DEG, F>, smem, &allowed_states);
+    scan_chunk_states_kernel<R, VEC, DEG, F><<<grid, kThreads, smem>>>(*t, p, vec, chunk_h, chunk_dt);
     cuda_check_launch();
     if (p.chunks == 1) return;
-    allow_smem(scan_chunk_outputs_kernel<R, VEC, DEG>, smem, &allowed_outputs);
-    scan_chunk_outputs_kernel<R, VEC, DEG><<<grid, kThreads, smem>>>(*t, p, vec, chunk_h, chunk_dt);
+    allow_smem(scan_chunk_outputs_kernel<R, VEC, DEG, F>, smem, &allowed_outputs);
+    scan_chunk_outputs_kernel<R, VEC, DEG, F><<<grid, kThreads, smem>>>(*t, p, vec, chunk_h, chunk_dt);
     cuda_check_launch();
 }
 
@@ -647,21 +676,21 @@ template <bool VEC>
 static void launch_lanes(const ScanTensors *t, void *workspace) {
     const Plan p = plan_lanes(&t->s);
     switch (p.R) {
-    case 1: launch<1, VEC, 0>(t, p, workspace); break;
-    case 2: launch<2, VEC, 0>(t, p, workspace); break;
-    case 4: launch<4, VEC, 0>(t, p, workspace); break;
-    case 8: launch<8, VEC, 0>(t, p, workspace); break;
-    default: launch<16, VEC, 0>(t, p, workspace); break;
+    case 1: launch<1, VEC, 0, __half>(t, p, workspace); break;
+    case 2: launch<2, VEC, 0, __half>(t, p, workspace); break;
+    case 4: launch<4, VEC, 0, __half>(t, p, workspace); break;
+    case 8: launch<8, VEC, 0, __half>(t, p, workspace); break;
+    default: launch<16, VEC, 0, __half>(t, p, workspace); break;
     }
 }
 
-template <int DEG>
+template <int DEG, typename F>
 static void launch_row_state(const ScanTensors *t, void *workspace) {
     const Plan p = plan_row_state(&t->s);
     switch (p.R) {
-    case 8: launch<8, true, DEG>(t, p, workspace); break;
-    case 16: launch<16, true, DEG>(t, p, workspace); break;
-    default: launch<32, true, DEG>(t, p, workspace); break;
+    case 8: launch<8, true, DEG, F>(t, p, workspace); break;
+    case 16: launch<16, true, DEG, F>(t, p, workspace); break;
+    default: launch<32, true, DEG, F>(t, p, workspace); break;
     }
 }
 
@@ -687,8 +716,12 @@ extern "C" size_t scan_fp16_row_state_workspace(const ScanShape *s) {
     return chunk_workspace(s, plan_row_state(s));
 }
 
-extern "C" void scan_fp16_row_state(const ScanTensors *t, void *workspace) { launch_row_state<0>(t, workspace); }
+extern "C" void scan_fp16_row_state(const ScanTensors *t, void *workspace) { launch_row_state<0, __half>(t, workspace); }
 
-extern "C" void scan_fp16_poly3(const ScanTensors *t, void *workspace) { launch_row_state<3>(t, workspace); }
+extern "C" void scan_fp16_poly3(const ScanTensors *t, void *workspace) { launch_row_state<3, __half>(t, workspace); }
 
-extern "C" void scan_fp16_poly5(const ScanTensors *t, void *workspace) { launch_row_state<5>(t, workspace); }
+extern "C" void scan_fp16_poly5(const ScanTensors *t, void *workspace) { launch_row_state<5, __half>(t, workspace); }
+
+extern "C" void scan_bf16_poly3(const ScanTensors *t, void *workspace) {
+    launch_row_state<3, __nv_bfloat16>(t, workspace);
+}

@@ -34,6 +34,10 @@ void scan_fp16_row_state(const ScanTensors *t, void *workspace);
 void scan_fp16_poly3(const ScanTensors *t, void *workspace);
 void scan_fp16_poly5(const ScanTensors *t, void *workspace);
 
+/* 7: version 5 with bf16 u, delta, z, B, C, y (the dtype Mamba checkpoints
+ * run in): unsupported and workspace as 4. */
+void scan_bf16_poly3(const ScanTensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,9 @@ static const ScanVersion versions[] = {
     {{"scan_fp16_poly5",
       "as 5 with degree 5: exps as exact as ex2.approx, 2 more FFMA each",
       true, DT_FP16}, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_fp16_poly5},
+    {{"scan_bf16_poly3",
+      "version 5 with bf16 u, delta, z, B, C, y: the dtype Mamba checkpoints run in, 8 bits of mantissa",
+      true, DT_BF16}, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_bf16_poly3},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same
