@@ -19,11 +19,16 @@
 
 /* ---- fp16 ---- */
 
-static void check_half_value(const char *label, float f, uint16_t want) {
-    uint16_t got = half_from_float(f);
+/* f converted by `to_bits` (half_from_float, bf16_from_float) must give want. */
+static void check_bits_value(const char *label, uint16_t (*to_bits)(float), float f, uint16_t want) {
+    uint16_t got = to_bits(f);
     char detail[96];
     snprintf(detail, sizeof detail, "%.9g -> 0x%04x (want 0x%04x)", f, got, want);
     check_report_bool(label, got == want, detail);
+}
+
+static void check_half_value(const char *label, float f, uint16_t want) {
+    check_bits_value(label, half_from_float, f, want);
 }
 
 static void check_half(void) {
@@ -75,10 +80,7 @@ static void check_half(void) {
 /* ---- bf16 ---- */
 
 static void check_bf16_value(const char *label, float f, uint16_t want) {
-    uint16_t got = bf16_from_float(f);
-    char detail[96];
-    snprintf(detail, sizeof detail, "%.9g -> 0x%04x (want 0x%04x)", f, got, want);
-    check_report_bool(label, got == want, detail);
+    check_bits_value(label, bf16_from_float, f, want);
 }
 
 static void check_bf16(void) {
