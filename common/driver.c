@@ -55,6 +55,12 @@ static size_t elem_bytes(const TensorSpec *t, DType dt) {
 
 static bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
 
+/* n 16-bit values a version of dtype dt wrote (bf16 or fp16 bits) as floats. */
+static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
+    if (dt == DT_BF16) bf16s_to_floats(h, x, n);
+    else halves_to_floats(h, x, n);
+}
+
 /* The op's table for p, once the op has accepted p (exit 2 otherwise) and
  * every tensor's element count fits (mul exits 2 on overflow). */
 static int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
@@ -249,7 +255,7 @@ static void outputs_free(const HostProblem *hp, float **out) {
 /* A CPU version on host arrays in its dtype; outputs widened to fp32 in out. */
 static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
     void *t[MAX_TENSORS];                      // what the version reads and writes
-    uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 outputs of an fp16 version
+    uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 | bf16 outputs of a 16-bit version
     host_view(hp, set, out, t);
     for (int k = 0; k < hp->n && v->dtype != DT_FP32; k++) {
         const TensorSpec *s = &hp->t[k];
@@ -261,8 +267,7 @@ static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, in
     void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
     se->op->run(v, &hp->p, t, ws);
     for (int k = 0; k < hp->n; k++) {
-        if (half_out[k] && v->dtype == DT_BF16) bf16s_to_floats(half_out[k], out[k], numel(&hp->t[k]));
-        else if (half_out[k]) halves_to_floats(half_out[k], out[k], numel(&hp->t[k]));
+        if (half_out[k]) widen_bits(v->dtype, half_out[k], out[k], numel(&hp->t[k]));
         free(half_out[k]);
     }
     free(ws);
@@ -320,10 +325,9 @@ static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType 
         if (is_input(s)) continue;
         int64_t n = numel(s);
         if (elem_bytes(s, dt) == 2) {
-            uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 as the version wrote it
+            uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 | bf16 as the version wrote it
             d2h(h, d->t[k], (size_t)n * 2);
-            if (dt == DT_BF16) bf16s_to_floats(h, out[k], n);
-            else halves_to_floats(h, out[k], n);
+            widen_bits(dt, h, out[k], n);
             free(h);
         } else {
             d2h(out[k], d->t[k], (size_t)n * 4);

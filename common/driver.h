@@ -42,15 +42,16 @@ typedef struct {
 #define MAX_DIMS 4
 
 typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
-/* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version;
- * STATE_DTYPE: fp16 in a DT_FP16_STATE16 version only (the decode state). */
+/* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version,
+ * bf16 in a DT_BF16 one; STATE_DTYPE: fp16 in a DT_FP16_STATE16 version only
+ * (the decode state). */
 typedef enum { ALWAYS_FP32, VERSION_DTYPE, STATE_DTYPE } TensorDType;
 
 /* One tensor of an operation, named and laid out as the official code does. */
 typedef struct {
     const char *name;        // official name, also its .npy file's: "u", "dt_bias"
     TensorRole role;         // an optional input may be off; outputs are written by a forward
-    TensorDType dtype;       // fp32, or fp16 as the version says (TensorDType)
+    TensorDType dtype;       // fp32, or fp16 | bf16 as the version says (TensorDType)
     bool present;            // false: an optional input that is off in this problem
     double lo, hi;           // random inputs: uniform in [lo, hi)
     int ndim;
