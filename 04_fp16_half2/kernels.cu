@@ -1,4 +1,5 @@
-/* 04_fp16_half2, GPU: the fused scan of 03 with fp16 u, delta, z, B, C, y.
+/* 04_fp16_half2, GPU: the fused scan of 03 with fp16 u, delta, z, B, C, y
+ * (version 7: bf16, the same code with the 16-bit format a template argument).
  *
  * A, D, delta_bias, h0, last_state and the state stay fp32, and so does all
  * arithmetic: fp16 is a storage format here. Halving the bytes does not halve
@@ -279,7 +280,7 @@ static __device__ __forceinline__ void store8(F *row, int64_t tt, int64_t L, boo
         if (tt + e < L) row[tt + e] = Pair<F>::narrow1(v[e]);
 }
 
-/* u, delta and z of 8 steps of this thread's row, as fetched (raw fp16). */
+/* u, delta and z of 8 steps of this thread's row, as fetched (raw fp16 | bf16). */
 struct Steps8 {
     uint4 u, delta, z;
 };
@@ -616,7 +617,7 @@ static Plan plan_lanes(const ScanShape *s) {
     return p;
 }
 
-/* Versions 4-6: R = N (16 or 32), S = 1, one thread per row; when the rows
+/* Versions 4-7: R = N (16 or 32), S = 1, one thread per row; when the rows
  * cannot fill the GPU, 2 or 4 lanes of 8 or 16 states (the polynomial split
  * stays the same), then chunks. */
 static Plan plan_row_state(const ScanShape *s) {
@@ -716,11 +717,17 @@ extern "C" size_t scan_fp16_row_state_workspace(const ScanShape *s) {
     return chunk_workspace(s, plan_row_state(s));
 }
 
-extern "C" void scan_fp16_row_state(const ScanTensors *t, void *workspace) { launch_row_state<0, __half>(t, workspace); }
+extern "C" void scan_fp16_row_state(const ScanTensors *t, void *workspace) {
+    launch_row_state<0, __half>(t, workspace);
+}
 
-extern "C" void scan_fp16_poly3(const ScanTensors *t, void *workspace) { launch_row_state<3, __half>(t, workspace); }
+extern "C" void scan_fp16_poly3(const ScanTensors *t, void *workspace) {
+    launch_row_state<3, __half>(t, workspace);
+}
 
-extern "C" void scan_fp16_poly5(const ScanTensors *t, void *workspace) { launch_row_state<5, __half>(t, workspace); }
+extern "C" void scan_fp16_poly5(const ScanTensors *t, void *workspace) {
+    launch_row_state<5, __half>(t, workspace);
+}
 
 extern "C" void scan_bf16_poly3(const ScanTensors *t, void *workspace) {
     launch_row_state<3, __nv_bfloat16>(t, workspace);

@@ -1,5 +1,5 @@
-/* 04_fp16_half2, GPU: the fused scan with fp16 u, delta, z, B, C, y (fp32 A,
- * D, delta_bias, h0, last_state and state), from 03's design with fp16 loads
+/* 04_fp16_half2, GPU: the fused scan with fp16 (7: bf16) u, delta, z, B, C, y
+ * (fp32 A, D, delta_bias, h0, last_state and state), from 03's design with fp16 loads
  * to a path for N = 16 and 32 that runs part of its exponentials on the FMA
  * pipe. Workspace (all versions): (b, d, chunks - 1, N + 1) fp32 when L is
  * cut into chunks, which happens only when b·d alone cannot fill the GPU. */

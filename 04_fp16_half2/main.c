@@ -1,6 +1,7 @@
 /* 04_fp16_half2: the fused scan with fp16 u, delta, z, B, C, y (fp32 A, D,
  * bias and state), then part of the exponentials moved off the MUFU onto the
- * FMA pipe with a polynomial exp2, and the accuracy that costs, measured.
+ * FMA pipe with a polynomial exp2, and the accuracy that costs, measured;
+ * last the same kernel with bf16 u, delta, z, B, C, y.
  *   build/04_fp16_half2            check lines + a short timing/memory table
  *   build/04_fp16_half2 --list     the numbered versions
  *   build/04_fp16_half2 5 --bench  time version 5 at the S1 and S2 shapes */
@@ -35,7 +36,7 @@ static const ScanVersion versions[] = {
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same
- * fp16-rounded inputs. */
+ * fp16-rounded (bf16-rounded for version 7) inputs. */
 static const ScanVersion fused_tuned = {
     {"scan_fused_tuned", "03_fused_cuda's tuned fp32 kernel",
      true, DT_FP32}, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned};

@@ -9,7 +9,7 @@
  *     y     = Σ_n h[n]·C[n] + D·x,  y *= z·σ(z)           per row
  *
  * What a token moves. The state is read and written once: 2·4·b·d·N bytes
- * (M1) or 2·4·b·h·p·N bytes (M2) in fp32. Everything else is small: x, z, y
+ * (M1) or 2·4·b·h·p·N bytes (M2) in fp32 (half that in fp16, version 8). Everything else is small: x, z, y
  * one value per row, dt per row (M1) or head (M2), B and C N values per
  * batch entry (M1) or group (M2), A (d, N) or (h,). At the benchmark shapes:
  *   M2 b 64, h 32, p 64, N 128, no z: state 2 x 67.1 MB = 134 MB; x, y
@@ -36,6 +36,7 @@
  *   6 decode_lean            fewer instructions per byte (Δ, dA on the MUFU,
  *                            16 floats of a row per lane), the state streamed
  *   7 decode_lean_fp16       the same kernel on fp16 x, dt, z, B, C, y
+ *   8 decode_lean_state16    7 with the state stored in fp16 too
  * The previous stage, version 2, decode_via_scan: T tokens are a scan of L = T steps
  * from h0 = state; 03's scan_fused_tuned (M1) and 05's ssd_steps_fp32 (M2)
  * compute it, and every version is checked against their y and final state. */
@@ -495,7 +496,7 @@ static CoalescedLaunch plan_coalesced(const DecodeTensors *t, size_t in_bytes) {
     return c;
 }
 
-/* The kernels as launchable types, so one dispatch serves both. */
+/* The kernels as launchable types, so one dispatch serves every version. */
 struct CoalescedKernel {
     template <typename In, int W, int K, bool M2>
     static void launch(const DecodeTensors *t, const CoalescedLaunch &c) {
@@ -789,7 +790,7 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
     }
 }
 
-/* ---- Host side of versions 6 and 7 ---- */
+/* ---- Host side of versions 6-8 ---- */
 
 /* W as in version 4. K: 4 vectors per lane above 16 vectors per row, 2
  * from 8, else 1; S: the fewest lanes (<= 32) that take the row in K
@@ -806,21 +807,23 @@ static CoalescedLaunch plan_lean(const DecodeTensors *t, size_t in_bytes) {
     return c;
 }
 
+/* St: how the state is stored, float (6, 7) or __half (8). */
+template <typename St>
 struct LeanKernel {
     template <typename In, int W, int K, bool M2>
     static void launch(const DecodeTensors *t, const CoalescedLaunch &c) {
-        decode_lean_kernel<In, W, K, M2><<<c.grid, c.threads>>>(*t, c.plan);
+        decode_lean_kernel<In, W, K, M2, St><<<c.grid, c.threads>>>(*t, c.plan);
     }
 };
 
 extern "C" void decode_lean(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_planned<LeanKernel, float>(t, plan_lean(t, sizeof(float)));
+    launch_planned<LeanKernel<float>, float>(t, plan_lean(t, sizeof(float)));
 }
 
 extern "C" void decode_lean_fp16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_planned<LeanKernel, __half>(t, plan_lean(t, sizeof(__half)));
+    launch_planned<LeanKernel<float>, __half>(t, plan_lean(t, sizeof(__half)));
 }
 
 /* ---- Version 8: version 7 with the state stored in fp16 ----
@@ -831,19 +834,16 @@ extern "C" void decode_lean_fp16(const DecodeTensors *t, void *workspace) {
  * widened to fp32 on load and rounded on store). What it costs in accuracy
  * over 1,000 tokens is computed by the program (lessons.c) and in the
  * README; the check runs it against the oracle on the unrounded fp32 state,
- * so it counts the state's rounding on the way in and out.
+ * so it counts the state's rounding on the way in and out. With T tokens a
+ * row that fits one pass of its lanes stays in fp32 registers from the first
+ * token to the last (rounded once, on the store); a longer row (N > 512, or
+ * N > 128 when N is not a multiple of 4) goes through state_out after every
+ * token, rounded each time.
  * Bytes: 2·2·b·(d or h·p)·N for the state, plus version 7's per-token
  * tensors. Exps: as version 6. */
-struct LeanState16Kernel {
-    template <typename In, int W, int K, bool M2>
-    static void launch(const DecodeTensors *t, const CoalescedLaunch &c) {
-        decode_lean_kernel<In, W, K, M2, __half><<<c.grid, c.threads>>>(*t, c.plan);
-    }
-};
-
 extern "C" void decode_lean_state16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    launch_planned<LeanState16Kernel, __half>(t, plan_lean(t, sizeof(__half)));
+    launch_planned<LeanKernel<__half>, __half>(t, plan_lean(t, sizeof(__half)));
 }
 
 /* ========================================================================

@@ -112,7 +112,8 @@ static void state_precision(const Args *a) {
                                y + k * W, state};
             decode_step_cpu(&t, NULL);
             for (int64_t i = 0; st != STATE_FP32 && i < S; i++)
-                state[i] = st == STATE_FP16 ? half_to_float(half_from_float(state[i])) : bf16_to_float(bf16_from_float(state[i]));
+                state[i] = st == STATE_FP16 ? half_to_float(half_from_float(state[i]))
+                                            : bf16_to_float(bf16_from_float(state[i]));
         }
         double ey = rel_l2(y, y_ref, T * W), es = rel_l2(state, state_ref, S);
         printf("  %-6s %12d %14.2e %16.2e\n", names[st], st == STATE_FP32 ? 4 : 2, ey, es);

@@ -49,7 +49,8 @@ static int64_t numel(const TensorSpec *t) {
 
 /* Bytes of one element of t in a version of dtype dt. */
 static size_t elem_bytes(const TensorSpec *t, DType dt) {
-    const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) || (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
+    const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
+                      (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
     return half ? 2 : 4;
 }
 
@@ -148,28 +149,26 @@ static void host_view(const HostProblem *hp, int set, float *const *out, void **
         t[k] = is_input(&hp->t[k]) ? (void *)hp->in[set][k] : out ? (void *)out[k] : NULL;
 }
 
-/* Input set `set` (ROUNDED or ROUNDED_BF16): the inputs of VERSION_DTYPE
- * rounded to fp16 (bf16) values, so that the oracle sees what a 16-bit
- * version reads, and their bits for those versions. In place in an
- * fp16_inputs chapter, which never reads the unrounded values; else as
- * copies. Inputs of STATE_DTYPE keep their fp32 values (an fp16 version with
- * an fp32 state reads them so) and get fp16 bits for the versions that store
- * them in fp16: those are checked against the oracle on the fp32 state, so
- * the check counts the state's rounding. */
-static void host_round(HostProblem *hp, int set, bool in_place) {
+/* Input set `set` (ROUNDED or ROUNDED_BF16): copies of the inputs of
+ * VERSION_DTYPE rounded to fp16 (bf16) values, so that the oracle sees what a
+ * 16-bit version reads, and their bits for those versions; each set is
+ * rounded from the inputs as made (bf16 from fp16 values would inherit
+ * fp16's range). Inputs of STATE_DTYPE keep their fp32 values (an fp16
+ * version with an fp32 state reads them so) and get fp16 bits for the
+ * versions that store them in fp16: those are checked against the oracle on
+ * the fp32 state, so the check counts the state's rounding. */
+static void host_round(HostProblem *hp, int set) {
     const bool bf16 = set == ROUNDED_BF16;
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];
         float *x = hp->in[PLAIN][k];
-        if (x && t->dtype == STATE_DTYPE) {
+        if (x && t->dtype == STATE_DTYPE && !bf16) {
             hp->bits[set][k] = host_alloc(numel(t) * 2, t->name);
             floats_to_halves(x, hp->bits[set][k], numel(t));
         } else if (x && t->dtype == VERSION_DTYPE) {
             int64_t n = numel(t);
-            if (!in_place) {
-                x = host_alloc(n * 4, t->name);
-                memcpy(x, hp->in[PLAIN][k], (size_t)n * 4);
-            }
+            x = host_alloc(n * 4, t->name);
+            memcpy(x, hp->in[PLAIN][k], (size_t)n * 4);
             if (bf16) round_to_bf16(x, n);
             else round_to_half(x, n);
             hp->bits[set][k] = host_alloc(n * 2, t->name);
@@ -182,7 +181,7 @@ static void host_round(HostProblem *hp, int set, bool in_place) {
 }
 
 static void need_inputs(HostProblem *hp, int set) {
-    if (set != PLAIN && !hp->rounded[set]) host_round(hp, set, false);
+    if (set != PLAIN && !hp->rounded[set]) host_round(hp, set);
 }
 
 /* Random inputs in the op's ranges, drawn in table order from one seed. */
@@ -203,7 +202,6 @@ static void host_random(const Session *se, HostProblem *hp, const Problem *p, ui
         host_view(hp, PLAIN, NULL, t);
         se->op->big_delta(p, t);
     }
-    if (se->ch->fp16_inputs) host_round(hp, ROUNDED, true);
 }
 
 /* Keep fp32 outputs x (table order; NULL where none) as fp64 in r. */
@@ -259,7 +257,7 @@ static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, in
     host_view(hp, set, out, t);
     for (int k = 0; k < hp->n && v->dtype != DT_FP32; k++) {
         const TensorSpec *s = &hp->t[k];
-        if (!s->present || s->dtype != VERSION_DTYPE) continue;
+        if (!s->present || elem_bytes(s, v->dtype) != 2) continue;
         if (is_input(s)) t[k] = hp->bits[set][k];
         else t[k] = half_out[k] = host_alloc(numel(s) * 2, s->name);
     }
@@ -394,7 +392,6 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
         if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];
         else free(file[k]);
     }
-    if (se->ch->fp16_inputs) host_round(hp, ROUNDED, true);
 }
 
 /* ------------------------------------------------------------------ checks */

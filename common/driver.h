@@ -165,7 +165,7 @@ typedef struct {
     int nversions;
     const VersionInfo *prev_cpu;     // previous stage of the CPU versions, or NULL
     const VersionInfo *prev_gpu[2];  // previous stages of the GPU versions, or NULL
-    bool fp16_inputs;                // round inputs to fp16 (every version and the oracle see them rounded)
+    bool fp16_inputs;                // every fp32 version, and the oracle, read the fp16-rounded inputs too
     bool check_fixtures;             // also check the oracle against the official fixtures
     unsigned bench_sets;             // bit k: the op's bench[k] (BENCH_* in ops.h)
     /* NULL, or what the chapter prints after its timings (a plain run and

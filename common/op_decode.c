@@ -257,7 +257,8 @@ static const Problem CHECK_CASES[] = {
     {2, 3,   0,    130, 2, 4,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
 };
 
-/* Benchmark sets (DESIGN section 7, S4): one token, fp32 state, batch 1..256;
+/* Benchmark sets (DESIGN section 7, S4): one token, batch 1..256 (the state
+ * fp32, except in a DT_FP16_STATE16 version);
  * Mamba-2 h 32, p 64, N 128, g 1, no z; Mamba-1 d 2048, N 16, z given. Then
  * T tokens per launch at batch 8, where the state's bytes are paid once. */
 #define S4_M2 {0, 0, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2, false}
