@@ -207,12 +207,15 @@ static __device__ __forceinline__ void load_vec(const float *p, float (&v)[4]) {
     const float4 q = *reinterpret_cast<const float4 *>(p);
     v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
 }
-static __device__ __forceinline__ void load_vec(const __half *p, float (&v)[1]) { v[0] = __half2float(*p); }
-static __device__ __forceinline__ void load_vec(const __half *p, float (&v)[4]) {
-    const uint2 q = *reinterpret_cast<const uint2 *>(p);  // 4 halves, one 8-byte access
+/* 4 halves (the bits of two half2) to 4 floats. */
+static __device__ __forceinline__ void widen4(uint2 q, float (&v)[4]) {
     const float2 lo = __half22float2(*reinterpret_cast<const __half2 *>(&q.x));
     const float2 hi = __half22float2(*reinterpret_cast<const __half2 *>(&q.y));
     v[0] = lo.x; v[1] = lo.y; v[2] = hi.x; v[3] = hi.y;
+}
+static __device__ __forceinline__ void load_vec(const __half *p, float (&v)[1]) { v[0] = __half2float(*p); }
+static __device__ __forceinline__ void load_vec(const __half *p, float (&v)[4]) {
+    widen4(*reinterpret_cast<const uint2 *>(p), v);  // 4 halves, one 8-byte access
 }
 static __device__ __forceinline__ void store_vec(float *p, const float (&v)[1]) { *p = v[0]; }
 static __device__ __forceinline__ void store_vec(float *p, const float (&v)[4]) {
@@ -603,10 +606,7 @@ static __device__ __forceinline__ void load_stream(const __half *p, float (&v)[1
     v[0] = __half2float(__ushort_as_half(__ldcs(reinterpret_cast<const unsigned short *>(p))));
 }
 static __device__ __forceinline__ void load_stream(const __half *p, float (&v)[4]) {
-    const uint2 q = __ldcs(reinterpret_cast<const uint2 *>(p));
-    const float2 lo = __half22float2(*reinterpret_cast<const __half2 *>(&q.x));
-    const float2 hi = __half22float2(*reinterpret_cast<const __half2 *>(&q.y));
-    v[0] = lo.x; v[1] = lo.y; v[2] = hi.x; v[3] = hi.y;
+    widen4(__ldcs(reinterpret_cast<const uint2 *>(p)), v);
 }
 static __device__ __forceinline__ void store_stream(__half *p, const float (&v)[1]) {
     __stcs(reinterpret_cast<unsigned short *>(p), __half_as_ushort(__float2half_rn(v[0])));
