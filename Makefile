@@ -38,7 +38,8 @@ OBJS_02_parallel_scan := build/obj/02_parallel_scan/main.o build/obj/02_parallel
 OBJS_03_fused_cuda  := build/obj/03_fused_cuda/main.o build/obj/03_fused_cuda/cpu.o \
                        build/obj/03_fused_cuda/kernels.o build/obj/02_parallel_scan/kernels.o
 OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cpu.o \
-                       build/obj/04_fp16_half2/kernels.o build/obj/03_fused_cuda/kernels.o
+                       build/obj/04_fp16_half2/kernels.o build/obj/04_fp16_half2/tiles16.o \
+                       build/obj/03_fused_cuda/kernels.o
 OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
 OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o \
@@ -81,7 +82,7 @@ build/obj/%.o: %.cu
 build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
 
 # The ASan build recompiles the C files; CUDA objects are linked as they are.
-asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/floors.o %/transpose.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
+asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/tiles16.o %/floors.o %/transpose.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
 
 define link_rules
 build/$(1): $$(OBJS_$(1)) $$(COMMON_OBJ)

@@ -31,6 +31,7 @@
 
 #include "cuda_check.h"
 #include "mufu.cuh"
+#include "scan_tiles.cuh"
 
 /* ========================================================================
  * Scalar pieces
@@ -51,23 +52,9 @@ static __device__ __forceinline__ float dt_fast(float delta, float bias, bool so
     return softplus ? (x <= 20.f ? log1pf(exp2_approx(x * LOG2E_F)) : x) : x;
 }
 
-/* The same without libm (version 7): softplus(x) = max(x, 0) + log1p(e^-|x|),
- * e^-|x| in (0, 1] on the MUFU and log1p_unit (mufu.cuh) for the log1p.
- * Equal to the official form: above 20, log1p(e^-x) < 2.1e-9 vanishes
- * against x. About 13 instructions (SASS) instead of about 27 with log1pf. */
-static __device__ __forceinline__ float dt_poly(float delta, float bias, bool softplus) {
-    const float x = delta + bias;
-    return softplus ? fmaxf(x, 0.f) + log1p_unit(exp2_approx(-fabsf(x) * LOG2E_F)) : x;
-}
-
 /* z·σ(z): out_vals[r][i] *= z_val / (1 + expf(-z_val)); */
 static __device__ __forceinline__ float silu_libm(float z) { return z / (1.f + expf(-z)); }
-/* The same on two MUFU operations (EX2, RCP). */
-static __device__ __forceinline__ float silu_fast(float z) {
-    return z * rcp_approx(1.f + exp2_approx(-z * LOG2E_F));
-}
-
-static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* The same on two MUFU operations (EX2, RCP) is silu_fast (mufu.cuh). */
 
 /* ========================================================================
  * Version 2: one thread per state
@@ -259,115 +246,13 @@ extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
  *            (float4: 4 steps) and B_t, C_t of its states (float4 per state),
  *            and writes its partial y_t (sum over its R states) to shared memory
  *   output   y_t = Σ_lanes partial + D·u_t, times silu(z_t): float4 stores
+ *
+ * The pieces that do not depend on fp32 rows (tile geometry, the block's
+ * place, the per-tile scan, cp.async, the chunk carries and the plans) are in
+ * common/scan_tiles.cuh: 04's version 8 runs them on 16-bit rows.
  * ====================================================================== */
 
-constexpr int kThreads = 128;            // threads per block, versions 5-7
-constexpr int kMaxStates = 256;          // the largest N of versions 5-7 (16 lanes x 16 states)
-constexpr int kTileSync = 32;            // time steps per tile, versions 5 and 6
-constexpr int kTileAsync = 16;           // time steps per tile, version 7 (two tiles in flight)
-/* Threads a pass needs to fill an H200: 4 warps on each of its 528 schedulers.
- * Measured on version 7: 32768 left S1 b16 at 0.34 ms, 65536 gave 0.26 ms,
- * 131072 and 262144 were slower again at b2..b16 (more lanes, more overhead). */
-constexpr int64_t kFillThreads = 65536;
-
-/* Shared-memory geometry for R states per thread and T-step tiles. Rows are
- * padded to TP = T + 4 floats so that the float4 accesses of 8 consecutive
- * threads (one shared-memory wavefront) fall on distinct banks; B and C are
- * stored lane-major, state n = s·R + j at s·SB + j·TP, with SB padded the
- * same way, so that lanes s = 0..7 read distinct banks too. */
-template <int R, int T>
-struct TileGeometry {
-    static constexpr int TP = T + 4;
-    static constexpr int SB = R * TP + 4;
-    /* Floats of one set of tiles (dt, u, z, B, C) for `rows` rows, S lanes. */
-    static __host__ __device__ int set_floats(int rows, int S) { return 3 * rows * TP + 2 * S * SB; }
-    /* Floats of the partial sums of y: one padded row per thread. */
-    static __host__ __device__ int ypart_floats() { return kThreads * TP; }
-    /* Where row `row` of a tile starts: channel rows, or state rows of B/C. */
-    template <bool STATE_ROWS>
-    static __device__ __forceinline__ int row_offset(int row) {
-        return STATE_ROWS ? (row / R) * SB + (row % R) * TP : row * TP;
-    }
-};
-
-/* One set of tiles in shared memory. */
-struct TileSet {
-    float *dt;  // (rows, TP)  delta, turned into Δ (0 past the end of the sequence)
-    float *u;   // (rows, TP)
-    float *z;   // (rows, TP)
-    float *B;   // (S, SB)     state n = s·R + j at s·SB + j·TP
-    float *C;   // (S, SB)
-};
-
-template <int R, int T>
-static __device__ TileSet carve_tiles(float *p, int rows, int S) {
-    using G = TileGeometry<R, T>;
-    TileSet ts;
-    ts.dt = p;
-    ts.u = ts.dt + rows * G::TP;
-    ts.z = ts.u + rows * G::TP;
-    ts.B = ts.z + rows * G::TP;
-    ts.C = ts.B + S * G::SB;
-    return ts;
-}
-
-/* Where the block and this thread sit. */
-struct RowBlock {
-    int S, rows;     // lanes per row, rows per block (rows·S = kThreads)
-    int r, s;        // this thread's row in the block and its lane (slice of the states)
-    int nvalid;      // rows of the block that exist: a group can end inside the block
-    int64_t bg;      // b·G + g, the block's slice of B and C
-    int64_t c0;      // channel of the block's first row
-    int64_t row0;    // b·d + c0
-};
-
-static __device__ RowBlock row_block(const ScanShape &s, int S) {
-    RowBlock w;
-    w.S = S;
-    w.rows = kThreads / S;
-    w.r = threadIdx.x / S;
-    w.s = threadIdx.x % S;
-    const int64_t per_group = s.dim / s.groups;
-    const int64_t first = (int64_t)blockIdx.x * w.rows;  // channel index inside the group
-    const int64_t b = blockIdx.y / s.groups, g = blockIdx.y % s.groups;
-    w.bg = blockIdx.y;
-    w.c0 = g * per_group + first;
-    w.row0 = b * s.dim + w.c0;
-    w.nvalid = (int)min((int64_t)w.rows, per_group - first);
-    return w;
-}
-
-/* A2[j] = A[c, n]·log2 e for this thread's states (0 for padding: exp2(0) = 1
- * and B = 0 there, so a padded state stays 0). */
-template <int R>
-static __device__ void load_A2(const ScanTensors &t, const RowBlock &w, float (&A2)[R]) {
-    const int64_t N = t.s.dstate;
-#pragma unroll
-    for (int j = 0; j < R; j++) {
-        const int64_t n = (int64_t)w.s * R + j;
-        // A_val[r] *= kLog2e;
-        A2[j] = w.r < w.nvalid && n < N ? t.A[(w.c0 + w.r) * N + n] * LOG2E_F : 0.f;
-    }
-}
-
-/* h[j] = state[n] of this thread's row, or 0. state is (b, d, N) or NULL. */
-template <int R>
-static __device__ void load_state(const float *state, int64_t N, const RowBlock &w, float (&h)[R]) {
-#pragma unroll
-    for (int j = 0; j < R; j++) {
-        const int64_t n = (int64_t)w.s * R + j;
-        h[j] = state && w.r < w.nvalid && n < N ? state[(w.row0 + w.r) * N + n] : 0.f;
-    }
-}
-
-template <int R>
-static __device__ void store_state(float *state, int64_t N, const RowBlock &w, const float (&h)[R]) {
-#pragma unroll
-    for (int j = 0; j < R; j++) {
-        const int64_t n = (int64_t)w.s * R + j;
-        if (w.r < w.nvalid && n < N) state[(w.row0 + w.r) * N + n] = h[j];
-    }
-}
+constexpr int kTileSync = 32;  // time steps per tile, versions 5 and 6 (version 7: kTileAsync, 16)
 
 /* Four steps [tt, tt+4) of one row; steps >= L read as 0. vec4: the row is
  * 16-byte aligned (L % 4 == 0), so the four steps are all in or all out. */
@@ -394,11 +279,6 @@ static __device__ void load_rows(float *tile, const float *src, int64_t L, int n
     }
 }
 
-/* Δ for one element of a tile, or 0 past the sequence's end or outside the
- * block's rows, so that exp2(0·A2) = 1 and Δ·u = 0 leave the state as it is.
- * Δ is computed either way and then selected: no branch. */
-static __device__ __forceinline__ float dt_or_zero(float dt, bool inside) { return inside ? dt : 0.f; }
-
 /* As load_rows for delta, turning it into Δ on the way (versions 5 and 6). */
 template <int T>
 static __device__ void load_dt(float *tile, const float *delta, const float *bias, bool softplus, int64_t L,
@@ -413,51 +293,6 @@ static __device__ void load_dt(float *tile, const float *delta, const float *bia
         *reinterpret_cast<float4 *>(tile + row * TP + 4 * q) = make_float4(
             dt_or_zero(dt_fast(v.x, b, softplus), ok && tt < L), dt_or_zero(dt_fast(v.y, b, softplus), ok && tt + 1 < L),
             dt_or_zero(dt_fast(v.z, b, softplus), ok && tt + 2 < L), dt_or_zero(dt_fast(v.w, b, softplus), ok && tt + 3 < L));
-    }
-}
-
-/* The scan of one tile by one thread: its row, its R states, T steps.
- * Per 4 steps: 2 LDS.128 (Δ, u), 4 FMUL (Δ·u), then per state 2 LDS.128
- * (B, C) and per element FMUL, MUFU.EX2, FMUL, FFMA, FFMA; 1 STS.128 of the
- * partial y. WRITE_Y = false (a chunk's end state only) drops C and y and
- * sums Δ over the tile instead. */
-template <int R, int T, bool WRITE_Y>
-static __device__ __forceinline__ void scan_tile(const TileSet &ts, const RowBlock &w, float *ypart, float (&h)[R],
-                                                 const float (&A2)[R], float &dt_sum) {
-    using G = TileGeometry<R, T>;
-    const float *dt_row = ts.dt + w.r * G::TP;
-    const float *u_row = ts.u + w.r * G::TP;
-    const float *B_lane = ts.B + w.s * G::SB;
-    const float *C_lane = ts.C + w.s * G::SB;
-    float *y_row = ypart + threadIdx.x * G::TP;
-#pragma unroll(R >= 8 ? 1 : 2)
-    for (int tq = 0; tq < T; tq += 4) {
-        const float4 d4 = *reinterpret_cast<const float4 *>(dt_row + tq);
-        const float4 u4 = *reinterpret_cast<const float4 *>(u_row + tq);
-        const float dt[4] = {d4.x, d4.y, d4.z, d4.w};
-        // delta_u_vals[r][i] = delta_vals[r][i] * u_val;
-        const float du[4] = {d4.x * u4.x, d4.y * u4.y, d4.z * u4.z, d4.w * u4.w};
-        float y[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int j = 0; j < R; j++) {
-            const float4 b4 = *reinterpret_cast<const float4 *>(B_lane + j * G::TP + tq);
-            const float Bt[4] = {b4.x, b4.y, b4.z, b4.w};
-            float Ct[4];
-            if (WRITE_Y) {
-                const float4 c4 = *reinterpret_cast<const float4 *>(C_lane + j * G::TP + tq);
-                Ct[0] = c4.x; Ct[1] = c4.y; Ct[2] = c4.z; Ct[3] = c4.w;
-            }
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                // thread_data[i] = make_float2(exp2f(delta_vals[r][i] * A_val[r]), B_vals[i] * delta_u_vals[r][i]);
-                // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
-                h[j] = fmaf(exp2_approx(dt[k] * A2[j]), h[j], Bt[k] * du[k]);
-                // out_vals[r][i] += thread_data[i].y * C_val;
-                if (WRITE_Y) y[k] = fmaf(Ct[k], h[j], y[k]);
-            }
-        }
-        if (WRITE_Y) *reinterpret_cast<float4 *>(y_row + tq) = make_float4(y[0], y[1], y[2], y[3]);
-        else dt_sum += (dt[0] + dt[1]) + (dt[2] + dt[3]);
     }
 }
 
@@ -542,7 +377,7 @@ static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, f
             if (in.z) load_rows<R, T, false>(ts.z, in.z, L, w.rows, w.nvalid, t0, vec4);
         }
         __syncthreads();
-        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
+        scan_tile<R, T, WRITE_Y, 0>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) {
             store_y<R, T>(t, w, ts, ypart, t0, vec4);
@@ -562,23 +397,6 @@ static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, f
  *     (two sets of tiles), so each block's loads overlap its own scan;
  *   - Δ by a polynomial softplus (dt_poly) instead of log1pf.
  * ====================================================================== */
-
-/* 16 bytes (4 bytes) global -> shared, asynchronous; in = false writes zeros
- * and reads nothing (src-size 0), src must still be a valid address. */
-static __device__ __forceinline__ void cp_async16(float *dst, const float *src, bool in) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(in ? 16 : 0) : "memory");
-}
-static __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool in) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(in ? 4 : 0) : "memory");
-}
-static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-/* Wait until at most PENDING of this thread's committed groups are in flight. */
-template <int PENDING>
-static __device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
 
 /* As load_rows, as cp.async copies that land while the thread goes on. A
  * whole tile inside the sequence with aligned rows (every tile but the last
@@ -665,7 +483,7 @@ static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, 
         __syncthreads();     // and every thread's
         dt_in_place<T>(ts.dt, bias, t.s.softplus, L, w.nvalid, t0);
         __syncthreads();
-        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
+        scan_tile<R, T, WRITE_Y, 0>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) {
             store_y<R, T>(t, w, ts, ypart, t0, vec4);
@@ -740,14 +558,7 @@ __global__ void scan_chunk_states_kernel(ScanTensors t, int S, int64_t chunk_len
     float dt_sum = 0.f;
     if (k == 0) scan_span<R, T, true, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
     else scan_span<R, T, false, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
-    const int slots = chunks - 1;
-    const int64_t row = w.row0 + w.r;
-#pragma unroll
-    for (int j = 0; j < R; j++) {
-        const int64_t n = (int64_t)w.s * R + j;
-        if (w.r < w.nvalid && n < N) chunk_h[(row * slots + k) * N + n] = h[j];
-    }
-    if (w.s == 0 && w.r < w.nvalid) chunk_dt[row * slots + k] = dt_sum;
+    store_chunk_end<R>(w, N, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
 }
 
 /* Pass 2. Block z = chunk k - 1 for k = 1..K-1.
@@ -763,26 +574,9 @@ __global__ void scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_le
     const int64_t N = t.s.dstate, L = t.s.seqlen;
     const int k = blockIdx.z + 1;
     const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
-    const int slots = chunks - 1;
-    const int64_t row = w.row0 + w.r;
-    const bool row_ok = w.r < w.nvalid;
     float h[R], A2[R];
     load_A2<R>(t, w, A2);
-    // The carry into chunk k: the state after chunk 0, then through chunks 1..k-1.
-#pragma unroll
-    for (int j = 0; j < R; j++) {
-        const int64_t n = (int64_t)w.s * R + j;
-        h[j] = row_ok && n < N ? chunk_h[(row * slots) * N + n] : 0.f;
-    }
-    for (int c = 1; c < k; c++) {
-        const float dt_c = row_ok ? chunk_dt[row * slots + c] : 0.f;
-#pragma unroll
-        for (int j = 0; j < R; j++) {
-            const int64_t n = (int64_t)w.s * R + j;
-            const float local = row_ok && n < N ? chunk_h[(row * slots + c) * N + n] : 0.f;
-            h[j] = fmaf(exp2_approx(A2[j] * dt_c), h[j], local);
-        }
-    }
+    carry_in<R>(w, N, chunks - 1, k, A2, h, chunk_h, chunk_dt);
     float dt_sum = 0.f;
     scan_span<R, T, true, ASYNC>(t, w, smem, h, A2, t_begin, t_end, dt_sum);
     if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
@@ -792,19 +586,6 @@ __global__ void scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_le
  * Host side of versions 5-7
  * ====================================================================== */
 
-typedef struct {
-    int R;              // states per thread (a template argument: 1, 2, 4, 8, 16, 32)
-    int S;              // lanes per row: R·S = N rounded up to a power of two
-    int chunks;         // pieces of L; 1 = a single pass
-    int64_t chunk_len;  // steps per chunk, a multiple of the tile
-} Plan;
-
-static int pow2_at_least(int64_t x) {
-    int p = 1;
-    while (p < x) p *= 2;
-    return p;
-}
-
 /* Versions 5 and 6: up to 16 states per thread; N > 16 spread over lanes. */
 static Plan plan_lanes(const ScanShape *s) {
     const int np = pow2_at_least(s->dstate);
@@ -813,69 +594,16 @@ static Plan plan_lanes(const ScanShape *s) {
     return p;
 }
 
-/* Chunks so that a pass runs (b·d·S threads) x (chunks - 1) >= kFillThreads,
- * each chunk at least min_tiles tiles; 1 when the rows fill the GPU already
- * (and when fewer than 3 chunks would come out: 2 run one after the other). */
-static void plan_chunks(Plan *p, const ScanShape *s, int tile, int64_t min_tiles) {
-    const int64_t threads = s->batch * s->dim * p->S, tiles = ceil_div(s->seqlen, tile);
-    int64_t chunks = threads < kFillThreads ? ceil_div(kFillThreads, threads) + 1 : 1;
-    if (chunks > tiles / min_tiles) chunks = tiles / min_tiles;
-    if (chunks > 65535) chunks = 65535;
-    p->chunks = 1;
-    p->chunk_len = tiles * tile;
-    if (chunks >= 3) {
-        p->chunk_len = ceil_div(tiles, chunks) * tile;
-        p->chunks = (int)ceil_div(s->seqlen, p->chunk_len);
-        if (p->chunks < 3) {
-            p->chunks = 1;
-            p->chunk_len = tiles * tile;
-        }
-    }
-}
-
 static Plan plan_chunked(const ScanShape *s) {
     Plan p = plan_lanes(s);
     plan_chunks(&p, s, kTileSync, 1);
     return p;
 }
 
-/* Version 7: up to 32 states per thread, then fewer states per thread (more
- * lanes per row) until the rows fill the GPU, which costs no exps; chunks
- * only when R = 2 is still short. */
-static Plan plan_tuned(const ScanShape *s) {
-    const int np = pow2_at_least(s->dstate);
-    const int64_t rows = s->batch * s->dim;
-    Plan p = {np < 32 ? np : 32, 0, 1, s->seqlen};
-    while (p.R > 2 && np / p.R < 32 && rows * (np / p.R) < kFillThreads) p.R /= 2;
-    p.S = np / p.R;
-    plan_chunks(&p, s, kTileAsync, 4);
-    return p;
-}
-
-static size_t chunk_workspace(const ScanShape *s, const Plan &p) {
-    if (p.chunks <= 1) return 0;
-    return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
-}
-
 template <int R, int T, bool ASYNC>
 static size_t smem_bytes(int S) {
     using G = TileGeometry<R, T>;
     return sizeof(float) * (size_t)((ASYNC ? 2 : 1) * G::set_floats(kThreads / S, S) + G::ypart_floats());
-}
-
-/* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
-template <typename Kernel>
-static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
-    if (bytes > 48 * 1024 && bytes > *allowed) {
-        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        *allowed = bytes;
-    }
-}
-
-/* Blocks: x = channel blocks of a group, y = b·G, z = chunks of a pass. */
-static dim3 tile_grid(const ScanShape *s, int S, int z) {
-    const int rows = kThreads / S;
-    return dim3((unsigned)ceil_div(s->dim / s->groups, rows), (unsigned)(s->batch * s->groups), (unsigned)z);
 }
 
 /* One pass (version 5, and 6 and 7 without chunks), or the two chunk passes. */

@@ -55,8 +55,9 @@
 #include <string.h>
 
 #include "cuda_check.h"
-#include "mufu.cuh"
 #include "exp2_poly.h"
+#include "mufu.cuh"
+#include "pair16.cuh"
 
 /* ========================================================================
  * Scalar pieces
@@ -74,11 +75,6 @@ static __device__ __forceinline__ float dt_of(float v, bool softplus) {
     const float sp = LOG_ON_MUFU ? lg2_approx(1.f + e) * LN2_F : log1pf(e);
     // delta_vals[r][i] = delta_vals[r][i] <= 20.f ? log1pf(expf(delta_vals[r][i])) : delta_vals[r][i];
     return v <= 20.f ? sp : v;
-}
-
-/* z·σ(z) = z / (1 + e^-z) on two MUFU operations (EX2, RCP). */
-static __device__ __forceinline__ float silu_fast(float z) {
-    return z * rcp_approx(1.f + exp2_approx(-z * LOG2E_F));
 }
 
 static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -208,25 +204,6 @@ static __device__ void store_state(float *state, int64_t N, const Place &w, cons
 /* ========================================================================
  * fp16 (bf16) in and out: 8 steps at a time
  * ====================================================================== */
-
-/* Two values of format F as one 32-bit pair (__half2, __nv_bfloat162), to
- * and from two floats. */
-template <typename F>
-struct Pair;
-template <>
-struct Pair<__half> {
-    using type = __half2;
-    static __device__ __forceinline__ float2 widen(__half2 v) { return __half22float2(v); }
-    static __device__ __forceinline__ __half2 narrow(float a, float b) { return __floats2half2_rn(a, b); }
-    static __device__ __forceinline__ __half narrow1(float a) { return __float2half_rn(a); }
-};
-template <>
-struct Pair<__nv_bfloat16> {
-    using type = __nv_bfloat162;
-    static __device__ __forceinline__ float2 widen(__nv_bfloat162 v) { return __bfloat1622float2(v); }
-    static __device__ __forceinline__ __nv_bfloat162 narrow(float a, float b) { return __floats2bfloat162_rn(a, b); }
-    static __device__ __forceinline__ __nv_bfloat16 narrow1(float a) { return __float2bfloat16_rn(a); }
-};
 
 /* Steps [tt, tt + 8) of a 16-bit row as raw bits, steps >= L as 0. VEC and vec
  * (L % 8 == 0 and 16-byte aligned rows, so the 8 steps are all in or all

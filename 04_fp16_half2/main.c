@@ -33,6 +33,9 @@ static const ScanVersion versions[] = {
     {{"scan_bf16_poly3",
       "version 5 with bf16 u, delta, z, B, C, y: the dtype Mamba checkpoints run in, 8 bits of mantissa",
       true, DT_BF16}, scan_fp16_row_state_workspace, scan_fp16_row_state_unsupported, scan_bf16_poly3},
+    {{"scan_fp16_tuned",
+      "03's version 7 with fp16 rows: lanes before chunks, tiles staged by cp.async and widened once",
+      true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tiled_unsupported, scan_fp16_tuned},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same

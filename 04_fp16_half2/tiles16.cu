@@ -1,0 +1,344 @@
+/* 04_fp16_half2, GPU, version 8: 03's tuned kernel (03's version 7) with
+ * 16-bit rows.
+ *
+ * Versions 4-7 keep one thread per row (R = N) and never cut L finer than
+ * 32768 threads: right at S1 batch 16, where the rows fill the GPU and the
+ * exps bound it, but at batch 1-8 they leave it as short of work as 03's
+ * versions 5-6 were, and 03's version 7 beats them there in fp32. Version 8
+ * takes 03's version 7 whole (common/scan_tiles.cuh: the plan that spreads a
+ * row's states over lanes before it cuts L, tiles copied one ahead, the
+ * per-tile scan) and changes only what touches memory:
+ *
+ *   copy   u, delta, z (rows x T) and B, C (N x T) as 16-bit rows into a
+ *          staging area with cp.async, 16 bytes (8 steps) a copy: half of
+ *          03's bytes and copies;
+ *   widen  once the copies have landed, the block widens the staging area
+ *          into 03's fp32 tiles (Δ = softplus(delta + bias) on the way), once
+ *          per block, not once per lane; then the next tile's copies are
+ *          issued into the free staging area, and run during the scan;
+ *   scan   03's scan_tile, with the exps of states n % 8 == 7 on the degree-3
+ *          polynomial (exp2_poly.h) where a lane holds 8 or more states, as
+ *          in version 5;
+ *   store  the lanes' partial sums added, D·u, the z gate, y narrowed to
+ *          16 bits, 8 bytes (4 steps) a store.
+ *
+ * Per element the scan is 03's: FMUL, MUFU.EX2 (or 5 FMA-pipe operations on
+ * one state in eight), FMUL, FFMA, FFMA, half an LDS.128. Per (row, step):
+ * the widening of u, delta, z (a convert each) and Δ. Three barriers per
+ * tile: landed, widened, scanned.
+ * Bytes: 2·b·d·L·(3 + z) + 4·b·G·N·L, plus the states (and the chunk states
+ * when L is cut). Exps: as 03's version 7. */
+#include "kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "pair16.cuh"
+#include "scan_tiles.cuh"
+
+constexpr int T = kTileAsync;  // steps per tile
+constexpr int HP = T + 8;      // halves per staged row: 48 bytes, so every 16-byte copy lands aligned
+
+/* The staging area: one tile of each input as copied, 16-bit. */
+template <typename F>
+struct Stage {
+    F *dt;  // (rows, HP)  delta
+    F *u;   // (rows, HP)
+    F *z;   // (rows, HP)
+    F *B;   // (npad, HP)  state n at n·HP
+    F *C;   // (npad, HP)
+};
+
+template <typename F>
+static __device__ Stage<F> carve_stage(F *p, int rows, int npad) {
+    Stage<F> st;
+    st.dt = p;
+    st.u = st.dt + rows * HP;
+    st.z = st.u + rows * HP;
+    st.B = st.z + rows * HP;
+    st.C = st.B + npad * HP;
+    return st;
+}
+
+/* Bytes of shared memory: 03's fp32 tile set and partial sums, then the staging area. */
+template <int R>
+static size_t smem_bytes(int S) {
+    using G = TileGeometry<R, T>;
+    const int rows = kThreads / S, npad = R * S;
+    return sizeof(float) * (size_t)(G::set_floats(rows, S) + G::ypart_floats()) +
+           sizeof(uint16_t) * (size_t)((3 * rows + 2 * npad) * HP);
+}
+
+/* Steps [t0, t0 + T) of rows [0, nrows) of a (..., L) 16-bit tensor into
+ * the staging area; rows >= nvalid and steps >= L as 0. Q = 2 threads per
+ * row, 8 steps each. vec8 (L % 8 == 0, rows 16-byte aligned): one cp.async
+ * of 16 bytes; otherwise 8 loads of 2 bytes and one 16-byte store. */
+template <typename F>
+static __device__ void copy_rows16(F *stage, const F *src, int64_t L, int nrows, int nvalid, int64_t t0, bool vec8) {
+    constexpr int Q = T / 8;
+    const int q = threadIdx.x % Q;
+    const int64_t tt = t0 + 8 * q;
+    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q) {
+        const bool ok = row < nvalid;
+        F *dst = stage + row * HP + 8 * q;
+        const F *r = ok ? src + row * L : src;  // row 0 stands in for a row that does not exist: nothing is read
+        if (vec8) {
+            cp_async16(dst, r + (tt < L ? tt : 0), ok && tt < L);
+        } else {
+            const unsigned short *bits = reinterpret_cast<const unsigned short *>(r);
+            unsigned b[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) b[e] = ok && tt + e < L ? bits[tt + e] : 0u;
+            *reinterpret_cast<uint4 *>(dst) =
+                make_uint4(b[0] | b[1] << 16, b[2] | b[3] << 16, b[4] | b[5] << 16, b[6] | b[7] << 16);
+        }
+    }
+}
+
+/* One tile's copies: u, delta, B always; C and z only in a pass that writes y. */
+template <int R, bool WRITE_Y, typename F>
+static __device__ void copy_stage(const Stage<F> &st, const ScanTensors &t, const RowBlock &w, int64_t t0, bool vec8) {
+    const int64_t L = t.s.seqlen;
+    const int N = (int)t.s.dstate, npad = R * w.S;
+    copy_rows16(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
+    copy_rows16(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
+    copy_rows16(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, t0, vec8);
+    if (WRITE_Y) {
+        copy_rows16(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, t0, vec8);
+        if (t.z) copy_rows16(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
+    }
+}
+
+/* Four staged values (steps 4q .. 4q + 3 of a row) widened to fp32. */
+template <typename F>
+static __device__ __forceinline__ float4 widen4(const F *p) {
+    const uint2 bits = *reinterpret_cast<const uint2 *>(p);
+    typename Pair<F>::type lo, hi;
+    memcpy(&lo, &bits.x, sizeof lo);
+    memcpy(&hi, &bits.y, sizeof hi);
+    const float2 a = Pair<F>::widen(lo), b = Pair<F>::widen(hi);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
+
+/* Rows [0, nrows) of a staged tensor widened into an fp32 tile (03's layout). */
+template <int R, bool STATE_ROWS, typename F>
+static __device__ void widen_rows(float *tile, const F *stage, int nrows) {
+    constexpr int Q = T / 4;
+    const int q = threadIdx.x % Q;
+    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q)
+        *reinterpret_cast<float4 *>(tile + TileGeometry<R, T>::template row_offset<STATE_ROWS>(row) + 4 * q) =
+            widen4(stage + row * HP + 4 * q);
+}
+
+/* The staged tile widened into 03's fp32 tiles, delta turned into Δ on the
+ * way: Δ = 0 past the sequence's end and on rows past the block's end, so
+ * that their states stay as they are (their results are never stored). */
+template <int R, bool WRITE_Y, typename F>
+static __device__ void widen_stage(const TileSet &ts, const Stage<F> &st, const ScanTensors &t, const RowBlock &w,
+                                   int64_t t0) {
+    constexpr int Q = T / 4;
+    const int q = threadIdx.x % Q;
+    const int64_t left = t.s.seqlen - (t0 + 4 * q);
+    const int steps = left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
+    const float *bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;  // (rows,)
+    const bool softplus = t.s.softplus;
+    for (int row = threadIdx.x / Q; row < w.rows; row += kThreads / Q) {
+        const float4 v = widen4(st.dt + row * HP + 4 * q);
+        const bool ok = row < w.nvalid;
+        const float b = ok && bias ? bias[row] : 0.f;
+        // delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];  then softplus (dt_poly)
+        *reinterpret_cast<float4 *>(ts.dt + row * TileGeometry<R, T>::TP + 4 * q) =
+            make_float4(dt_or_zero(dt_poly(v.x, b, softplus), ok && 0 < steps),
+                        dt_or_zero(dt_poly(v.y, b, softplus), ok && 1 < steps),
+                        dt_or_zero(dt_poly(v.z, b, softplus), ok && 2 < steps),
+                        dt_or_zero(dt_poly(v.w, b, softplus), ok && 3 < steps));
+    }
+    const int npad = R * w.S;
+    widen_rows<R, false>(ts.u, st.u, w.rows);
+    widen_rows<R, true>(ts.B, st.B, npad);
+    if (WRITE_Y) {
+        widen_rows<R, true>(ts.C, st.C, npad);
+        if (t.z) widen_rows<R, false>(ts.z, st.z, w.rows);
+    }
+}
+
+/* y for one tile: the lanes' partial sums added, D·u, the z gate, narrowed
+ * to F; 8-byte stores (4 steps) where the rows are aligned. */
+template <int R, typename F>
+static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
+                                 int64_t t0, bool vec8) {
+    using G = TileGeometry<R, T>;
+    constexpr int Q = T / 4;
+    const int64_t L = t.s.seqlen;
+    const int q = threadIdx.x % Q;
+    const int64_t tt = t0 + 4 * q;
+    if (tt >= L) return;
+    const int steps = L - tt < 4 ? (int)(L - tt) : 4;  // of this thread's 4, inside the sequence
+    for (int row = threadIdx.x / Q; row < w.nvalid; row += kThreads / Q) {
+        float4 acc = *reinterpret_cast<const float4 *>(ypart + row * w.S * G::TP + 4 * q);
+#pragma unroll 4
+        for (int s = 1; s < w.S; s++) {
+            const float4 p = *reinterpret_cast<const float4 *>(ypart + (row * w.S + s) * G::TP + 4 * q);
+            acc.x += p.x; acc.y += p.y; acc.z += p.z; acc.w += p.w;
+        }
+        float y[4] = {acc.x, acc.y, acc.z, acc.w};
+        const float4 u4 = *reinterpret_cast<const float4 *>(ts.u + row * G::TP + 4 * q);
+        const float uu[4] = {u4.x, u4.y, u4.z, u4.w};
+        const float D = t.D ? t.D[w.c0 + row] : 0.f;
+#pragma unroll
+        for (int k = 0; k < 4; k++) y[k] = fmaf(D, uu[k], y[k]);  // out = y + u * D
+        if (t.z) {
+            const float4 z4 = *reinterpret_cast<const float4 *>(ts.z + row * G::TP + 4 * q);
+            // out = out * F.silu(z)
+            y[0] *= silu_fast(z4.x); y[1] *= silu_fast(z4.y); y[2] *= silu_fast(z4.z); y[3] *= silu_fast(z4.w);
+        }
+        F *y_row = (F *)t.y + (w.row0 + row) * L + tt;  // (4,) of this thread's row
+        if (vec8) {
+            const typename Pair<F>::type lo = Pair<F>::narrow(y[0], y[1]), hi = Pair<F>::narrow(y[2], y[3]);
+            uint2 bits;
+            memcpy(&bits.x, &lo, sizeof lo);
+            memcpy(&bits.y, &hi, sizeof hi);
+            *reinterpret_cast<uint2 *>(y_row) = bits;
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                if (k < steps) y_row[k] = Pair<F>::narrow1(y[k]);
+        }
+    }
+}
+
+/* Steps [t_begin, t_end) of the block's rows, one tile at a time. Tile i+1's
+ * copies are issued once tile i has been widened (the staging area is free
+ * again) and land while tile i is scanned and stored. Three barriers per
+ * tile: landed, widened, scanned; the store of tile i ends before the
+ * barrier that lets tile i+1 be widened over its tiles. */
+template <int R, bool WRITE_Y, typename F>
+static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
+                                   const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum) {
+    using G = TileGeometry<R, T>;
+    const TileSet ts = carve_tiles<R, T>(smem, w.rows, w.S);
+    float *ypart = smem + G::set_floats(w.rows, w.S);  // (kThreads, TP) fp32
+    const Stage<F> st = carve_stage(reinterpret_cast<F *>(ypart + G::ypart_floats()), w.rows, R * w.S);
+    const int64_t ntiles = ceil_div(t_end - t_begin, T);
+    if (ntiles > 0) copy_stage<R, WRITE_Y>(st, t, w, t_begin, vec8);
+    cp_async_commit();
+    for (int64_t i = 0; i < ntiles; i++) {
+        const int64_t t0 = t_begin + i * T;
+        cp_async_wait<0>();  // this thread's copies of tile i have landed
+        __syncthreads();     // and every thread's; tile i-1 is stored
+        widen_stage<R, WRITE_Y>(ts, st, t, w, t0);
+        __syncthreads();
+        if (i + 1 < ntiles) copy_stage<R, WRITE_Y>(st, t, w, t0 + T, vec8);
+        cp_async_commit();
+        scan_tile<R, T, WRITE_Y, 3>(ts, w, ypart, h, A2, dt_sum);
+        __syncthreads();
+        if (WRITE_Y) store_y16<R, F>(t, w, ts, ypart, t0, vec8);
+    }
+}
+
+/* One pass over the whole sequence, from h0 to last_state (no chunks). */
+template <int R, typename F>
+__global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(t.s, S);
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    load_state<R>(t.h0, t.s.dstate, w, h);
+    float dt_sum = 0.f;
+    scan_span16<R, true, F>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, vec8, dt_sum);
+    store_state<R>(t.last_state, t.s.dstate, w, h);
+}
+
+/* Chunks over L, as 03's version 6-7 (see 03's kernels.cu). Pass 1, block
+ * z = chunk k = 0..K-2: chunk 0 from h0 writes its y; every chunk's end state
+ * and ΣΔ go to the workspace. */
+template <int R, typename F>
+__global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
+                                           float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
+                                           float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const RowBlock w = row_block(t.s, S);
+    const int64_t N = t.s.dstate, L = t.s.seqlen;
+    const int k = blockIdx.z;
+    const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    load_state<R>(k == 0 ? t.h0 : NULL, N, w, h);
+    float dt_sum = 0.f;
+    if (k == 0) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum);
+    else scan_span16<R, false, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum);
+    store_chunk_end<R>(w, N, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
+}
+
+/* Pass 2, block z = chunk k - 1 for k = 1..K-1: the carry in, then the chunk
+ * scanned again from its true start, writing y. */
+template <int R, typename F>
+__global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
+                                            const float *chunk_h,     // (b·d, chunks - 1, N) fp32
+                                            const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const RowBlock w = row_block(t.s, S);
+    const int64_t N = t.s.dstate, L = t.s.seqlen;
+    const int k = blockIdx.z + 1;
+    const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
+    float h[R], A2[R];
+    load_A2<R>(t, w, A2);
+    carry_in<R>(w, N, chunks - 1, k, A2, h, chunk_h, chunk_dt);
+    float dt_sum = 0.f;
+    scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum);
+    if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
+}
+
+/* ========================================================================
+ * Host side
+ * ====================================================================== */
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+template <int R, typename F>
+static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
+    static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
+    const ScanShape *s = &t->s;
+    const size_t smem = smem_bytes<R>(p.S);
+    const bool vec8 = s->seqlen % 8 == 0 && aligned16(t->u) && aligned16(t->delta) && aligned16(t->B) &&
+                      aligned16(t->C) && aligned16(t->y) && (t->z == NULL || aligned16(t->z));
+    if (p.chunks == 1) {
+        allow_smem(scan_tiles16_kernel<R, F>, smem, &allowed_single);
+        scan_tiles16_kernel<R, F><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S, vec8);
+        cuda_check_launch();
+        return;
+    }
+    const int slots = p.chunks - 1;
+    float *chunk_h = (float *)workspace;                                // (b·d, chunks - 1, N) fp32
+    float *chunk_dt = chunk_h + s->batch * s->dim * slots * s->dstate;  // (b·d, chunks - 1) fp32
+    allow_smem(scan_chunk_states16_kernel<R, F>, smem, &allowed_states);
+    scan_chunk_states16_kernel<R, F><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
+                                                                                   vec8, chunk_h, chunk_dt);
+    cuda_check_launch();
+    allow_smem(scan_chunk_outputs16_kernel<R, F>, smem, &allowed_outputs);
+    scan_chunk_outputs16_kernel<R, F><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
+                                                                                    vec8, chunk_h, chunk_dt);
+    cuda_check_launch();
+}
+
+template <typename F>
+static void launch_tuned(const ScanTensors *t, void *workspace) {
+    const Plan p = plan_tuned(&t->s);
+    switch (p.R) {
+    case 1: launch<1, F>(t, p, workspace); break;
+    case 2: launch<2, F>(t, p, workspace); break;
+    case 4: launch<4, F>(t, p, workspace); break;
+    case 8: launch<8, F>(t, p, workspace); break;
+    case 16: launch<16, F>(t, p, workspace); break;
+    default: launch<32, F>(t, p, workspace); break;
+    }
+}
+
+extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) { return chunk_workspace(s, plan_tuned(s)); }
+
+extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half>(t, workspace); }
