@@ -252,7 +252,8 @@ extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
  * common/scan_tiles.cuh: 04's version 8 runs them on 16-bit rows.
  * ====================================================================== */
 
-constexpr int kTileSync = 32;  // time steps per tile, versions 5 and 6 (version 7: kTileAsync, 16)
+constexpr int kTileSync = 32;   // time steps per tile, versions 5 and 6
+constexpr int kTileAsync = 16;  // time steps per tile, version 7 (two tiles in flight)
 
 /* Four steps [tt, tt+4) of one row; steps >= L read as 0. vec4: the row is
  * 16-byte aligned (L % 4 == 0), so the four steps are all in or all out. */
@@ -377,7 +378,7 @@ static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, f
             if (in.z) load_rows<R, T, false>(ts.z, in.z, L, w.rows, w.nvalid, t0, vec4);
         }
         __syncthreads();
-        scan_tile<R, T, WRITE_Y, 0>(ts, w, ypart, h, A2, dt_sum);
+        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) {
             store_y<R, T>(t, w, ts, ypart, t0, vec4);
@@ -483,7 +484,7 @@ static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, 
         __syncthreads();     // and every thread's
         dt_in_place<T>(ts.dt, bias, t.s.softplus, L, w.nvalid, t0);
         __syncthreads();
-        scan_tile<R, T, WRITE_Y, 0>(ts, w, ypart, h, A2, dt_sum);
+        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) {
             store_y<R, T>(t, w, ts, ypart, t0, vec4);
@@ -659,8 +660,10 @@ extern "C" void scan_fused_chunked(const ScanTensors *t, void *workspace) {
     launch_tiles_any<kTileSync, false>(t, plan_chunked(&t->s), workspace);
 }
 
-extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) { return chunk_workspace(s, plan_tuned(s)); }
+extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) {
+    return chunk_workspace(s, plan_tuned(s, kTileAsync, 2));
+}
 
 extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
-    launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s), workspace);
+    launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s, kTileAsync, 2), workspace);
 }

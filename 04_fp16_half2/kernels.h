@@ -39,8 +39,8 @@ void scan_fp16_poly5(const ScanTensors *t, void *workspace);
 void scan_bf16_poly3(const ScanTensors *t, void *workspace);
 
 /* 8 (tiles16.cu): 03's tuned kernel (its version 7) with fp16 rows staged by
- * cp.async and widened in shared memory, states n % 8 == 7 on the degree-3
- * polynomial where a lane holds 8 or more. Any N <= 256: unsupported as 2. */
+ * cp.async and widened in shared memory, 32-step tiles, at least 4 states a
+ * thread. Any N <= 256: unsupported as 2. */
 size_t scan_fp16_tuned_workspace(const ScanShape *s);
 void scan_fp16_tuned(const ScanTensors *t, void *workspace);
 

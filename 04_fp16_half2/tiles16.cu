@@ -7,7 +7,7 @@
  * versions 5-6 were, and 03's version 7 beats them there in fp32. Version 8
  * takes 03's version 7 whole (common/scan_tiles.cuh: the plan that spreads a
  * row's states over lanes before it cuts L, tiles copied one ahead, the
- * per-tile scan) and changes only what touches memory:
+ * per-tile scan) and changes what touches memory, and two constants:
  *
  *   copy   u, delta, z (rows x T) and B, C (N x T) as 16-bit rows into a
  *          staging area with cp.async, 16 bytes (8 steps) a copy: half of
@@ -16,22 +16,29 @@
  *          into 03's fp32 tiles (Δ = softplus(delta + bias) on the way), once
  *          per block, not once per lane; then the next tile's copies are
  *          issued into the free staging area, and run during the scan;
- *   scan   03's scan_tile, with the exps of states n % 8 == 7 on the degree-3
- *          polynomial (exp2_poly.h) where a lane holds 8 or more states, as
- *          in version 5;
+ *   scan   03's scan_tile, every exp on the MUFU;
  *   store  the lanes' partial sums added, D·u, the z gate, y narrowed to
- *          16 bits, 8 bytes (4 steps) a store.
+ *          16 bits, 8 bytes (4 steps) a store;
+ *   T = 32 steps a tile, not 16: three barriers per tile were the largest
+ *          stall at batch 1 (ncu: 32-37% of the cycles between a warp's
+ *          instructions); at least 4 states a thread before L is cut, not 2:
+ *          at R = 2 the per-(row, step) work and the 16-lane sums of y cost
+ *          more than the extra exps of more chunks. Measured on an H200
+ *          against T = 16, R >= 2: S1 b1 0.039 against 0.057 ms, S2 b8 L8192
+ *          1.28 against 1.43 ms.
  *
- * Per element the scan is 03's: FMUL, MUFU.EX2 (or 5 FMA-pipe operations on
- * one state in eight), FMUL, FFMA, FFMA, half an LDS.128. Per (row, step):
- * the widening of u, delta, z (a convert each) and Δ. Three barriers per
- * tile: landed, widened, scanned.
+ * The polynomial exps of versions 5-7 do not pay here: this kernel is not
+ * MUFU-bound (03's version 7 at S1 b16: MUFU 58% of peak, issue 62%), so
+ * moving exps to the FMA pipe only adds instructions (measured with T = 16:
+ * S1 b16 0.361 with one state in eight on the polynomial, 0.328 without).
+ *
+ * Per element the scan is 03's: FMUL, MUFU.EX2, FMUL, FFMA, FFMA, half an
+ * LDS.128. Per (row, step): the widening of u, delta, z (a convert each) and
+ * Δ. Three barriers per tile: landed, widened, scanned.
  * Bytes: 2·b·d·L·(3 + z) + 4·b·G·N·L, plus the states (and the chunk states
  * when L is cut). Exps: as 03's version 7. */
 #include "kernels.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -39,8 +46,9 @@
 #include "pair16.cuh"
 #include "scan_tiles.cuh"
 
-constexpr int T = kTileAsync;  // steps per tile
-constexpr int HP = T + 8;      // halves per staged row: 48 bytes, so every 16-byte copy lands aligned
+constexpr int T = 32;       // steps per tile: half of 03's barriers per step (03's version 7 has 16)
+constexpr int kMinR = 4;    // states per thread at least before L is cut (03's version 7: 2)
+constexpr int HP = T + 8;   // halves per staged row: 80 bytes, so every 16-byte copy lands aligned
 
 /* The staging area: one tile of each input as copied, 16-bit. */
 template <typename F>
@@ -233,7 +241,7 @@ static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, floa
         __syncthreads();
         if (i + 1 < ntiles) copy_stage<R, WRITE_Y>(st, t, w, t0 + T, vec8);
         cp_async_commit();
-        scan_tile<R, T, WRITE_Y, 3>(ts, w, ypart, h, A2, dt_sum);
+        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) store_y16<R, F>(t, w, ts, ypart, t0, vec8);
     }
@@ -328,7 +336,7 @@ static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
 
 template <typename F>
 static void launch_tuned(const ScanTensors *t, void *workspace) {
-    const Plan p = plan_tuned(&t->s);
+    const Plan p = plan_tuned(&t->s, T, kMinR);
     switch (p.R) {
     case 1: launch<1, F>(t, p, workspace); break;
     case 2: launch<2, F>(t, p, workspace); break;
@@ -339,6 +347,8 @@ static void launch_tuned(const ScanTensors *t, void *workspace) {
     }
 }
 
-extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) { return chunk_workspace(s, plan_tuned(s)); }
+extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) {
+    return chunk_workspace(s, plan_tuned(s, T, kMinR));
+}
 
 extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half>(t, workspace); }

@@ -22,7 +22,6 @@
 #include <stdint.h>
 
 #include "cuda_check.h"
-#include "exp2_poly.h"
 #include "mufu.cuh"
 #include "scan.h"
 
@@ -30,7 +29,6 @@ static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b
 
 constexpr int kThreads = 128;            // threads per block: rows x S lanes
 constexpr int kMaxStates = 256;          // the largest N: 16 lanes x 16 states (8 x 32 in a tuned plan)
-constexpr int kTileAsync = 16;           // time steps per tile of a tuned kernel (copied one ahead)
 /* Threads a pass needs to fill an H200: 4 warps on each of its 528 schedulers.
  * Measured on 03's version 7: 32768 left S1 b16 at 0.34 ms, 65536 gave 0.26 ms,
  * 131072 and 262144 were slower again at b2..b16 (more lanes, more overhead). */
@@ -153,11 +151,8 @@ static __device__ __forceinline__ float dt_poly(float delta, float bias, bool so
  * Per 4 steps: 2 LDS.128 (Δ, u), 4 FMUL (Δ·u), then per state 2 LDS.128
  * (B, C) and per element FMUL, MUFU.EX2, FMUL, FFMA, FFMA; 1 STS.128 of the
  * partial y. WRITE_Y = false (a chunk's end state only) drops C and y and
- * sums Δ over the tile instead. DEG = 3 or 5 (04's version 8): states with
- * EXP2_POLY_STATE(j) take exp2_poly instead of the MUFU, where R is a
- * multiple of 8 (a lane's first state s·R is then too, so j and n agree);
- * DEG = 0 (03): every exp on the MUFU. */
-template <int R, int T, bool WRITE_Y, int DEG>
+ * sums Δ over the tile instead. */
+template <int R, int T, bool WRITE_Y>
 static __device__ __forceinline__ void scan_tile(const TileSet &ts, const RowBlock &w, float *ypart, float (&h)[R],
                                                  const float (&A2)[R], float &dt_sum) {
     using G = TileGeometry<R, T>;
@@ -187,9 +182,7 @@ static __device__ __forceinline__ void scan_tile(const TileSet &ts, const RowBlo
             for (int k = 0; k < 4; k++) {
                 // thread_data[i] = make_float2(exp2f(delta_vals[r][i] * A_val[r]), B_vals[i] * delta_u_vals[r][i]);
                 // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
-                const float x = dt[k] * A2[j];
-                const float dA = DEG && R % 8 == 0 && EXP2_POLY_STATE(j) ? exp2_poly(x, DEG) : exp2_approx(x);
-                h[j] = fmaf(dA, h[j], Bt[k] * du[k]);
+                h[j] = fmaf(exp2_approx(dt[k] * A2[j]), h[j], Bt[k] * du[k]);
                 // out_vals[r][i] += thread_data[i].y * C_val;
                 if (WRITE_Y) y[k] = fmaf(Ct[k], h[j], y[k]);
             }
@@ -293,16 +286,17 @@ static void plan_chunks(Plan *p, const ScanShape *s, int tile, int64_t min_tiles
     }
 }
 
-/* Version 7: up to 32 states per thread, then fewer states per thread (more
- * lanes per row) until the rows fill the GPU, which costs no exps; chunks
- * only when R = 2 is still short. */
-static Plan plan_tuned(const ScanShape *s) {
+/* The tuned plan (03's version 7, 04's version 8): up to 32 states per
+ * thread, then fewer states per thread (more lanes per row) until the rows
+ * fill the GPU, which costs no exps; chunks of L only when min_r states per
+ * thread are still short, each chunk at least 64 steps. */
+static Plan plan_tuned(const ScanShape *s, int tile, int min_r) {
     const int np = pow2_at_least(s->dstate);
     const int64_t rows = s->batch * s->dim;
     Plan p = {np < 32 ? np : 32, 0, 1, s->seqlen};
-    while (p.R > 2 && np / p.R < 32 && rows * (np / p.R) < kFillThreads) p.R /= 2;
+    while (p.R > min_r && np / p.R < 32 && rows * (np / p.R) < kFillThreads) p.R /= 2;
     p.S = np / p.R;
-    plan_chunks(&p, s, kTileAsync, 4);
+    plan_chunks(&p, s, tile, 64 / tile);
     return p;
 }
 
