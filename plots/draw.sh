@@ -25,6 +25,7 @@ for f in "$data"/*.csv; do
         "$header_official"*) official="$f" ;;
         "seqlen,width,kv_cache_mib,"*) ;;  # 07's state-vs-KV-cache table: plots/decode.py
         "state_dtype,state_bytes,"*) ;;    # 07's 16-bit-state accuracy: plots/tables.py
+        "sweep,version,tile,"*) ;;         # 04's plan and tile sweeps: read in 04's README, not drawn
         *) echo "plots: $f: unknown header, skipped" ;;
     esac
 done

@@ -84,7 +84,7 @@ def load_data(data_dir=DATA):
     official timings' schema."""
     chapters, official = {}, []
     for path in sorted(Path(data_dir).glob("*.csv")):
-        if path.stem in (STATE_VS_KV, STATE_PRECISION):  # not timings: decode.py, precision_section
+        if path.stem in (STATE_VS_KV, STATE_PRECISION, TUNING):  # not chapter rows: decode.py, precision_section
             continue
         rows = read_rows(path, CHAPTER_COLUMNS)
         if rows is not None:
@@ -154,6 +154,7 @@ def is_crossover(r):
 DECODE = "07_decode_kernel"
 STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # plots/data file of 07's computed state-vs-KV-cache table
 STATE_PRECISION = "07_decode_kernel_state_precision"  # 07's accuracy of a 16-bit state over a long decode (CPU)
+TUNING = "04_fp16_half2_tuning"  # 04's plan and tile sweeps (versions 5 and 8), read by people, not tables
 
 
 def decode_form(r):
