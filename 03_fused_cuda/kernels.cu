@@ -53,8 +53,8 @@ static __device__ __forceinline__ float dt_fast(float delta, float bias, bool so
 }
 
 /* z·σ(z): out_vals[r][i] *= z_val / (1 + expf(-z_val)); */
+/* (The same on two MUFU operations, EX2 and RCP, is silu_fast in mufu.cuh.) */
 static __device__ __forceinline__ float silu_libm(float z) { return z / (1.f + expf(-z)); }
-/* The same on two MUFU operations (EX2, RCP) is silu_fast (mufu.cuh). */
 
 /* ========================================================================
  * Version 2: one thread per state
@@ -254,6 +254,7 @@ extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
 
 constexpr int kTileSync = 32;   // time steps per tile, versions 5 and 6
 constexpr int kTileAsync = 16;  // time steps per tile, version 7 (two tiles in flight)
+constexpr int kTunedMinR = 2;   // version 7 cuts L only once 2 states a thread are still short
 
 /* Four steps [tt, tt+4) of one row; steps >= L read as 0. vec4: the row is
  * 16-byte aligned (L % 4 == 0), so the four steps are all in or all out. */
@@ -588,15 +589,15 @@ __global__ void scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_le
  * ====================================================================== */
 
 /* Versions 5 and 6: up to 16 states per thread; N > 16 spread over lanes. */
-static Plan plan_lanes(const ScanShape *s) {
+static TilePlan plan_lanes(const ScanShape *s) {
     const int np = pow2_at_least(s->dstate);
-    Plan p = {np < 16 ? np : 16, 0, 1, s->seqlen};
+    TilePlan p = {np < 16 ? np : 16, 0, 1, s->seqlen};
     p.S = np / p.R;
     return p;
 }
 
-static Plan plan_chunked(const ScanShape *s) {
-    Plan p = plan_lanes(s);
+static TilePlan plan_chunked(const ScanShape *s) {
+    TilePlan p = plan_lanes(s);
     plan_chunks(&p, s, kTileSync, 1);
     return p;
 }
@@ -609,7 +610,7 @@ static size_t smem_bytes(int S) {
 
 /* One pass (version 5, and 6 and 7 without chunks), or the two chunk passes. */
 template <int R, int T, bool ASYNC>
-static void launch_tiles(const ScanTensors *t, const Plan &p, void *workspace) {
+static void launch_tiles(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
     const size_t smem = smem_bytes<R, T, ASYNC>(p.S);
@@ -633,7 +634,7 @@ static void launch_tiles(const ScanTensors *t, const Plan &p, void *workspace) {
 }
 
 template <int T, bool ASYNC>
-static void launch_tiles_any(const ScanTensors *t, const Plan &p, void *workspace) {
+static void launch_tiles_any(const ScanTensors *t, const TilePlan &p, void *workspace) {
     switch (p.R) {
     case 1: launch_tiles<1, T, ASYNC>(t, p, workspace); break;
     case 2: launch_tiles<2, T, ASYNC>(t, p, workspace); break;
@@ -661,9 +662,9 @@ extern "C" void scan_fused_chunked(const ScanTensors *t, void *workspace) {
 }
 
 extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) {
-    return chunk_workspace(s, plan_tuned(s, kTileAsync, 2));
+    return chunk_workspace(s, plan_tuned(s, kTileAsync, kTunedMinR));
 }
 
 extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
-    launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s, kTileAsync, 2), workspace);
+    launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s, kTileAsync, kTunedMinR), workspace);
 }

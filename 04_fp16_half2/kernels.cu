@@ -10,7 +10,7 @@
  * results per clock per SM either way. The way under it is to compute some
  * exponentials without the MUFU, on the FMA pipe (exp2_poly.h).
  *
- * One design serves every version. A block is 128 threads on `rows`
+ * One design serves versions 2-7. A block is 128 threads on `rows`
  * consecutive channels of one (batch, group), S lanes per channel:
  *
  *     thread = r·S + s    row r = channel c0 + r,  states n = s·R .. s·R + R-1
@@ -46,7 +46,9 @@
  *   6 scan_fp16_poly5      as 5 with degree 5: fp32-grade exps, 2 more FFMA
  *   7 scan_bf16_poly3      as 5 with bf16 in and out (the format F a template
  *                          argument of every piece that converts): the same
- *                          bytes and instructions, 8 mantissa bits, not 11 */
+ *                          bytes and instructions, 8 mantissa bits, not 11
+ * Versions 8 and 9 (03's tuned kernel with fp16 and bf16 rows) are in
+ * tiles16.cu: they are built from 03's tile machinery, not from these pieces. */
 #include "kernels.h"
 
 #include <cuda_bf16.h>

@@ -40,9 +40,13 @@ void scan_bf16_poly3(const ScanTensors *t, void *workspace);
 
 /* 8 (tiles16.cu): 03's tuned kernel (its version 7) with fp16 rows staged by
  * cp.async and widened in shared memory, 32-step tiles, at least 4 states a
- * thread. Any N <= 256: unsupported as 2. */
+ * thread. Any N <= 256. */
+const char *scan_fp16_tuned_unsupported(const ScanShape *s);
 size_t scan_fp16_tuned_workspace(const ScanShape *s);
 void scan_fp16_tuned(const ScanTensors *t, void *workspace);
+
+/* 9: version 8 with bf16 u, delta, z, B, C, y. Unsupported and workspace as 8. */
+void scan_bf16_tuned(const ScanTensors *t, void *workspace);
 
 #ifdef __cplusplus
 }

@@ -1,40 +1,45 @@
-/* 04_fp16_half2, GPU, version 8: 03's tuned kernel (03's version 7) with
- * 16-bit rows.
+/* 04_fp16_half2, GPU, versions 8 and 9: 03's tuned kernel (its version 7)
+ * with 16-bit rows, fp16 (8) or bf16 (9). It should buy what 03's plan bought
+ * over one thread per row at batch 1-8 and at long L, on half the bytes.
  *
- * Versions 4-7 keep one thread per row (R = N) and never cut L finer than
- * 32768 threads: right at S1 batch 16, where the rows fill the GPU and the
- * exps bound it, but at batch 1-8 they leave it as short of work as 03's
- * versions 5-6 were, and 03's version 7 beats them there in fp32. Version 8
- * takes 03's version 7 whole (common/scan_tiles.cuh: the plan that spreads a
- * row's states over lanes before it cuts L, tiles copied one ahead, the
- * per-tile scan) and changes what touches memory, and two constants:
+ * Versions 4-7 keep a row in one thread (2 or 4 lanes when rows are few) and
+ * cut L only below 32768 threads: right at S1 batch 16, where the rows fill
+ * the GPU and the exps bound it, but at batch 1-8 they leave it short of
+ * work, and 03's version 7 beats them there in fp32. Version 8 takes 03's
+ * version 7 whole (common/scan_tiles.cuh: the plan that spreads a row's states
+ * over lanes before it cuts L, the per-tile scan, the chunk carries) and
+ * changes what touches memory, and two constants:
  *
- *   copy   u, delta, z (rows x T) and B, C (N x T) as 16-bit rows into a
- *          staging area with cp.async, 16 bytes (8 steps) a copy: half of
- *          03's bytes and copies;
+ *   copy   u, delta, z (rows x kTile) and B, C (N x kTile) as 16-bit rows into
+ *          a staging area, with cp.async (16 bytes, 8 steps, a copy) when
+ *          L % 8 == 0 and the rows are 16-byte aligned: half of 03's bytes and
+ *          copies; otherwise with 2-byte loads, which do not overlap the scan;
  *   widen  once the copies have landed, the block widens the staging area
  *          into 03's fp32 tiles (Δ = softplus(delta + bias) on the way), once
  *          per block, not once per lane; then the next tile's copies are
- *          issued into the free staging area, and run during the scan;
+ *          issued into the free staging area and land during the scan;
  *   scan   03's scan_tile, every exp on the MUFU;
  *   store  the lanes' partial sums added, D·u, the z gate, y narrowed to
  *          16 bits, 8 bytes (4 steps) a store;
- *   T = 32 steps a tile, not 16: three barriers per tile were the largest
- *          stall at batch 1 (ncu: 32-37% of the cycles between a warp's
- *          instructions); at least 4 states a thread before L is cut, not 2:
- *          at R = 2 the per-(row, step) work and the 16-lane sums of y cost
- *          more than the extra exps of more chunks. Measured on an H200
- *          against T = 16, R >= 2: S1 b1 0.039 against 0.057 ms, S2 b8 L8192
- *          1.28 against 1.43 ms.
+ *   kTile = 32 steps a tile, not 16: with 16 the three barriers per tile were
+ *          the largest stall at batch 1 (ncu: 32-37% of the cycles between a
+ *          warp's instructions); kMinR = 4 states a thread at least before L
+ *          is cut, not 2: at R = 2 the per-(row, step) work and the 16-lane
+ *          sums of y cost more than the extra exps of more chunks. Measured on
+ *          an H200 (plots/data/04_fp16_half2_tuning.csv) against 16-step tiles
+ *          and R >= 2: S1 b1 0.039 against 0.057 ms, S2 b8 L8192 1.28 against
+ *          1.43 ms.
  *
  * The polynomial exps of versions 5-7 do not pay here: this kernel is not
  * MUFU-bound (03's version 7 at S1 b16: MUFU 58% of peak, issue 62%), so
- * moving exps to the FMA pipe only adds instructions (measured with T = 16:
- * S1 b16 0.361 with one state in eight on the polynomial, 0.328 without).
+ * moving exps to the FMA pipe only adds instructions (measured with 16-step
+ * tiles: S1 b16 0.361 ms with one state in eight on the polynomial, 0.328
+ * without).
  *
  * Per element the scan is 03's: FMUL, MUFU.EX2, FMUL, FFMA, FFMA, half an
  * LDS.128. Per (row, step): the widening of u, delta, z (a convert each) and
- * Δ. Three barriers per tile: landed, widened, scanned.
+ * Δ. Three barriers per 32-step tile (03's version 7: four per 16 steps):
+ * landed, widened, scanned.
  * Bytes: 2·b·d·L·(3 + z) + 4·b·G·N·L, plus the states (and the chunk states
  * when L is cut). Exps: as 03's version 7. */
 #include "kernels.h"
@@ -46,52 +51,53 @@
 #include "pair16.cuh"
 #include "scan_tiles.cuh"
 
-constexpr int T = 32;       // steps per tile: half of 03's barriers per step (03's version 7 has 16)
-constexpr int kMinR = 4;    // states per thread at least before L is cut (03's version 7: 2)
-constexpr int HP = T + 8;   // halves per staged row: 80 bytes, so every 16-byte copy lands aligned
+constexpr int kTile = 32;               // steps per tile (03's version 7: 16)
+constexpr int kMinR = 4;                // states per thread at least before L is cut (03's version 7: 2)
+constexpr int kStagePitch = kTile + 8;  // halves per staged row: 80 bytes apart, 16-byte aligned (not tuned)
 
-/* The staging area: one tile of each input as copied, 16-bit. */
+/* The staging area: one tile of each input as copied, F = __half or
+ * __nv_bfloat16. */
 template <typename F>
 struct Stage {
-    F *dt;  // (rows, HP)  delta
-    F *u;   // (rows, HP)
-    F *z;   // (rows, HP)
-    F *B;   // (npad, HP)  state n at n·HP
-    F *C;   // (npad, HP)
+    F *dt;  // (rows, kStagePitch) 16-bit  delta
+    F *u;   // (rows, kStagePitch) 16-bit
+    F *z;   // (rows, kStagePitch) 16-bit
+    F *B;   // (npad, kStagePitch) 16-bit  state n at n·kStagePitch
+    F *C;   // (npad, kStagePitch) 16-bit
 };
 
 template <typename F>
 static __device__ Stage<F> carve_stage(F *p, int rows, int npad) {
     Stage<F> st;
     st.dt = p;
-    st.u = st.dt + rows * HP;
-    st.z = st.u + rows * HP;
-    st.B = st.z + rows * HP;
-    st.C = st.B + npad * HP;
+    st.u = st.dt + rows * kStagePitch;
+    st.z = st.u + rows * kStagePitch;
+    st.B = st.z + rows * kStagePitch;
+    st.C = st.B + npad * kStagePitch;
     return st;
 }
 
 /* Bytes of shared memory: 03's fp32 tile set and partial sums, then the staging area. */
 template <int R>
 static size_t smem_bytes(int S) {
-    using G = TileGeometry<R, T>;
+    using G = TileGeometry<R, kTile>;
     const int rows = kThreads / S, npad = R * S;
     return sizeof(float) * (size_t)(G::set_floats(rows, S) + G::ypart_floats()) +
-           sizeof(uint16_t) * (size_t)((3 * rows + 2 * npad) * HP);
+           sizeof(uint16_t) * (size_t)((3 * rows + 2 * npad) * kStagePitch);
 }
 
-/* Steps [t0, t0 + T) of rows [0, nrows) of a (..., L) 16-bit tensor into
+/* Steps [t0, t0 + kTile) of rows [0, nrows) of a (..., L) 16-bit tensor into
  * the staging area; rows >= nvalid and steps >= L as 0. Q = 2 threads per
  * row, 8 steps each. vec8 (L % 8 == 0, rows 16-byte aligned): one cp.async
  * of 16 bytes; otherwise 8 loads of 2 bytes and one 16-byte store. */
 template <typename F>
 static __device__ void copy_rows16(F *stage, const F *src, int64_t L, int nrows, int nvalid, int64_t t0, bool vec8) {
-    constexpr int Q = T / 8;
+    constexpr int Q = kTile / 8;
     const int q = threadIdx.x % Q;
     const int64_t tt = t0 + 8 * q;
     for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q) {
         const bool ok = row < nvalid;
-        F *dst = stage + row * HP + 8 * q;
+        F *dst = stage + row * kStagePitch + 8 * q;
         const F *r = ok ? src + row * L : src;  // row 0 stands in for a row that does not exist: nothing is read
         if (vec8) {
             cp_async16(dst, r + (tt < L ? tt : 0), ok && tt < L);
@@ -134,11 +140,11 @@ static __device__ __forceinline__ float4 widen4(const F *p) {
 /* Rows [0, nrows) of a staged tensor widened into an fp32 tile (03's layout). */
 template <int R, bool STATE_ROWS, typename F>
 static __device__ void widen_rows(float *tile, const F *stage, int nrows) {
-    constexpr int Q = T / 4;
+    constexpr int Q = kTile / 4;
     const int q = threadIdx.x % Q;
     for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q)
-        *reinterpret_cast<float4 *>(tile + TileGeometry<R, T>::template row_offset<STATE_ROWS>(row) + 4 * q) =
-            widen4(stage + row * HP + 4 * q);
+        *reinterpret_cast<float4 *>(tile + TileGeometry<R, kTile>::template row_offset<STATE_ROWS>(row) + 4 * q) =
+            widen4(stage + row * kStagePitch + 4 * q);
 }
 
 /* The staged tile widened into 03's fp32 tiles, delta turned into Δ on the
@@ -147,18 +153,18 @@ static __device__ void widen_rows(float *tile, const F *stage, int nrows) {
 template <int R, bool WRITE_Y, typename F>
 static __device__ void widen_stage(const TileSet &ts, const Stage<F> &st, const ScanTensors &t, const RowBlock &w,
                                    int64_t t0) {
-    constexpr int Q = T / 4;
+    constexpr int Q = kTile / 4;
     const int q = threadIdx.x % Q;
     const int64_t left = t.s.seqlen - (t0 + 4 * q);
     const int steps = left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
-    const float *bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;  // (rows,)
+    const float *bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;  // (rows,) fp32
     const bool softplus = t.s.softplus;
     for (int row = threadIdx.x / Q; row < w.rows; row += kThreads / Q) {
-        const float4 v = widen4(st.dt + row * HP + 4 * q);
+        const float4 v = widen4(st.dt + row * kStagePitch + 4 * q);
         const bool ok = row < w.nvalid;
         const float b = ok && bias ? bias[row] : 0.f;
         // delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];  then softplus (dt_poly)
-        *reinterpret_cast<float4 *>(ts.dt + row * TileGeometry<R, T>::TP + 4 * q) =
+        *reinterpret_cast<float4 *>(ts.dt + row * TileGeometry<R, kTile>::TP + 4 * q) =
             make_float4(dt_or_zero(dt_poly(v.x, b, softplus), ok && 0 < steps),
                         dt_or_zero(dt_poly(v.y, b, softplus), ok && 1 < steps),
                         dt_or_zero(dt_poly(v.z, b, softplus), ok && 2 < steps),
@@ -178,8 +184,8 @@ static __device__ void widen_stage(const TileSet &ts, const Stage<F> &st, const 
 template <int R, typename F>
 static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
                                  int64_t t0, bool vec8) {
-    using G = TileGeometry<R, T>;
-    constexpr int Q = T / 4;
+    using G = TileGeometry<R, kTile>;
+    constexpr int Q = kTile / 4;
     const int64_t L = t.s.seqlen;
     const int q = threadIdx.x % Q;
     const int64_t tt = t0 + 4 * q;
@@ -220,28 +226,28 @@ static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const 
 
 /* Steps [t_begin, t_end) of the block's rows, one tile at a time. Tile i+1's
  * copies are issued once tile i has been widened (the staging area is free
- * again) and land while tile i is scanned and stored. Three barriers per
+ * again) and, as cp.async, land while tile i is scanned and stored. Three barriers per
  * tile: landed, widened, scanned; the store of tile i ends before the
  * barrier that lets tile i+1 be widened over its tiles. */
 template <int R, bool WRITE_Y, typename F>
 static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
                                    const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum) {
-    using G = TileGeometry<R, T>;
-    const TileSet ts = carve_tiles<R, T>(smem, w.rows, w.S);
+    using G = TileGeometry<R, kTile>;
+    const TileSet ts = carve_tiles<R, kTile>(smem, w.rows, w.S);
     float *ypart = smem + G::set_floats(w.rows, w.S);  // (kThreads, TP) fp32
     const Stage<F> st = carve_stage(reinterpret_cast<F *>(ypart + G::ypart_floats()), w.rows, R * w.S);
-    const int64_t ntiles = ceil_div(t_end - t_begin, T);
+    const int64_t ntiles = ceil_div(t_end - t_begin, kTile);
     if (ntiles > 0) copy_stage<R, WRITE_Y>(st, t, w, t_begin, vec8);
     cp_async_commit();
     for (int64_t i = 0; i < ntiles; i++) {
-        const int64_t t0 = t_begin + i * T;
+        const int64_t t0 = t_begin + i * kTile;
         cp_async_wait<0>();  // this thread's copies of tile i have landed
         __syncthreads();     // and every thread's; tile i-1 is stored
         widen_stage<R, WRITE_Y>(ts, st, t, w, t0);
         __syncthreads();
-        if (i + 1 < ntiles) copy_stage<R, WRITE_Y>(st, t, w, t0 + T, vec8);
+        if (i + 1 < ntiles) copy_stage<R, WRITE_Y>(st, t, w, t0 + kTile, vec8);
         cp_async_commit();
-        scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
+        scan_tile<R, kTile, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) store_y16<R, F>(t, w, ts, ypart, t0, vec8);
     }
@@ -309,7 +315,7 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 template <int R, typename F>
-static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
+static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
     const size_t smem = smem_bytes<R>(p.S);
@@ -336,7 +342,7 @@ static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
 
 template <typename F>
 static void launch_tuned(const ScanTensors *t, void *workspace) {
-    const Plan p = plan_tuned(&t->s, T, kMinR);
+    const TilePlan p = plan_tuned(&t->s, kTile, kMinR);
     switch (p.R) {
     case 1: launch<1, F>(t, p, workspace); break;
     case 2: launch<2, F>(t, p, workspace); break;
@@ -347,8 +353,16 @@ static void launch_tuned(const ScanTensors *t, void *workspace) {
     }
 }
 
+extern "C" const char *scan_fp16_tuned_unsupported(const ScanShape *s) {
+    if (s->dstate > kMaxStates) return "N > 256: the B and C tiles of more states do not fit in shared memory";
+    if (s->batch * s->groups > 65535) return "batch x groups > 65535 (grid y)";
+    return NULL;
+}
+
 extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) {
-    return chunk_workspace(s, plan_tuned(s, T, kMinR));
+    return chunk_workspace(s, plan_tuned(s, kTile, kMinR));
 }
 
 extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half>(t, workspace); }
+
+extern "C" void scan_bf16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__nv_bfloat16>(t, workspace); }

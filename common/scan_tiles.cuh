@@ -1,8 +1,9 @@
 /* The tile machinery of the fused Mamba-1 scans that keep their tiles in
- * shared memory: 03's versions 5-7 (fp32 rows) and 04's version 8 (16-bit
+ * shared memory: 03's versions 5-7 (fp32 rows) and 04's versions 8-9 (16-bit
  * rows widened into the same fp32 tiles). What depends on the storage format
- * (the copies in, Δ's formation, the stores of y) stays in the chapters;
- * what is here works on fp32 tiles and registers only.
+ * (the copies in, the stores of y) stays in the chapters; what is here works
+ * on fp32 tiles and registers, plus the pieces both formats call: Δ's
+ * softplus (dt_poly) and the cp.async wrappers.
  *
  * A block is kThreads threads on `rows` consecutive channels of one
  * (batch, group), S lanes per channel (S = kThreads / rows), each lane
@@ -56,11 +57,11 @@ struct TileGeometry {
 
 /* One set of tiles in shared memory. */
 struct TileSet {
-    float *dt;  // (rows, TP)  delta, turned into Δ (0 past the end of the sequence)
-    float *u;   // (rows, TP)
-    float *z;   // (rows, TP)
-    float *B;   // (S, SB)     state n = s·R + j at s·SB + j·TP
-    float *C;   // (S, SB)
+    float *dt;  // (rows, TP) fp32  delta, turned into Δ (0 past the end of the sequence)
+    float *u;   // (rows, TP) fp32
+    float *z;   // (rows, TP) fp32
+    float *B;   // (S, SB) fp32     state n = s·R + j at s·SB + j·TP
+    float *C;   // (S, SB) fp32
 };
 
 template <int R, int T>
@@ -258,7 +259,7 @@ typedef struct {
     int S;              // lanes per row: R·S = N rounded up to a power of two
     int chunks;         // pieces of L; 1 = a single pass
     int64_t chunk_len;  // steps per chunk, a multiple of the tile
-} Plan;
+} TilePlan;
 
 static int pow2_at_least(int64_t x) {
     int p = 1;
@@ -269,7 +270,7 @@ static int pow2_at_least(int64_t x) {
 /* Chunks so that a pass runs (b·d·S threads) x (chunks - 1) >= kFillThreads,
  * each chunk at least min_tiles tiles; 1 when the rows fill the GPU already
  * (and when fewer than 3 chunks would come out: 2 run one after the other). */
-static void plan_chunks(Plan *p, const ScanShape *s, int tile, int64_t min_tiles) {
+static void plan_chunks(TilePlan *p, const ScanShape *s, int tile, int64_t min_tiles) {
     const int64_t threads = s->batch * s->dim * p->S, tiles = ceil_div(s->seqlen, tile);
     int64_t chunks = threads < kFillThreads ? ceil_div(kFillThreads, threads) + 1 : 1;
     if (chunks > tiles / min_tiles) chunks = tiles / min_tiles;
@@ -290,21 +291,20 @@ static void plan_chunks(Plan *p, const ScanShape *s, int tile, int64_t min_tiles
  * thread, then fewer states per thread (more lanes per row) until the rows
  * fill the GPU, which costs no exps; chunks of L only when min_r states per
  * thread are still short, each chunk at least 64 steps. */
-static Plan plan_tuned(const ScanShape *s, int tile, int min_r) {
+static TilePlan plan_tuned(const ScanShape *s, int tile, int min_r) {
     const int np = pow2_at_least(s->dstate);
     const int64_t rows = s->batch * s->dim;
-    Plan p = {np < 32 ? np : 32, 0, 1, s->seqlen};
+    TilePlan p = {np < 32 ? np : 32, 0, 1, s->seqlen};
     while (p.R > min_r && np / p.R < 32 && rows * (np / p.R) < kFillThreads) p.R /= 2;
     p.S = np / p.R;
-    plan_chunks(&p, s, tile, 64 / tile);
+    plan_chunks(&p, s, tile, tile >= 64 ? 1 : 64 / tile);
     return p;
 }
 
-static size_t chunk_workspace(const ScanShape *s, const Plan &p) {
+static size_t chunk_workspace(const ScanShape *s, const TilePlan &p) {
     if (p.chunks <= 1) return 0;
     return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
 }
-
 
 /* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
 template <typename Kernel>
