@@ -45,9 +45,6 @@ const char *scan_fp16_tuned_unsupported(const ScanShape *s);
 size_t scan_fp16_tuned_workspace(const ScanShape *s);
 void scan_fp16_tuned(const ScanTensors *t, void *workspace);
 
-/* 9: version 8 with bf16 u, delta, z, B, C, y. Unsupported and workspace as 8. */
-void scan_bf16_tuned(const ScanTensors *t, void *workspace);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
-/* 04_fp16_half2, GPU, versions 8 and 9: 03's tuned kernel (its version 7)
- * with 16-bit rows, fp16 (8) or bf16 (9). It should buy what 03's plan bought
- * over one thread per row at batch 1-8 and at long L, on half the bytes.
+/* 04_fp16_half2, GPU, version 8: 03's tuned kernel (its version 7) with fp16
+ * rows. It should buy what 03's plan bought over one thread per row at batch
+ * 1-8 and at long L, on half the bytes. (The 16-bit format is a template
+ * argument F of the pieces that copy, widen and store, as in versions 5-7.)
  *
  * Versions 4-7 keep a row in one thread (2 or 4 lanes when rows are few) and
  * cut L only below 32768 threads: right at S1 batch 16, where the rows fill
@@ -364,5 +365,3 @@ extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) {
 }
 
 extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half>(t, workspace); }
-
-extern "C" void scan_bf16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__nv_bfloat16>(t, workspace); }
