@@ -298,12 +298,11 @@ static __device__ void load_dt(float *tile, const float *delta, const float *bia
     }
 }
 
-/* y for one tile: the lanes' partial sums added, D·u, the z gate; float4
- * stores where the rows are aligned. */
+/* y for one tile (tile_y4: the lanes' partial sums added, D·u, the z gate);
+ * float4 stores where the rows are aligned. */
 template <int R, int T>
 static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
                                int64_t t0, bool vec4) {
-    using G = TileGeometry<R, T>;
     constexpr int Q = T / 4;
     const int64_t L = t.s.seqlen;
     const int q = threadIdx.x % Q;
@@ -312,22 +311,8 @@ static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const Ti
     const int steps = L - tt < 4 ? (int)(L - tt) : 4;                 // of this thread's 4, inside the sequence
     float *y_row = (float *)t.y + (w.row0 + threadIdx.x / Q) * L + tt;  // (4,) of this thread's current row
     for (int row = threadIdx.x / Q; row < w.nvalid; row += kThreads / Q, y_row += (kThreads / Q) * L) {
-        float4 acc = *reinterpret_cast<const float4 *>(ypart + row * w.S * G::TP + 4 * q);
-#pragma unroll 4
-        for (int s = 1; s < w.S; s++) {
-            const float4 p = *reinterpret_cast<const float4 *>(ypart + (row * w.S + s) * G::TP + 4 * q);
-            acc.x += p.x; acc.y += p.y; acc.z += p.z; acc.w += p.w;
-        }
-        float y[4] = {acc.x, acc.y, acc.z, acc.w};
-        const float4 u4 = *reinterpret_cast<const float4 *>(ts.u + row * G::TP + 4 * q);
-        const float uu[4] = {u4.x, u4.y, u4.z, u4.w};
-        const float D = t.D ? t.D[w.c0 + row] : 0.f;
-#pragma unroll
-        for (int k = 0; k < 4; k++) y[k] = fmaf(D, uu[k], y[k]);  // out = y + u * D
-        if (t.z) {
-            const float4 z4 = *reinterpret_cast<const float4 *>(ts.z + row * G::TP + 4 * q);
-            y[0] *= silu_fast(z4.x); y[1] *= silu_fast(z4.y); y[2] *= silu_fast(z4.z); y[3] *= silu_fast(z4.w);
-        }
+        float y[4];
+        tile_y4<R, T>(t, w, ts, ypart, row, q, y);
         if (vec4) {
             __stcs(reinterpret_cast<float4 *>(y_row), make_float4(y[0], y[1], y[2], y[3]));  // streaming: never read again
         } else {

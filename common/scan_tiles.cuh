@@ -193,6 +193,31 @@ static __device__ __forceinline__ void scan_tile(const TileSet &ts, const RowBlo
     }
 }
 
+/* y for steps 4q .. 4q + 3 of tile row `row`, once the tile is scanned: the
+ * S lanes' partial sums added, D·u, the z gate. */
+template <int R, int T>
+static __device__ __forceinline__ void tile_y4(const ScanTensors &t, const RowBlock &w, const TileSet &ts,
+                                               const float *ypart, int row, int q, float (&y)[4]) {
+    using G = TileGeometry<R, T>;
+    float4 acc = *reinterpret_cast<const float4 *>(ypart + row * w.S * G::TP + 4 * q);
+#pragma unroll 4
+    for (int s = 1; s < w.S; s++) {
+        const float4 p = *reinterpret_cast<const float4 *>(ypart + (row * w.S + s) * G::TP + 4 * q);
+        acc.x += p.x; acc.y += p.y; acc.z += p.z; acc.w += p.w;
+    }
+    y[0] = acc.x; y[1] = acc.y; y[2] = acc.z; y[3] = acc.w;
+    const float4 u4 = *reinterpret_cast<const float4 *>(ts.u + row * G::TP + 4 * q);
+    const float uu[4] = {u4.x, u4.y, u4.z, u4.w};
+    const float D = t.D ? t.D[w.c0 + row] : 0.f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) y[k] = fmaf(D, uu[k], y[k]);  // out = y + u * D
+    if (t.z) {
+        const float4 z4 = *reinterpret_cast<const float4 *>(ts.z + row * G::TP + 4 * q);
+        // out = out * F.silu(z)
+        y[0] *= silu_fast(z4.x); y[1] *= silu_fast(z4.y); y[2] *= silu_fast(z4.z); y[3] *= silu_fast(z4.w);
+    }
+}
+
 /* 16 bytes (4 bytes) global -> shared, asynchronous; in = false writes zeros
  * and reads nothing (src-size 0), src must still be a valid address. */
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool in) {
