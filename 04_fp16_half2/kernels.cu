@@ -615,14 +615,6 @@ static size_t chunk_workspace(const ScanShape *s, const Plan &p) {
     return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
 }
 
-static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-/* 16-byte loads and stores are legal when every row starts on 16 bytes. */
-static bool rows_aligned16(const ScanTensors *t) {
-    return t->s.seqlen % kGroup == 0 && aligned16(t->u) && aligned16(t->delta) && aligned16(t->B) &&
-           aligned16(t->C) && aligned16(t->y) && (t->z == NULL || aligned16(t->z));
-}
-
 /* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
 template <typename Kernel>
 static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
@@ -640,7 +632,7 @@ static void launch(const ScanTensors *t, const Plan &p, void *workspace) {
     const int slots = p.chunks > 1 ? p.chunks - 1 : 1;
     const dim3 grid((unsigned)ceil_div(s->dim / s->groups, kThreads / p.S), (unsigned)(s->batch * s->groups),
                     (unsigned)slots);
-    const bool vec = rows_aligned16(t);
+    const bool vec = rows16_aligned(t);  // kGroup = 8 steps a 16-byte access
     float *chunk_h = p.chunks > 1 ? (float *)workspace : NULL;                    // (b·d, K - 1, N) fp32
     float *chunk_dt = chunk_h ? chunk_h + s->batch * s->dim * slots * s->dstate : NULL;  // (b·d, K - 1) fp32
     allow_smem(scan_chunk_states_kernel<R, VEC, DEG, F>, smem, &allowed_states);

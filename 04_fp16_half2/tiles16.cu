@@ -297,15 +297,12 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
  * Host side
  * ====================================================================== */
 
-static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
 template <int R, typename F>
 static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
     const size_t smem = smem_bytes<R>(p.S);
-    const bool vec8 = s->seqlen % 8 == 0 && aligned16(t->u) && aligned16(t->delta) && aligned16(t->B) &&
-                      aligned16(t->C) && aligned16(t->y) && (t->z == NULL || aligned16(t->z));
+    const bool vec8 = rows16_aligned(t);
     if (p.chunks == 1) {
         allow_smem(scan_tiles16_kernel<R, F>, smem, &allowed_single);
         scan_tiles16_kernel<R, F><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S, vec8);

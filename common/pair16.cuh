@@ -7,6 +7,9 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "scan.h"
 
 /* Two values of format F as one 32-bit pair (__half2, __nv_bfloat162), to
  * and from two floats. */
@@ -26,5 +29,13 @@ struct Pair<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat162 narrow(float a, float b) { return __floats2bfloat162_rn(a, b); }
     static __device__ __forceinline__ __nv_bfloat16 narrow1(float a) { return __float2bfloat16_rn(a); }
 };
+
+/* 8 steps of a 16-bit row can move as one 16-byte access when L % 8 == 0 and
+ * every (..., L) tensor starts on 16 bytes (then every row does). */
+static inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+static inline bool rows16_aligned(const ScanTensors *t) {
+    return t->s.seqlen % 8 == 0 && aligned16(t->u) && aligned16(t->delta) && aligned16(t->B) && aligned16(t->C) &&
+           aligned16(t->y) && (t->z == NULL || aligned16(t->z));
+}
 
 #endif
