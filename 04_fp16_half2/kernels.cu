@@ -47,8 +47,8 @@
  *   7 scan_bf16_poly3      as 5 with bf16 in and out (the format F a template
  *                          argument of every piece that converts): the same
  *                          bytes and instructions, 8 mantissa bits, not 11
- * Version 8 (03's tuned kernel with fp16 rows) is in tiles16.cu: it is built
- * from 03's tile machinery, not from these pieces. */
+ * Versions 8 and 9 (03's tuned kernel with fp16 and bf16 rows) are in
+ * tiles16.cu: they are built from 03's tile machinery, not from these pieces. */
 #include "kernels.h"
 
 #include <cuda_bf16.h>

@@ -45,6 +45,14 @@ const char *scan_fp16_tuned_unsupported(const ScanShape *s);
 size_t scan_fp16_tuned_workspace(const ScanShape *s);
 void scan_fp16_tuned(const ScanTensors *t, void *workspace);
 
+/* 9: version 8 with bf16 u, delta, z, B, C, y. Unsupported and workspace as 8. */
+void scan_bf16_tuned(const ScanTensors *t, void *workspace);
+
+/* 10: version 8 with its second pass launched as a programmatic dependent of
+ * the first (sm_90): it starts while the first ends. Unsupported and
+ * workspace as 8. */
+void scan_fp16_pdl(const ScanTensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

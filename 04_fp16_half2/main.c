@@ -36,10 +36,16 @@ static const ScanVersion versions[] = {
     {{"scan_fp16_tuned",
       "03's version 7 with fp16 rows: lanes before chunks, tiles staged by cp.async and widened once",
       true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_tuned},
+    {{"scan_bf16_tuned",
+      "version 8 with bf16 u, delta, z, B, C, y: the same bytes and instructions",
+      true, DT_BF16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_bf16_tuned},
+    {{"scan_fp16_pdl",
+      "version 8, pass 2 launched while pass 1 runs (programmatic dependent launch): no gap between them",
+      true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_pdl},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same
- * fp16-rounded (bf16-rounded for version 7) inputs. */
+ * fp16-rounded (bf16-rounded for versions 7 and 9) inputs. */
 static const ScanVersion fused_tuned = {
     {"scan_fused_tuned", "03_fused_cuda's tuned fp32 kernel",
      true, DT_FP32}, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned};

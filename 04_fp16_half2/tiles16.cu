@@ -1,7 +1,8 @@
-/* 04_fp16_half2, GPU, version 8: 03's tuned kernel (its version 7) with fp16
- * rows. It should buy what 03's plan bought over one thread per row at batch
- * 1-8 and at long L, on half the bytes. (The 16-bit format is a template
- * argument F of the pieces that copy, widen and store, as in versions 5-7.)
+/* 04_fp16_half2, GPU, versions 8-10: 03's tuned kernel (its version 7)
+ * with 16-bit rows, fp16 (8, 10) or bf16 (9). It should buy what 03's plan
+ * bought over one thread per row at batch 1-8 and at long L, on half the
+ * bytes. Version 10 launches the second pass of a chunked plan as a
+ * programmatic dependent of the first (see let_dependent_grid_launch).
  *
  * Versions 4-7 keep a row in one thread (2 or 4 lanes when rows are few) and
  * cut L only below 32768 threads: right at S1 batch 16, where the rows fill
@@ -42,7 +43,14 @@
  * Δ. Three barriers per 32-step tile (03's version 7: four per 16 steps):
  * landed, widened, scanned.
  * Bytes: 2·b·d·L·(3 + z) + 4·b·G·N·L, plus the states (and the chunk states
- * when L is cut). Exps: as 03's version 7. */
+ * when L is cut). Exps: as 03's version 7.
+ *
+ * Version 10: when L is cut (batch 1-4 at S1, batch 1 at S2), the two passes
+ * are short kernels of one wave each (S2 b1 L512: 448 and 512 blocks of 2
+ * tiles), and the second cannot start before the last block of the first
+ * has ended and the launch has gone through. Launched as a programmatic
+ * dependent (sm_90), its blocks start while the first pass runs, copy their
+ * first tile, and wait in the kernel for the chunk states only. */
 #include "kernels.h"
 
 #include <stdint.h>
@@ -214,16 +222,31 @@ static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const 
  * again) and, as cp.async, land while tile i is scanned and stored. Three barriers per
  * tile: landed, widened, scanned; the store of tile i ends before the
  * barrier that lets tile i+1 be widened over its tiles. */
+template <int R, typename F>
+static __device__ Stage<F> block_stage(float *smem, const RowBlock &w) {
+    using G = TileGeometry<R, kTile>;
+    return carve_stage(reinterpret_cast<F *>(smem + G::set_floats(w.rows, w.S) + G::ypart_floats()), w.rows, R * w.S);
+}
+
+/* The copies of a span's first tile, issued and committed. */
+template <int R, bool WRITE_Y, typename F>
+static __device__ void copy_first_tile(const ScanTensors &t, const RowBlock &w, float *smem, int64_t t_begin,
+                                       int64_t t_end, bool vec8) {
+    const int64_t ntiles = ceil_div(t_end - t_begin, kTile);
+    if (ntiles > 0) copy_stage<R, WRITE_Y>(block_stage<R, F>(smem, w), t, w, t_begin, vec8);
+    cp_async_commit();
+}
+
 template <int R, bool WRITE_Y, typename F>
 static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
-                                   const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum) {
+                                   const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum,
+                                   bool first_copied) {
     using G = TileGeometry<R, kTile>;
     const TileSet ts = carve_tiles<R, kTile>(smem, w.rows, w.S);
     float *ypart = smem + G::set_floats(w.rows, w.S);  // (kThreads, TP) fp32
-    const Stage<F> st = carve_stage(reinterpret_cast<F *>(ypart + G::ypart_floats()), w.rows, R * w.S);
+    const Stage<F> st = block_stage<R, F>(smem, w);
     const int64_t ntiles = ceil_div(t_end - t_begin, kTile);
-    if (ntiles > 0) copy_stage<R, WRITE_Y>(st, t, w, t_begin, vec8);
-    cp_async_commit();
+    if (!first_copied) copy_first_tile<R, WRITE_Y, F>(t, w, smem, t_begin, t_end, vec8);
     for (int64_t i = 0; i < ntiles; i++) {
         const int64_t t0 = t_begin + i * kTile;
         cp_async_wait<0>();  // this thread's copies of tile i have landed
@@ -247,17 +270,34 @@ __global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
     load_A2<R>(t, w, A2);
     load_state<R>(t.h0, t.s.dstate, w, h);
     float dt_sum = 0.f;
-    scan_span16<R, true, F>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, vec8, dt_sum);
+    scan_span16<R, true, F>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, vec8, dt_sum, false);
     store_state<R>(t.last_state, t.s.dstate, w, h);
+}
+
+/* Programmatic dependent launch (sm_90, version 10): pass 1 lets pass 2 be
+ * launched while it runs (its blocks take the SMs pass 1 leaves free, then
+ * those of pass 1's ending blocks); pass 2 waits, before it reads the chunk
+ * states, until pass 1 has ended and its writes are visible. Without the
+ * launch attribute both are no-ops. */
+static __device__ __forceinline__ void let_dependent_grid_launch() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
 }
 
 /* Chunks over L, as 03's version 6-7 (see 03's kernels.cu). Pass 1, block
  * z = chunk k = 0..K-2: chunk 0 from h0 writes its y; every chunk's end state
- * and ΣΔ go to the workspace. */
-template <int R, typename F>
+ * and ΣΔ go to the workspace. PDL: pass 2 may be launched at once. */
+template <int R, typename F, bool PDL>
 __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                            float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
                                            float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
+    if (PDL) let_dependent_grid_launch();
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
@@ -268,14 +308,15 @@ __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_l
     load_A2<R>(t, w, A2);
     load_state<R>(k == 0 ? t.h0 : NULL, N, w, h);
     float dt_sum = 0.f;
-    if (k == 0) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum);
-    else scan_span16<R, false, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum);
+    if (k == 0) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
+    else scan_span16<R, false, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
     store_chunk_end<R>(w, N, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
 }
 
 /* Pass 2, block z = chunk k - 1 for k = 1..K-1: the carry in, then the chunk
- * scanned again from its true start, writing y. */
-template <int R, typename F>
+ * scanned again from its true start, writing y. PDL: the first tile's copies,
+ * which need nothing of pass 1, are issued before the wait for it. */
+template <int R, typename F, bool PDL>
 __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                             const float *chunk_h,     // (b·d, chunks - 1, N) fp32
                                             const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
@@ -287,9 +328,13 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
     const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
     float h[R], A2[R];
     load_A2<R>(t, w, A2);
+    if (PDL) {
+        copy_first_tile<R, true, F>(t, w, smem, t_begin, t_end, vec8);
+        wait_for_prerequisite_grid();
+    }
     carry_in<R>(w, N, chunks - 1, k, A2, h, chunk_h, chunk_dt);
     float dt_sum = 0.f;
-    scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum);
+    scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, PDL);
     if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
 }
 
@@ -297,7 +342,7 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
  * Host side
  * ====================================================================== */
 
-template <int R, typename F>
+template <int R, typename F, bool PDL>
 static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
@@ -312,26 +357,41 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     const int slots = p.chunks - 1;
     float *chunk_h = (float *)workspace;                                // (b·d, chunks - 1, N) fp32
     float *chunk_dt = chunk_h + s->batch * s->dim * slots * s->dstate;  // (b·d, chunks - 1) fp32
-    allow_smem(scan_chunk_states16_kernel<R, F>, smem, &allowed_states);
-    scan_chunk_states16_kernel<R, F><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
-                                                                                   vec8, chunk_h, chunk_dt);
+    allow_smem(scan_chunk_states16_kernel<R, F, PDL>, smem, &allowed_states);
+    scan_chunk_states16_kernel<R, F, PDL><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
+        *t, p.S, p.chunk_len, p.chunks, vec8, chunk_h, chunk_dt);
     cuda_check_launch();
-    allow_smem(scan_chunk_outputs16_kernel<R, F>, smem, &allowed_outputs);
-    scan_chunk_outputs16_kernel<R, F><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
-                                                                                    vec8, chunk_h, chunk_dt);
-    cuda_check_launch();
+    allow_smem(scan_chunk_outputs16_kernel<R, F, PDL>, smem, &allowed_outputs);
+    if (!PDL) {
+        scan_chunk_outputs16_kernel<R, F, PDL><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
+            *t, p.S, p.chunk_len, p.chunks, vec8, chunk_h, chunk_dt);
+        cuda_check_launch();
+        return;
+    }
+    cudaLaunchAttribute overlap;  // pass 2 may start before pass 1 ends: it waits in the kernel
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = tile_grid(s, p.S, slots);
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = smem;
+    config.stream = 0;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, PDL>, *t, p.S, p.chunk_len, p.chunks,
+                                  vec8, (const float *)chunk_h, (const float *)chunk_dt));
 }
 
-template <typename F>
+template <typename F, bool PDL>
 static void launch_tuned(const ScanTensors *t, void *workspace) {
     const TilePlan p = plan_tuned(&t->s, kTile, kMinR);
     switch (p.R) {
-    case 1: launch<1, F>(t, p, workspace); break;
-    case 2: launch<2, F>(t, p, workspace); break;
-    case 4: launch<4, F>(t, p, workspace); break;
-    case 8: launch<8, F>(t, p, workspace); break;
-    case 16: launch<16, F>(t, p, workspace); break;
-    default: launch<32, F>(t, p, workspace); break;
+    case 1: launch<1, F, PDL>(t, p, workspace); break;
+    case 2: launch<2, F, PDL>(t, p, workspace); break;
+    case 4: launch<4, F, PDL>(t, p, workspace); break;
+    case 8: launch<8, F, PDL>(t, p, workspace); break;
+    case 16: launch<16, F, PDL>(t, p, workspace); break;
+    default: launch<32, F, PDL>(t, p, workspace); break;
     }
 }
 
@@ -345,4 +405,10 @@ extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) {
     return chunk_workspace(s, plan_tuned(s, kTile, kMinR));
 }
 
-extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half>(t, workspace); }
+extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half, false>(t, workspace); }
+
+extern "C" void scan_bf16_tuned(const ScanTensors *t, void *workspace) {
+    launch_tuned<__nv_bfloat16, false>(t, workspace);
+}
+
+extern "C" void scan_fp16_pdl(const ScanTensors *t, void *workspace) { launch_tuned<__half, true>(t, workspace); }

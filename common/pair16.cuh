@@ -1,5 +1,5 @@
 /* The two 16-bit storage formats of u, delta, z, B, C and y (fp16, bf16) as
- * a trait, so that one kernel template serves both (04's versions 2-8):
+ * a trait, so that one kernel template serves both (04's versions 5 and 7, 8 and 9):
  * a pair of values as one 32-bit register, widened to and narrowed from
  * fp32, where all arithmetic happens. */
 #ifndef PAIR16_CUH

@@ -1,5 +1,5 @@
 /* The tile machinery of the fused Mamba-1 scans that keep their tiles in
- * shared memory: 03's versions 5-7 (fp32 rows) and 04's version 8 (16-bit
+ * shared memory: 03's versions 5-7 (fp32 rows) and 04's versions 8-9 (16-bit
  * rows widened into the same fp32 tiles). What depends on the storage format
  * (the copies in, the stores of y) stays in the chapters; what is here works
  * on fp32 tiles and registers, plus the pieces both formats call: Δ's
