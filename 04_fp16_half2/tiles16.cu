@@ -45,12 +45,12 @@
  * Bytes: 2·b·d·L·(3 + z) + 4·b·G·N·L, plus the states (and the chunk states
  * when L is cut). Exps: as 03's version 7.
  *
- * Version 10: when L is cut (batch 1-4 at S1, batch 1 at S2), the two passes
- * are short kernels of one wave each (S2 b1 L512: 448 and 512 blocks of 2
- * tiles), and the second cannot start before the last block of the first
- * has ended and the launch has gone through. Launched as a programmatic
- * dependent (sm_90), its blocks start while the first pass runs, copy their
- * first tile, and wait in the kernel for the chunk states only. */
+ * Version 10: when L is cut (batch 1-2 at S1, batch 1 at S2), the two passes
+ * are short kernels of about one wave each (S2 b1 L512: 448 blocks of 2 tiles
+ * each), and the second cannot start before the last block of the first has
+ * ended and the launch has gone through. Launched as a programmatic dependent
+ * (sm_90), its blocks start as the first pass's blocks end, copy their first
+ * tile, and wait in the kernel for the chunk states only. */
 #include "kernels.h"
 
 #include <stdint.h>
@@ -274,11 +274,11 @@ __global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
     store_state<R>(t.last_state, t.s.dstate, w, h);
 }
 
-/* Programmatic dependent launch (sm_90, version 10): pass 1 lets pass 2 be
- * launched while it runs (its blocks take the SMs pass 1 leaves free, then
- * those of pass 1's ending blocks); pass 2 waits, before it reads the chunk
- * states, until pass 1 has ended and its writes are visible. Without the
- * launch attribute both are no-ops. */
+/* Programmatic dependent launch (sm_90, version 10): once every block of
+ * pass 1 has let it, pass 2 is launched, and its blocks take SMs as pass 1's
+ * blocks leave them; pass 2 waits, before it reads the chunk states, until
+ * pass 1 has ended and its writes are visible. Without the launch attribute
+ * both are no-ops. */
 static __device__ __forceinline__ void let_dependent_grid_launch() {
 #if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -292,12 +292,15 @@ static __device__ __forceinline__ void wait_for_prerequisite_grid() {
 
 /* Chunks over L, as 03's version 6-7 (see 03's kernels.cu). Pass 1, block
  * z = chunk k = 0..K-2: chunk 0 from h0 writes its y; every chunk's end state
- * and ΣΔ go to the workspace. PDL: pass 2 may be launched at once. */
+ * and ΣΔ go to the workspace. PDL: pass 2 may be launched once the block's
+ * scans are done. Measured on an H200 (plots/data/04_fp16_half2_tuning.csv,
+ * sweep 5): letting it at the start of pass 1, or at the start of the last
+ * tile, was faster at S2 b1 L512 (0.028 against 0.029 ms) but slower at S1
+ * b1 and b2 (0.043 against 0.038, 0.064 against 0.058) than here. */
 template <int R, typename F, bool PDL>
 __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                            float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
                                            float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
-    if (PDL) let_dependent_grid_launch();
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
@@ -310,6 +313,7 @@ __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_l
     float dt_sum = 0.f;
     if (k == 0) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
     else scan_span16<R, false, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
+    if (PDL) let_dependent_grid_launch();
     store_chunk_end<R>(w, N, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
 }
 
