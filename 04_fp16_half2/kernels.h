@@ -53,6 +53,11 @@ void scan_bf16_tuned(const ScanTensors *t, void *workspace);
  * workspace as 8. */
 void scan_fp16_pdl(const ScanTensors *t, void *workspace);
 
+/* 11: version 10 with chunk 0's y moved from pass 1 to pass 2, which is
+ * launched at once: its chunk-0 blocks need nothing of pass 1 and run beside
+ * it. Unsupported and workspace as 8. */
+void scan_fp16_pdl_chunk0(const ScanTensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

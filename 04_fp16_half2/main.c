@@ -42,6 +42,9 @@ static const ScanVersion versions[] = {
     {{"scan_fp16_pdl",
       "version 8, pass 2 launched while pass 1 runs (programmatic dependent launch): no gap between them",
       true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_pdl},
+    {{"scan_fp16_pdl_chunk0",
+      "as 10, chunk 0's y in pass 2, launched at once: its chunk-0 blocks run beside pass 1",
+      true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_pdl_chunk0},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same

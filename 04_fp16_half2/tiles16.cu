@@ -274,11 +274,11 @@ __global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
     store_state<R>(t.last_state, t.s.dstate, w, h);
 }
 
-/* Programmatic dependent launch (sm_90, version 10): once every block of
- * pass 1 has let it, pass 2 is launched, and its blocks take SMs as pass 1's
- * blocks leave them; pass 2 waits, before it reads the chunk states, until
- * pass 1 has ended and its writes are visible. Without the launch attribute
- * both are no-ops. */
+/* Programmatic dependent launch (sm_90, versions 10 and 11): once every
+ * block of pass 1 has let it, pass 2 is launched, and its blocks take SMs as
+ * pass 1's blocks leave them (or, let at once, the SMs pass 1 leaves free);
+ * pass 2 waits, before it reads the chunk states, until pass 1 has ended and
+ * its writes are visible. Without the launch attribute both are no-ops. */
 static __device__ __forceinline__ void let_dependent_grid_launch() {
 #if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -290,17 +290,27 @@ static __device__ __forceinline__ void wait_for_prerequisite_grid() {
 #endif
 }
 
+/* How the two passes of a chunked plan meet. */
+enum Overlap {
+    kSerial,       // versions 8, 9: pass 2 starts when pass 1 has ended
+    kAfterScans,   // version 10: pass 2 launched once pass 1's scans are done
+    kChunk0Early,  // version 11: pass 2 also writes chunk 0's y and is launched at once;
+                   //             its chunk-0 blocks need nothing of pass 1 and run beside it
+};
+
 /* Chunks over L, as 03's version 6-7 (see 03's kernels.cu). Pass 1, block
- * z = chunk k = 0..K-2: chunk 0 from h0 writes its y; every chunk's end state
- * and ΣΔ go to the workspace. PDL: pass 2 may be launched once the block's
- * scans are done. Measured on an H200 (plots/data/04_fp16_half2_tuning.csv,
- * sweep 5): letting it at the start of pass 1, or at the start of the last
- * tile, was faster at S2 b1 L512 (0.028 against 0.029 ms) but slower at S1
- * b1 and b2 (0.043 against 0.038, 0.064 against 0.058) than here. */
-template <int R, typename F, bool PDL>
+ * z = chunk k = 0..K-2: chunk 0 from h0 writes its y (unless kChunk0Early);
+ * every chunk's end state and ΣΔ go to the workspace.
+ * kAfterScans lets pass 2 launch once the block's scans are done. Measured on
+ * an H200 (plots/data/04_fp16_half2_tuning.csv, sweeps 5 and 6): letting it
+ * at the start of pass 1, or at the start of the last tile, was faster at S2
+ * b1 L512 (0.028 against 0.029 ms) but slower at S1 b1 and b2 (0.043 against
+ * 0.038, 0.064 against 0.058) than here. */
+template <int R, typename F, Overlap OV>
 __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                            float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
                                            float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
+    if (OV == kChunk0Early) let_dependent_grid_launch();
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
@@ -311,16 +321,17 @@ __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_l
     load_A2<R>(t, w, A2);
     load_state<R>(k == 0 ? t.h0 : NULL, N, w, h);
     float dt_sum = 0.f;
-    if (k == 0) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
+    if (k == 0 && OV != kChunk0Early) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
     else scan_span16<R, false, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
-    if (PDL) let_dependent_grid_launch();
+    if (OV == kAfterScans) let_dependent_grid_launch();
     store_chunk_end<R>(w, N, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
 }
 
-/* Pass 2, block z = chunk k - 1 for k = 1..K-1: the carry in, then the chunk
- * scanned again from its true start, writing y. PDL: the first tile's copies,
- * which need nothing of pass 1, are issued before the wait for it. */
-template <int R, typename F, bool PDL>
+/* Pass 2, block z = chunk k - 1 for k = 1..K-1 (kChunk0Early: z = k for
+ * k = 0..K-1): the carry in (h0 for chunk 0), then the chunk scanned again
+ * from its true start, writing y. Overlapped, the first tile's copies, which
+ * need nothing of pass 1, are issued before the wait for it. */
+template <int R, typename F, Overlap OV>
 __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                             const float *chunk_h,     // (b·d, chunks - 1, N) fp32
                                             const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
@@ -328,17 +339,18 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
     const int64_t N = t.s.dstate, L = t.s.seqlen;
-    const int k = blockIdx.z + 1;
+    const int k = blockIdx.z + (OV == kChunk0Early ? 0 : 1);
     const int64_t t_begin = k * chunk_len, t_end = min(L, t_begin + chunk_len);
     float h[R], A2[R];
     load_A2<R>(t, w, A2);
-    if (PDL) {
+    if (OV != kSerial) {
         copy_first_tile<R, true, F>(t, w, smem, t_begin, t_end, vec8);
-        wait_for_prerequisite_grid();
+        if (OV != kChunk0Early || k > 0) wait_for_prerequisite_grid();
     }
-    carry_in<R>(w, N, chunks - 1, k, A2, h, chunk_h, chunk_dt);
+    if (OV == kChunk0Early && k == 0) load_state<R>(t.h0, N, w, h);
+    else carry_in<R>(w, N, chunks - 1, k, A2, h, chunk_h, chunk_dt);
     float dt_sum = 0.f;
-    scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, PDL);
+    scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, OV != kSerial);
     if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
 }
 
@@ -346,7 +358,7 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
  * Host side
  * ====================================================================== */
 
-template <int R, typename F, bool PDL>
+template <int R, typename F, Overlap OV>
 static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
@@ -361,14 +373,15 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     const int slots = p.chunks - 1;
     float *chunk_h = (float *)workspace;                                // (b·d, chunks - 1, N) fp32
     float *chunk_dt = chunk_h + s->batch * s->dim * slots * s->dstate;  // (b·d, chunks - 1) fp32
-    allow_smem(scan_chunk_states16_kernel<R, F, PDL>, smem, &allowed_states);
-    scan_chunk_states16_kernel<R, F, PDL><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
+    allow_smem(scan_chunk_states16_kernel<R, F, OV>, smem, &allowed_states);
+    scan_chunk_states16_kernel<R, F, OV><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
         *t, p.S, p.chunk_len, p.chunks, vec8, chunk_h, chunk_dt);
     cuda_check_launch();
-    allow_smem(scan_chunk_outputs16_kernel<R, F, PDL>, smem, &allowed_outputs);
-    if (!PDL) {
-        scan_chunk_outputs16_kernel<R, F, PDL><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
-            *t, p.S, p.chunk_len, p.chunks, vec8, chunk_h, chunk_dt);
+    allow_smem(scan_chunk_outputs16_kernel<R, F, OV>, smem, &allowed_outputs);
+    const dim3 grid2 = tile_grid(s, p.S, OV == kChunk0Early ? p.chunks : slots);
+    if (OV == kSerial) {
+        scan_chunk_outputs16_kernel<R, F, OV><<<grid2, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks, vec8,
+                                                                        chunk_h, chunk_dt);
         cuda_check_launch();
         return;
     }
@@ -376,26 +389,26 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     overlap.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config = {};
-    config.gridDim = tile_grid(s, p.S, slots);
+    config.gridDim = grid2;
     config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = smem;
     config.stream = 0;
     config.attrs = &overlap;
     config.numAttrs = 1;
-    cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, PDL>, *t, p.S, p.chunk_len, p.chunks,
+    cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, OV>, *t, p.S, p.chunk_len, p.chunks,
                                   vec8, (const float *)chunk_h, (const float *)chunk_dt));
 }
 
-template <typename F, bool PDL>
+template <typename F, Overlap OV>
 static void launch_tuned(const ScanTensors *t, void *workspace) {
     const TilePlan p = plan_tuned(&t->s, kTile, kMinR);
     switch (p.R) {
-    case 1: launch<1, F, PDL>(t, p, workspace); break;
-    case 2: launch<2, F, PDL>(t, p, workspace); break;
-    case 4: launch<4, F, PDL>(t, p, workspace); break;
-    case 8: launch<8, F, PDL>(t, p, workspace); break;
-    case 16: launch<16, F, PDL>(t, p, workspace); break;
-    default: launch<32, F, PDL>(t, p, workspace); break;
+    case 1: launch<1, F, OV>(t, p, workspace); break;
+    case 2: launch<2, F, OV>(t, p, workspace); break;
+    case 4: launch<4, F, OV>(t, p, workspace); break;
+    case 8: launch<8, F, OV>(t, p, workspace); break;
+    case 16: launch<16, F, OV>(t, p, workspace); break;
+    default: launch<32, F, OV>(t, p, workspace); break;
     }
 }
 
@@ -409,10 +422,14 @@ extern "C" size_t scan_fp16_tuned_workspace(const ScanShape *s) {
     return chunk_workspace(s, plan_tuned(s, kTile, kMinR));
 }
 
-extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half, false>(t, workspace); }
+extern "C" void scan_fp16_tuned(const ScanTensors *t, void *workspace) { launch_tuned<__half, kSerial>(t, workspace); }
 
 extern "C" void scan_bf16_tuned(const ScanTensors *t, void *workspace) {
-    launch_tuned<__nv_bfloat16, false>(t, workspace);
+    launch_tuned<__nv_bfloat16, kSerial>(t, workspace);
 }
 
-extern "C" void scan_fp16_pdl(const ScanTensors *t, void *workspace) { launch_tuned<__half, true>(t, workspace); }
+extern "C" void scan_fp16_pdl(const ScanTensors *t, void *workspace) { launch_tuned<__half, kAfterScans>(t, workspace); }
+
+extern "C" void scan_fp16_pdl_chunk0(const ScanTensors *t, void *workspace) {
+    launch_tuned<__half, kChunk0Early>(t, workspace);
+}
