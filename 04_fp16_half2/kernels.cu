@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "launch.cuh"
 #include "exp2_poly.h"
 #include "mufu.cuh"
 #include "pair16.cuh"
@@ -78,8 +79,6 @@ static __device__ __forceinline__ float dt_of(float v, bool softplus) {
     // delta_vals[r][i] = delta_vals[r][i] <= 20.f ? log1pf(expf(delta_vals[r][i])) : delta_vals[r][i];
     return v <= 20.f ? sp : v;
 }
-
-static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* ========================================================================
  * Geometry
@@ -553,12 +552,6 @@ scan_chunk_outputs_kernel(ScanTensors t, Plan p, bool vec,
  * Host side
  * ====================================================================== */
 
-static int pow2_at_least(int64_t x) {
-    int p = 1;
-    while (p < x) p *= 2;
-    return p;
-}
-
 /* The B/C tile holds kTileHalves halves (T = 64 up to N_pad = 32); then L is
  * cut into chunks when the threads (b·d·S) fall short of kFillThreads:
  * (chunks - 1) of them run at once, each at least 2 tiles; fewer than 3
@@ -613,15 +606,6 @@ static Plan plan_row_state(const ScanShape *s) {
 static size_t chunk_workspace(const ScanShape *s, const Plan &p) {
     if (p.chunks <= 1) return 0;
     return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
-}
-
-/* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
-template <typename Kernel>
-static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
-    if (bytes > 48 * 1024 && bytes > *allowed) {
-        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        *allowed = bytes;
-    }
 }
 
 template <int R, bool VEC, int DEG, typename F>

@@ -1,11 +1,13 @@
 /* Device pieces chapters 05 and 07 share (SSD and both decode forms): tensors that are fp32
- * or fp16 by the version's dtype, Δ as the official code forms it, and the
+ * or fp16 by the version's dtype, Δ as the official code forms it, and (launch.cuh) the
  * rounding-up division of grid sizes. */
 #ifndef MAMBA2_IO_CUH
 #define MAMBA2_IO_CUH
 
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include "launch.cuh"
 
 /* x, dt, z, B, C, y are float or __half (fp16 bits); arithmetic is fp32. */
 static __device__ __forceinline__ float to_float(float v) { return v; }
@@ -29,7 +31,5 @@ static __device__ __forceinline__ float delta_of(float dt, float bias, bool soft
     // dt = F.softplus(dt) if dt_softplus else dt           (selective_state_update_ref)
     return softplus && v <= 20.f ? log1pf(expf(v)) : v;
 }
-
-static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 #endif

@@ -23,10 +23,9 @@
 #include <stdint.h>
 
 #include "cuda_check.h"
+#include "launch.cuh"
 #include "mufu.cuh"
 #include "scan.h"
-
-static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr int kThreads = 128;            // threads per block: rows x S lanes
 constexpr int kMaxStates = 256;          // the largest N: 16 lanes x 16 states (8 x 32 in a tuned plan)
@@ -286,12 +285,6 @@ typedef struct {
     int64_t chunk_len;  // steps per chunk, a multiple of the tile
 } TilePlan;
 
-static int pow2_at_least(int64_t x) {
-    int p = 1;
-    while (p < x) p *= 2;
-    return p;
-}
-
 /* Chunks so that a pass runs (b·d·S threads) x (chunks - 1) >= kFillThreads,
  * each chunk at least min_tiles tiles; 1 when the rows fill the GPU already
  * (and when fewer than 3 chunks would come out: 2 run one after the other). */
@@ -329,15 +322,6 @@ static TilePlan plan_tuned(const ScanShape *s, int tile, int min_r) {
 static size_t chunk_workspace(const ScanShape *s, const TilePlan &p) {
     if (p.chunks <= 1) return 0;
     return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
-}
-
-/* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
-template <typename Kernel>
-static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
-    if (bytes > 48 * 1024 && bytes > *allowed) {
-        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        *allowed = bytes;
-    }
 }
 
 /* Blocks: x = channel blocks of a group, y = b·G, z = chunks of a pass. */

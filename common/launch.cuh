@@ -1,0 +1,29 @@
+/* Small helpers that the kernels' launchers (and some kernels) share: a
+ * rounded-up division, the next power of two, and the opt-in to more than
+ * 48 KiB of dynamic shared memory. */
+#ifndef LAUNCH_CUH
+#define LAUNCH_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_check.h"
+
+static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static inline int pow2_at_least(int64_t x) {
+    int p = 1;
+    while (p < x) p *= 2;
+    return p;
+}
+
+/* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
+template <typename Kernel>
+static void allow_smem(Kernel kernel, size_t bytes, size_t *allowed) {
+    if (bytes > 48 * 1024 && bytes > *allowed) {
+        cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        *allowed = bytes;
+    }
+}
+
+#endif
