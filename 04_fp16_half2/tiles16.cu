@@ -1,7 +1,7 @@
-/* 04_fp16_half2, GPU, versions 8-10: 03's tuned kernel (its version 7)
- * with 16-bit rows, fp16 (8, 10) or bf16 (9). It should buy what 03's plan
- * bought over one thread per row at batch 1-8 and at long L, on half the
- * bytes. Version 10 launches the second pass of a chunked plan as a
+/* 04_fp16_half2, GPU, versions 8-11: 03's tuned kernel (its version 7)
+ * with 16-bit rows, fp16 (8, 10, 11) or bf16 (9). It should buy what 03's
+ * plan bought over one thread per row at batch 1-8 and at long L, on half the
+ * bytes. Versions 10 and 11 launch the second pass of a chunked plan as a
  * programmatic dependent of the first (see let_dependent_grid_launch).
  *
  * Versions 4-7 keep a row in one thread (2 or 4 lanes when rows are few) and
@@ -50,7 +50,14 @@
  * each), and the second cannot start before the last block of the first has
  * ended and the launch has gone through. Launched as a programmatic dependent
  * (sm_90), its blocks start as the first pass's blocks end, copy their first
- * tile, and wait in the kernel for the chunk states only. */
+ * tile, and wait in the kernel for the chunk states only.
+ *
+ * Version 11: pass 2 launched at pass 1's start gets SMs while pass 1 runs,
+ * but its blocks could only wait there. Version 11 gives them work: chunk 0's
+ * y moves from pass 1 to pass 2, whose chunk-0 blocks start from h0, need
+ * nothing of pass 1 and run beside it; pass 1 writes end states only. It
+ * costs chunk 0 scanned twice and one chunk of blocks more in pass 2: it
+ * should pay where chunks are short and pass 2 still fits one wave. */
 #include "kernels.h"
 
 #include <stdint.h>
@@ -217,11 +224,8 @@ static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const 
     }
 }
 
-/* Steps [t_begin, t_end) of the block's rows, one tile at a time. Tile i+1's
- * copies are issued once tile i has been widened (the staging area is free
- * again) and, as cp.async, land while tile i is scanned and stored. Three barriers per
- * tile: landed, widened, scanned; the store of tile i ends before the
- * barrier that lets tile i+1 be widened over its tiles. */
+/* The block's staging area: in shared memory after the fp32 tiles and the
+ * partial sums of y. */
 template <int R, typename F>
 static __device__ Stage<F> block_stage(float *smem, const RowBlock &w) {
     using G = TileGeometry<R, kTile>;
@@ -237,6 +241,11 @@ static __device__ void copy_first_tile(const ScanTensors &t, const RowBlock &w, 
     cp_async_commit();
 }
 
+/* Steps [t_begin, t_end) of the block's rows, one tile at a time. Tile i+1's
+ * copies are issued once tile i has been widened (the staging area is free
+ * again) and, as cp.async, land while tile i is scanned and stored. Three barriers per
+ * tile: landed, widened, scanned; the store of tile i ends before the
+ * barrier that lets tile i+1 be widened over its tiles. */
 template <int R, bool WRITE_Y, typename F>
 static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
                                    const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum,
@@ -358,6 +367,16 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
  * Host side
  * ====================================================================== */
 
+/* Pass 2 may only start early if its griddepcontrol.wait is in the code the
+ * GPU runs: the code was built for sm_90 or later (not, say, for sm_80 and
+ * run on an H200, where the launch attribute would still be honoured). */
+template <typename Kernel>
+static bool compiled_for_overlap(Kernel kernel) {
+    cudaFuncAttributes a;
+    cuda_check(cudaFuncGetAttributes(&a, kernel));
+    return a.binaryVersion >= 90;
+}
+
 template <int R, typename F, Overlap OV>
 static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
@@ -378,22 +397,23 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
         *t, p.S, p.chunk_len, p.chunks, vec8, chunk_h, chunk_dt);
     cuda_check_launch();
     allow_smem(scan_chunk_outputs16_kernel<R, F, OV>, smem, &allowed_outputs);
-    const dim3 grid2 = tile_grid(s, p.S, OV == kChunk0Early ? p.chunks : slots);
-    if (OV == kSerial) {
-        scan_chunk_outputs16_kernel<R, F, OV><<<grid2, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks, vec8,
-                                                                        chunk_h, chunk_dt);
+    const dim3 outputs_grid = tile_grid(s, p.S, OV == kChunk0Early ? p.chunks : slots);
+    static const bool overlap = OV != kSerial && compiled_for_overlap(scan_chunk_outputs16_kernel<R, F, OV>);
+    if (!overlap) {
+        scan_chunk_outputs16_kernel<R, F, OV><<<outputs_grid, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
+                                                                                vec8, chunk_h, chunk_dt);
         cuda_check_launch();
         return;
     }
-    cudaLaunchAttribute overlap;  // pass 2 may start before pass 1 ends: it waits in the kernel
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute early;  // pass 2 may start before pass 1 ends: it waits in the kernel
+    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t config = {};
-    config.gridDim = grid2;
+    config.gridDim = outputs_grid;
     config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = smem;
     config.stream = 0;
-    config.attrs = &overlap;
+    config.attrs = &early;
     config.numAttrs = 1;
     cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, OV>, *t, p.S, p.chunk_len, p.chunks,
                                   vec8, (const float *)chunk_h, (const float *)chunk_dt));

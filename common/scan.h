@@ -21,7 +21,8 @@ typedef struct {
 /* One forward's tensors, host or device pointers (the version says which).
  * u, delta, z, B, C, y hold fp32, fp16 or bf16 (uint16_t bits) per the version's
  * dtype; everything else is fp32. A pointer is NULL exactly when its flag in
- * `s` is off (z, D, delta_bias, h0). */
+ * `s` is off (z, D, delta_bias, h0). Outputs do not overlap inputs (04's
+ * version 11 reads h0 while other blocks of the same grid write last_state). */
 typedef struct {
     ScanShape s;
     const void *u;          // (b, d, L)    fp32 | fp16 | bf16
