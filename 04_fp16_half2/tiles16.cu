@@ -50,14 +50,18 @@
  * each), and the second cannot start before the last block of the first has
  * ended and the launch has gone through. Launched as a programmatic dependent
  * (sm_90), its blocks start as the first pass's blocks end, copy their first
- * tile, and wait in the kernel for the chunk states only.
+ * tile, and wait in the kernel for the chunk states only. Measured bound
+ * (Nsight Compute, H200, S2 b1 L512): latency; passes of 17 and 21 µs at
+ * 1.47 GHz, 0.85 waves, 3 warps per scheduler, issue slots 51-53% busy.
  *
  * Version 11: pass 2 launched at pass 1's start gets SMs while pass 1 runs,
  * but its blocks could only wait there. Version 11 gives them work: chunk 0's
  * y moves from pass 1 to pass 2, whose chunk-0 blocks start from h0, need
  * nothing of pass 1 and run beside it; pass 1 writes end states only. It
  * costs chunk 0 scanned twice and one chunk of blocks more in pass 2: it
- * should pay where chunks are short and pass 2 still fits one wave. */
+ * should pay where chunks are short and pass 2 still fits one wave. Measured
+ * bound (same shape): latency; pass 1, end states only, 14 µs (64 registers),
+ * pass 2 21 µs over 0.97 waves, issue slots 55-58% busy. */
 #include "kernels.h"
 
 #include <stdint.h>
