@@ -47,8 +47,7 @@ static int64_t numel(const TensorSpec *t) {
     return n;
 }
 
-/* Bytes of one element of t in a version of dtype dt. */
-static size_t elem_bytes(const TensorSpec *t, DType dt) {
+size_t tensor_elem_bytes(const TensorSpec *t, DType dt) {
     const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
                       (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
     return half ? 2 : 4;
@@ -75,7 +74,7 @@ static int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
 static double problem_bytes(const TensorSpec *t, int n, DType dt) {
     double bytes = 0.0;
     for (int k = 0; k < n; k++)
-        if (t[k].present) bytes += (double)numel(&t[k]) * (double)elem_bytes(&t[k], dt);
+        if (t[k].present) bytes += (double)numel(&t[k]) * (double)tensor_elem_bytes(&t[k], dt);
     return bytes;
 }
 
@@ -167,13 +166,11 @@ static void host_round(HostProblem *hp, int set) {
             floats_to_halves(x, hp->bits[set][k], numel(t));
         } else if (x && t->dtype == VERSION_DTYPE) {
             int64_t n = numel(t);
-            x = host_alloc(n * 4, t->name);
-            memcpy(x, hp->in[PLAIN][k], (size_t)n * 4);
-            if (bf16) round_to_bf16(x, n);
-            else round_to_half(x, n);
             hp->bits[set][k] = host_alloc(n * 2, t->name);
             if (bf16) floats_to_bf16s(x, hp->bits[set][k], n);
             else floats_to_halves(x, hp->bits[set][k], n);
+            x = host_alloc(n * 4, t->name);  // the rounded values: the bits widened back
+            widen_bits(bf16 ? DT_BF16 : DT_FP16, hp->bits[set][k], x, n);
         }
         hp->in[set][k] = x;
     }
@@ -257,7 +254,7 @@ static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, in
     host_view(hp, set, out, t);
     for (int k = 0; k < hp->n && v->dtype != DT_FP32; k++) {
         const TensorSpec *s = &hp->t[k];
-        if (!s->present || elem_bytes(s, v->dtype) != 2) continue;
+        if (!s->present || tensor_elem_bytes(s, v->dtype) != 2) continue;
         if (is_input(s)) t[k] = hp->bits[set][k];
         else t[k] = half_out[k] = host_alloc(numel(s) * 2, s->name);
     }
@@ -291,8 +288,8 @@ static void device_too_small(const Op *op, const VersionInfo *v, const Problem *
 /* Input k of one set into dst (device), in the version's dtype dt. */
 static void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
     const TensorSpec *s = &hp->t[k];
-    size_t bytes = (size_t)numel(s) * elem_bytes(s, dt);
-    h2d(dst, elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
+    size_t bytes = (size_t)numel(s) * tensor_elem_bytes(s, dt);
+    h2d(dst, tensor_elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
 }
 
 static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
@@ -303,7 +300,7 @@ static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v,
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
         if (!s->present) continue;
-        size_t bytes = (size_t)numel(s) * elem_bytes(s, v->dtype);
+        size_t bytes = (size_t)numel(s) * tensor_elem_bytes(s, v->dtype);
         d->t[k] = dev_alloc(bytes, is_input(s) ? MEM_INPUT : MEM_OUTPUT, s->name);
         if (is_input(s)) upload_input(d->t[k], hp, k, set, v->dtype);
     }
@@ -314,7 +311,7 @@ static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v,
 /* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
 static void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
     for (int k = 0; k < hp->n; k++)
-        if (!is_input(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * elem_bytes(&hp->t[k], dt));
+        if (!is_input(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
 }
 
 static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
@@ -322,7 +319,7 @@ static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType 
         const TensorSpec *s = &hp->t[k];
         if (is_input(s)) continue;
         int64_t n = numel(s);
-        if (elem_bytes(s, dt) == 2) {
+        if (tensor_elem_bytes(s, dt) == 2) {
             uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 | bf16 as the version wrote it
             d2h(h, d->t[k], (size_t)n * 2);
             widen_bits(dt, h, out[k], n);

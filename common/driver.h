@@ -85,6 +85,10 @@ int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt);
 /* malloc or exit 2 naming the bytes and what they were for (driver.c). */
 void *host_alloc(int64_t bytes, const char *what);
 
+/* Bytes of one element of tensor t in a version of dtype dt: 2 where it is
+ * fp16 or bf16 there (TensorDType), else 4 (driver.c). */
+size_t tensor_elem_bytes(const TensorSpec *t, DType dt);
+
 /* Benchmark shapes: every batch x every seqlen (batch outer) on one base. */
 typedef struct {
     Problem base;           // every size and flag but batch and seqlen

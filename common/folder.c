@@ -30,8 +30,7 @@ void folder_write(const char *dir, const TensorSpec *t, int n, const float *cons
         snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
         bool ok;
         /* fp16 as the version read and wrote it; bf16 as fp32 (.npy has no bf16) */
-        const bool fp16 = (t[k].dtype == VERSION_DTYPE && (dt == DT_FP16 || dt == DT_FP16_STATE16)) ||
-                          (t[k].dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
+        const bool fp16 = tensor_elem_bytes(&t[k], dt) == 2 && dt != DT_BF16;
         if (fp16) {
             int64_t e = npy_numel(&shape);
             uint16_t *h = host_alloc(e * 2, t[k].name);  // (t's shape) fp16 bits of x[k]

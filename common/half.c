@@ -70,10 +70,6 @@ float half_to_float(uint16_t h) {
     return sign ? -v : v;
 }
 
-void round_to_half(float *x, int64_t n) {
-    for (int64_t i = 0; i < n; i++) x[i] = half_to_float(half_from_float(x[i]));
-}
-
 void floats_to_halves(const float *x, uint16_t *h, int64_t n) {
     for (int64_t i = 0; i < n; i++) h[i] = half_from_float(x[i]);
 }
@@ -89,10 +85,6 @@ uint16_t bf16_from_float(float f) {
 }
 
 float bf16_to_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
-
-void round_to_bf16(float *x, int64_t n) {
-    for (int64_t i = 0; i < n; i++) x[i] = bf16_to_float(bf16_from_float(x[i]));
-}
 
 void floats_to_bf16s(const float *x, uint16_t *h, int64_t n) {
     for (int64_t i = 0; i < n; i++) h[i] = bf16_from_float(x[i]);

@@ -6,8 +6,6 @@
 
 uint16_t half_from_float(float f);
 float half_to_float(uint16_t h);
-/* Round every element to the nearest fp16 value, in place (stays fp32). */
-void round_to_half(float *x, int64_t n);
 void floats_to_halves(const float *x, uint16_t *h, int64_t n);
 void halves_to_floats(const uint16_t *h, float *x, int64_t n);
 
@@ -15,7 +13,6 @@ void halves_to_floats(const uint16_t *h, float *x, int64_t n);
  * even, as __float2bfloat16_rn does; NaN stays NaN. */
 uint16_t bf16_from_float(float f);
 float bf16_to_float(uint16_t h);
-void round_to_bf16(float *x, int64_t n);
 void floats_to_bf16s(const float *x, uint16_t *h, int64_t n);
 void bf16s_to_floats(const uint16_t *h, float *x, int64_t n);
 
