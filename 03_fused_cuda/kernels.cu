@@ -606,15 +606,14 @@ static void launch_tiles(const ScanTensors *t, const TilePlan &p, void *workspac
         return;
     }
     const int slots = p.chunks - 1;
-    float *chunk_h = (float *)workspace;                              // (b·d, chunks - 1, N)
-    float *chunk_dt = chunk_h + s->batch * s->dim * slots * s->dstate;  // (b·d, chunks - 1)
+    const ChunkStates cs = chunk_states(s, p, workspace);
     allow_smem(scan_chunk_states_kernel<R, T, ASYNC>, smem, &allowed_states);
     scan_chunk_states_kernel<R, T, ASYNC><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len,
-                                                                                         p.chunks, chunk_h, chunk_dt);
+                                                                                         p.chunks, cs.h, cs.dt);
     cuda_check_launch();
     allow_smem(scan_chunk_outputs_kernel<R, T, ASYNC>, smem, &allowed_outputs);
     scan_chunk_outputs_kernel<R, T, ASYNC><<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len,
-                                                                                          p.chunks, chunk_h, chunk_dt);
+                                                                                          p.chunks, cs.h, cs.dt);
     cuda_check_launch();
 }
 

@@ -394,18 +394,17 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
         return;
     }
     const int slots = p.chunks - 1;
-    float *chunk_h = (float *)workspace;                                // (b·d, chunks - 1, N) fp32
-    float *chunk_dt = chunk_h + s->batch * s->dim * slots * s->dstate;  // (b·d, chunks - 1) fp32
+    const ChunkStates cs = chunk_states(s, p, workspace);
     allow_smem(scan_chunk_states16_kernel<R, F, OV>, smem, &allowed_states);
     scan_chunk_states16_kernel<R, F, OV><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
-        *t, p.S, p.chunk_len, p.chunks, vec8, chunk_h, chunk_dt);
+        *t, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
     cuda_check_launch();
     allow_smem(scan_chunk_outputs16_kernel<R, F, OV>, smem, &allowed_outputs);
     const dim3 outputs_grid = tile_grid(s, p.S, OV == kChunk0Early ? p.chunks : slots);
     static const bool overlap = OV != kSerial && compiled_for_overlap(scan_chunk_outputs16_kernel<R, F, OV>);
     if (!overlap) {
         scan_chunk_outputs16_kernel<R, F, OV><<<outputs_grid, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
-                                                                                vec8, chunk_h, chunk_dt);
+                                                                                vec8, cs.h, cs.dt);
         cuda_check_launch();
         return;
     }
@@ -420,7 +419,7 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     config.attrs = &early;
     config.numAttrs = 1;
     cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, OV>, *t, p.S, p.chunk_len, p.chunks,
-                                  vec8, (const float *)chunk_h, (const float *)chunk_dt));
+                                  vec8, (const float *)cs.h, (const float *)cs.dt));
 }
 
 template <typename F, Overlap OV>

@@ -319,9 +319,22 @@ static TilePlan plan_tuned(const ScanShape *s, int tile, int min_r) {
     return p;
 }
 
+/* The workspace of a chunked plan: every chunk's end state but the last's, and its ΣΔ. */
 static size_t chunk_workspace(const ScanShape *s, const TilePlan &p) {
     if (p.chunks <= 1) return 0;
     return sizeof(float) * (size_t)(s->batch * s->dim) * (size_t)(p.chunks - 1) * (size_t)(s->dstate + 1);
+}
+
+struct ChunkStates {
+    float *h;   // (b·d, chunks - 1, N) fp32
+    float *dt;  // (b·d, chunks - 1)    fp32
+};
+
+static inline ChunkStates chunk_states(const ScanShape *s, const TilePlan &p, void *workspace) {
+    ChunkStates c;
+    c.h = (float *)workspace;
+    c.dt = c.h + s->batch * s->dim * (p.chunks - 1) * s->dstate;
+    return c;
 }
 
 /* Blocks: x = channel blocks of a group, y = b·G, z = chunks of a pass. */
