@@ -58,6 +58,11 @@ void scan_fp16_pdl(const ScanTensors *t, void *workspace);
  * it. Unsupported and workspace as 8. */
 void scan_fp16_pdl_chunk0(const ScanTensors *t, void *workspace);
 
+/* 12, 13: versions 10 and 11 with bf16 u, delta, z, B, C, y. Unsupported and
+ * workspace as 8. */
+void scan_bf16_pdl(const ScanTensors *t, void *workspace);
+void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,10 +45,16 @@ static const ScanVersion versions[] = {
     {{"scan_fp16_pdl_chunk0",
       "as 10, chunk 0's y in pass 2, launched at once: its chunk-0 blocks run beside pass 1",
       true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_pdl_chunk0},
+    {{"scan_bf16_pdl",
+      "version 10 with bf16 u, delta, z, B, C, y: the passes of bf16's tuned kernel overlapped",
+      true, DT_BF16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_bf16_pdl},
+    {{"scan_bf16_pdl_chunk0",
+      "version 11 with bf16 u, delta, z, B, C, y",
+      true, DT_BF16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_bf16_pdl_chunk0},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same
- * fp16-rounded (bf16-rounded for versions 7 and 9) inputs. */
+ * fp16-rounded (bf16-rounded for versions 7, 9, 12 and 13) inputs. */
 static const ScanVersion fused_tuned = {
     {"scan_fused_tuned", "03_fused_cuda's tuned fp32 kernel",
      true, DT_FP32}, scan_fused_tuned_workspace, scan_fused_tiled_unsupported, scan_fused_tuned};

@@ -1,5 +1,5 @@
-/* 04_fp16_half2, GPU, versions 8-11: 03's tuned kernel (its version 7)
- * with 16-bit rows, fp16 (8, 10, 11) or bf16 (9). It should buy what 03's
+/* 04_fp16_half2, GPU, versions 8-13: 03's tuned kernel (its version 7)
+ * with 16-bit rows, fp16 (8, 10, 11) or bf16 (9, 12, 13). It should buy what 03's
  * plan bought over one thread per row at batch 1-8 and at long L, on half the
  * bytes. Versions 10 and 11 launch the second pass of a chunked plan as a
  * programmatic dependent of the first (see let_dependent_grid_launch).
@@ -306,8 +306,8 @@ static __device__ __forceinline__ void wait_for_prerequisite_grid() {
 /* How the two passes of a chunked plan meet. */
 enum Overlap {
     kSerial,       // versions 8, 9: pass 2 starts when pass 1 has ended
-    kAfterScans,   // version 10: pass 2 launched once pass 1's scans are done
-    kChunk0Early,  // version 11: pass 2 also writes chunk 0's y and is launched at once;
+    kAfterScans,   // versions 10, 12: pass 2 launched once pass 1's scans are done
+    kChunk0Early,  // versions 11, 13: pass 2 also writes chunk 0's y and is launched at once;
                    //             its chunk-0 blocks need nothing of pass 1 and run beside it
 };
 
@@ -455,4 +455,12 @@ extern "C" void scan_fp16_pdl(const ScanTensors *t, void *workspace) { launch_tu
 
 extern "C" void scan_fp16_pdl_chunk0(const ScanTensors *t, void *workspace) {
     launch_tuned<__half, kChunk0Early>(t, workspace);
+}
+
+extern "C" void scan_bf16_pdl(const ScanTensors *t, void *workspace) {
+    launch_tuned<__nv_bfloat16, kAfterScans>(t, workspace);
+}
+
+extern "C" void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace) {
+    launch_tuned<__nv_bfloat16, kChunk0Early>(t, workspace);
 }
