@@ -63,6 +63,10 @@ void scan_fp16_pdl_chunk0(const ScanTensors *t, void *workspace);
 void scan_bf16_pdl(const ScanTensors *t, void *workspace);
 void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace);
 
+/* 14: version 10 with the copies of a tile addressed by a pointer stepped
+ * from row to row, not from each row's index. Unsupported and workspace as 8. */
+void scan_fp16_running(const ScanTensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,9 @@ static const ScanVersion versions[] = {
     {{"scan_bf16_pdl_chunk0",
       "version 11 with bf16 u, delta, z, B, C, y",
       true, DT_BF16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_bf16_pdl_chunk0},
+    {{"scan_fp16_running",
+      "version 10, a tile's copies by a pointer stepped row to row: ~10 instructions a cp.async, not ~40",
+      true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_running},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same

@@ -132,11 +132,47 @@ static __device__ void copy_rows16(F *stage, const F *src, int64_t L, int nrows,
     }
 }
 
+/* How a tile's copies find their rows. */
+enum Addressing {
+    kByIndex,  // versions 8-13: copy_rows16, each row's address from its index
+    kRunning,  // version 14: copy_rows16_running, one pointer stepped from row to row
+};
+
+/* Version 14: copy_rows16's vec8 path with the addresses kept running.
+ * copy_rows16 finds every row's source from its index (a 64-bit multiply),
+ * clamps the step and tests vec8 for each 16 bytes: about 40 instructions a
+ * cp.async (SASS under Nsight Compute, version 10 at S2 b8: 1.4 of its 12.3
+ * instructions an element). Here the thread's first row is found once a
+ * tile and each further row is a pointer step: about 10 a cp.async. */
+template <typename F>
+static __device__ void copy_rows16_running(F *stage, const F *src, int64_t L, int nrows, int nvalid, int64_t t0) {
+    constexpr int Q = kTile / 8, kStep = kThreads / Q;  // threads a row, rows a pass
+    const int q = threadIdx.x % Q;
+    const bool in_seq = t0 + 8 * q < L;
+    int row = threadIdx.x / Q;
+    const F *p = src + row * L + t0 + 8 * q;  // this thread's 16 bytes of its current row
+    F *dst = stage + row * kStagePitch + 8 * q;
+    for (; row < nrows; row += kStep, p += kStep * L, dst += kStep * kStagePitch) {
+        const bool ok = in_seq && row < nvalid;
+        cp_async16(dst, ok ? p : src, ok);  // src stands in where nothing is read
+    }
+}
+
 /* One tile's copies: u, delta, B always; C and z only in a pass that writes y. */
-template <int R, bool WRITE_Y, typename F>
+template <int R, bool WRITE_Y, Addressing AD, typename F>
 static __device__ void copy_stage(const Stage<F> &st, const ScanTensors &t, const RowBlock &w, int64_t t0, bool vec8) {
     const int64_t L = t.s.seqlen;
     const int N = (int)t.s.dstate, npad = R * w.S;
+    if (AD == kRunning && vec8) {
+        copy_rows16_running(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, t0);
+        copy_rows16_running(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, t0);
+        copy_rows16_running(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, t0);
+        if (WRITE_Y) {
+            copy_rows16_running(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, t0);
+            if (t.z) copy_rows16_running(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, t0);
+        }
+        return;
+    }
     copy_rows16(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
     copy_rows16(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
     copy_rows16(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, t0, vec8);
@@ -237,11 +273,11 @@ static __device__ Stage<F> block_stage(float *smem, const RowBlock &w) {
 }
 
 /* The copies of a span's first tile, issued and committed. */
-template <int R, bool WRITE_Y, typename F>
+template <int R, bool WRITE_Y, Addressing AD, typename F>
 static __device__ void copy_first_tile(const ScanTensors &t, const RowBlock &w, float *smem, int64_t t_begin,
                                        int64_t t_end, bool vec8) {
     const int64_t ntiles = ceil_div(t_end - t_begin, kTile);
-    if (ntiles > 0) copy_stage<R, WRITE_Y>(block_stage<R, F>(smem, w), t, w, t_begin, vec8);
+    if (ntiles > 0) copy_stage<R, WRITE_Y, AD>(block_stage<R, F>(smem, w), t, w, t_begin, vec8);
     cp_async_commit();
 }
 
@@ -250,7 +286,7 @@ static __device__ void copy_first_tile(const ScanTensors &t, const RowBlock &w, 
  * again) and, as cp.async, land while tile i is scanned and stored. Three barriers per
  * tile: landed, widened, scanned; the store of tile i ends before the
  * barrier that lets tile i+1 be widened over its tiles. */
-template <int R, bool WRITE_Y, typename F>
+template <int R, bool WRITE_Y, Addressing AD, typename F>
 static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
                                    const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum,
                                    bool first_copied) {
@@ -259,14 +295,14 @@ static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, floa
     float *ypart = smem + G::set_floats(w.rows, w.S);  // (kThreads, TP) fp32
     const Stage<F> st = block_stage<R, F>(smem, w);
     const int64_t ntiles = ceil_div(t_end - t_begin, kTile);
-    if (!first_copied) copy_first_tile<R, WRITE_Y, F>(t, w, smem, t_begin, t_end, vec8);
+    if (!first_copied) copy_first_tile<R, WRITE_Y, AD, F>(t, w, smem, t_begin, t_end, vec8);
     for (int64_t i = 0; i < ntiles; i++) {
         const int64_t t0 = t_begin + i * kTile;
         cp_async_wait<0>();  // this thread's copies of tile i have landed
         __syncthreads();     // and every thread's; tile i-1 is stored
         widen_stage<R, WRITE_Y>(ts, st, t, w, t0);
         __syncthreads();
-        if (i + 1 < ntiles) copy_stage<R, WRITE_Y>(st, t, w, t0 + kTile, vec8);
+        if (i + 1 < ntiles) copy_stage<R, WRITE_Y, AD>(st, t, w, t0 + kTile, vec8);
         cp_async_commit();
         scan_tile<R, kTile, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
@@ -275,7 +311,7 @@ static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, floa
 }
 
 /* One pass over the whole sequence, from h0 to last_state (no chunks). */
-template <int R, typename F>
+template <int R, typename F, Addressing AD>
 __global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
     extern __shared__ float4 smem4[];
     const RowBlock w = row_block(t.s, S);
@@ -283,7 +319,7 @@ __global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
     load_A2<R>(t, w, A2);
     load_state<R>(t.h0, t.s.dstate, w, h);
     float dt_sum = 0.f;
-    scan_span16<R, true, F>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, vec8, dt_sum, false);
+    scan_span16<R, true, AD, F>(t, w, reinterpret_cast<float *>(smem4), h, A2, 0, t.s.seqlen, vec8, dt_sum, false);
     store_state<R>(t.last_state, t.s.dstate, w, h);
 }
 
@@ -319,7 +355,7 @@ enum Overlap {
  * at the start of pass 1, or at the start of the last tile, was faster at S2
  * b1 L512 (0.028 against 0.029 ms) but slower at S1 b1 and b2 (0.043 against
  * 0.038, 0.064 against 0.058) than here. */
-template <int R, typename F, Overlap OV>
+template <int R, typename F, Overlap OV, Addressing AD>
 __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                            float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
                                            float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
@@ -334,8 +370,9 @@ __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_l
     load_A2<R>(t, w, A2);
     load_state<R>(k == 0 ? t.h0 : NULL, N, w, h);
     float dt_sum = 0.f;
-    if (k == 0 && OV != kChunk0Early) scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
-    else scan_span16<R, false, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
+    if (k == 0 && OV != kChunk0Early)
+        scan_span16<R, true, AD, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
+    else scan_span16<R, false, AD, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, false);
     if (OV == kAfterScans) let_dependent_grid_launch();
     store_chunk_end<R>(w, N, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
 }
@@ -344,7 +381,7 @@ __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_l
  * k = 0..K-1): the carry in (h0 for chunk 0), then the chunk scanned again
  * from its true start, writing y. Overlapped, the first tile's copies, which
  * need nothing of pass 1, are issued before the wait for it. */
-template <int R, typename F, Overlap OV>
+template <int R, typename F, Overlap OV, Addressing AD>
 __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
                                             const float *chunk_h,     // (b·d, chunks - 1, N) fp32
                                             const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
@@ -357,13 +394,13 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
     float h[R], A2[R];
     load_A2<R>(t, w, A2);
     if (OV != kSerial) {
-        copy_first_tile<R, true, F>(t, w, smem, t_begin, t_end, vec8);
+        copy_first_tile<R, true, AD, F>(t, w, smem, t_begin, t_end, vec8);
         if (OV != kChunk0Early || k > 0) wait_for_prerequisite_grid();
     }
     if (OV == kChunk0Early && k == 0) load_state<R>(t.h0, N, w, h);
     else carry_in<R>(w, N, chunks - 1, k, A2, h, chunk_h, chunk_dt);
     float dt_sum = 0.f;
-    scan_span16<R, true, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, OV != kSerial);
+    scan_span16<R, true, AD, F>(t, w, smem, h, A2, t_begin, t_end, vec8, dt_sum, OV != kSerial);
     if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
 }
 
@@ -381,29 +418,29 @@ static bool compiled_for_overlap(Kernel kernel) {
     return a.binaryVersion >= 90;
 }
 
-template <int R, typename F, Overlap OV>
+template <int R, typename F, Overlap OV, Addressing AD>
 static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
     const ScanShape *s = &t->s;
     const size_t smem = smem_bytes<R>(p.S);
     const bool vec8 = rows16_aligned(t);
     if (p.chunks == 1) {
-        allow_smem(scan_tiles16_kernel<R, F>, smem, &allowed_single);
-        scan_tiles16_kernel<R, F><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S, vec8);
+        allow_smem(scan_tiles16_kernel<R, F, AD>, smem, &allowed_single);
+        scan_tiles16_kernel<R, F, AD><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S, vec8);
         cuda_check_launch();
         return;
     }
     const int slots = p.chunks - 1;
     const ChunkStates cs = chunk_states(s, p, workspace);
-    allow_smem(scan_chunk_states16_kernel<R, F, OV>, smem, &allowed_states);
-    scan_chunk_states16_kernel<R, F, OV><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
+    allow_smem(scan_chunk_states16_kernel<R, F, OV, AD>, smem, &allowed_states);
+    scan_chunk_states16_kernel<R, F, OV, AD><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
         *t, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
     cuda_check_launch();
-    allow_smem(scan_chunk_outputs16_kernel<R, F, OV>, smem, &allowed_outputs);
+    allow_smem(scan_chunk_outputs16_kernel<R, F, OV, AD>, smem, &allowed_outputs);
     const dim3 outputs_grid = tile_grid(s, p.S, OV == kChunk0Early ? p.chunks : slots);
-    static const bool overlap = OV != kSerial && compiled_for_overlap(scan_chunk_outputs16_kernel<R, F, OV>);
+    static const bool overlap = OV != kSerial && compiled_for_overlap(scan_chunk_outputs16_kernel<R, F, OV, AD>);
     if (!overlap) {
-        scan_chunk_outputs16_kernel<R, F, OV><<<outputs_grid, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
+        scan_chunk_outputs16_kernel<R, F, OV, AD><<<outputs_grid, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
                                                                                 vec8, cs.h, cs.dt);
         cuda_check_launch();
         return;
@@ -418,20 +455,20 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     config.stream = 0;
     config.attrs = &early;
     config.numAttrs = 1;
-    cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, OV>, *t, p.S, p.chunk_len, p.chunks,
+    cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, OV, AD>, *t, p.S, p.chunk_len, p.chunks,
                                   vec8, (const float *)cs.h, (const float *)cs.dt));
 }
 
-template <typename F, Overlap OV>
+template <typename F, Overlap OV, Addressing AD = kByIndex>
 static void launch_tuned(const ScanTensors *t, void *workspace) {
     const TilePlan p = plan_tuned(&t->s, kTile, kMinR);
     switch (p.R) {
-    case 1: launch<1, F, OV>(t, p, workspace); break;
-    case 2: launch<2, F, OV>(t, p, workspace); break;
-    case 4: launch<4, F, OV>(t, p, workspace); break;
-    case 8: launch<8, F, OV>(t, p, workspace); break;
-    case 16: launch<16, F, OV>(t, p, workspace); break;
-    default: launch<32, F, OV>(t, p, workspace); break;
+    case 1: launch<1, F, OV, AD>(t, p, workspace); break;
+    case 2: launch<2, F, OV, AD>(t, p, workspace); break;
+    case 4: launch<4, F, OV, AD>(t, p, workspace); break;
+    case 8: launch<8, F, OV, AD>(t, p, workspace); break;
+    case 16: launch<16, F, OV, AD>(t, p, workspace); break;
+    default: launch<32, F, OV, AD>(t, p, workspace); break;
     }
 }
 
@@ -463,4 +500,8 @@ extern "C" void scan_bf16_pdl(const ScanTensors *t, void *workspace) {
 
 extern "C" void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace) {
     launch_tuned<__nv_bfloat16, kChunk0Early>(t, workspace);
+}
+
+extern "C" void scan_fp16_running(const ScanTensors *t, void *workspace) {
+    launch_tuned<__half, kAfterScans, kRunning>(t, workspace);
 }
