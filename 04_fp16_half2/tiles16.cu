@@ -142,19 +142,20 @@ enum Addressing {
  * copy_rows16 finds every row's source from its index (a 64-bit multiply),
  * clamps the step and tests vec8 for each 16 bytes: about 40 instructions a
  * cp.async (SASS under Nsight Compute, version 10 at S2 b8: 1.4 of its 12.3
- * instructions an element). Here the thread's first row is found once a
- * tile and each further row is a pointer step: about 10 a cp.async. */
+ * instructions an element). Here `off`, this thread's first element of the
+ * tile (row·L + t0 + 8q, the same in every tensor), is found once a tile and
+ * each further row is a pointer step: about 10 a cp.async. */
 template <typename F>
-static __device__ void copy_rows16_running(F *stage, const F *src, int64_t L, int nrows, int nvalid, int64_t t0) {
+static __device__ void copy_rows16_running(F *stage, const F *src, int64_t L, int nrows, int nvalid, int64_t off,
+                                           bool in_seq, const void *none) {
     constexpr int Q = kTile / 8, kStep = kThreads / Q;  // threads a row, rows a pass
-    const int q = threadIdx.x % Q;
-    const bool in_seq = t0 + 8 * q < L;
     int row = threadIdx.x / Q;
-    const F *p = src + row * L + t0 + 8 * q;  // this thread's 16 bytes of its current row
-    F *dst = stage + row * kStagePitch + 8 * q;
+    const F *p = src + off;  // this thread's 16 bytes of its current row
+    F *dst = stage + row * kStagePitch + 8 * (threadIdx.x % Q);
+#pragma unroll 1
     for (; row < nrows; row += kStep, p += kStep * L, dst += kStep * kStagePitch) {
         const bool ok = in_seq && row < nvalid;
-        cp_async16(dst, ok ? p : src, ok);  // src stands in where nothing is read
+        cp_async16(dst, ok ? (const void *)p : none, ok);  // none: any valid address, nothing is read
     }
 }
 
@@ -164,12 +165,15 @@ static __device__ void copy_stage(const Stage<F> &st, const ScanTensors &t, cons
     const int64_t L = t.s.seqlen;
     const int N = (int)t.s.dstate, npad = R * w.S;
     if (AD == kRunning && vec8) {
-        copy_rows16_running(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, t0);
-        copy_rows16_running(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, t0);
-        copy_rows16_running(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, t0);
+        constexpr int Q = kTile / 8;
+        const int64_t tt = t0 + 8 * (threadIdx.x % Q), off = (threadIdx.x / Q) * L + tt;
+        const bool in_seq = tt < L;
+        copy_rows16_running(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, off, in_seq, t.A);
+        copy_rows16_running(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, off, in_seq, t.A);
+        copy_rows16_running(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, off, in_seq, t.A);
         if (WRITE_Y) {
-            copy_rows16_running(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, t0);
-            if (t.z) copy_rows16_running(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, t0);
+            copy_rows16_running(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, off, in_seq, t.A);
+            if (t.z) copy_rows16_running(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, off, in_seq, t.A);
         }
         return;
     }
@@ -312,7 +316,7 @@ static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, floa
 
 /* One pass over the whole sequence, from h0 to last_state (no chunks). */
 template <int R, typename F, Addressing AD>
-__global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
+static __device__ __forceinline__ void whole_pass(const ScanTensors &t, int S, bool vec8) {
     extern __shared__ float4 smem4[];
     const RowBlock w = row_block(t.s, S);
     float h[R], A2[R];
@@ -356,9 +360,10 @@ enum Overlap {
  * b1 L512 (0.028 against 0.029 ms) but slower at S1 b1 and b2 (0.043 against
  * 0.038, 0.064 against 0.058) than here. */
 template <int R, typename F, Overlap OV, Addressing AD>
-__global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
-                                           float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
-                                           float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
+static __device__ __forceinline__ void chunk_states_pass(const ScanTensors &t, int S, int64_t chunk_len, int chunks,
+                                                         bool vec8,
+                                                         float *chunk_h,     // (b·d, chunks - 1, N) fp32, written
+                                                         float *chunk_dt) {  // (b·d, chunks - 1)    fp32, written
     if (OV == kChunk0Early) let_dependent_grid_launch();
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
@@ -382,9 +387,10 @@ __global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_l
  * from its true start, writing y. Overlapped, the first tile's copies, which
  * need nothing of pass 1, are issued before the wait for it. */
 template <int R, typename F, Overlap OV, Addressing AD>
-__global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
-                                            const float *chunk_h,     // (b·d, chunks - 1, N) fp32
-                                            const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
+static __device__ __forceinline__ void chunk_outputs_pass(const ScanTensors &t, int S, int64_t chunk_len, int chunks,
+                                                          bool vec8,
+                                                          const float *chunk_h,     // (b·d, chunks - 1, N) fp32
+                                                          const float *chunk_dt) {  // (b·d, chunks - 1)    fp32
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
     const RowBlock w = row_block(t.s, S);
@@ -404,6 +410,60 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
     if (k == chunks - 1) store_state<R>(t.last_state, N, w, h);
 }
 
+/* The kernels of versions 8-13: the passes as they are. */
+template <int R, typename F>
+__global__ void scan_tiles16_kernel(ScanTensors t, int S, bool vec8) {
+    whole_pass<R, F, kByIndex>(t, S, vec8);
+}
+template <int R, typename F, Overlap OV>
+__global__ void scan_chunk_states16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
+                                           float *chunk_h, float *chunk_dt) {
+    chunk_states_pass<R, F, OV, kByIndex>(t, S, chunk_len, chunks, vec8, chunk_h, chunk_dt);
+}
+template <int R, typename F, Overlap OV>
+__global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
+                                            const float *chunk_h, const float *chunk_dt) {
+    chunk_outputs_pass<R, F, OV, kByIndex>(t, S, chunk_len, chunks, vec8, chunk_h, chunk_dt);
+}
+
+/* Version 14's kernels, told how many blocks an SM must hold: those that
+ * versions 8-13 reach at each R (by shared memory or registers). Left free,
+ * its running pointers took registers enough to lose one (S2 b8, R = 4: 129
+ * registers, 3 blocks an SM, where version 10 has 96 and 4). */
+constexpr int running_min_blocks(int R) { return R <= 8 ? 4 : R == 16 ? 3 : 2; }
+
+template <int R, typename F>
+__global__ void __launch_bounds__(kThreads, running_min_blocks(R))
+    scan_tiles16_running_kernel(ScanTensors t, int S, bool vec8) {
+    whole_pass<R, F, kRunning>(t, S, vec8);
+}
+template <int R, typename F, Overlap OV>
+__global__ void __launch_bounds__(kThreads, running_min_blocks(R))
+    scan_chunk_states16_running_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8, float *chunk_h,
+                                       float *chunk_dt) {
+    chunk_states_pass<R, F, OV, kRunning>(t, S, chunk_len, chunks, vec8, chunk_h, chunk_dt);
+}
+template <int R, typename F, Overlap OV>
+__global__ void __launch_bounds__(kThreads, running_min_blocks(R))
+    scan_chunk_outputs16_running_kernel(ScanTensors t, int S, int64_t chunk_len, int chunks, bool vec8,
+                                        const float *chunk_h, const float *chunk_dt) {
+    chunk_outputs_pass<R, F, OV, kRunning>(t, S, chunk_len, chunks, vec8, chunk_h, chunk_dt);
+}
+
+/* A version's three kernels: one pass, or pass 1 and pass 2 of a chunked plan. */
+template <int R, typename F, Overlap OV, Addressing AD>
+struct PassKernels {
+    static constexpr auto whole = scan_tiles16_kernel<R, F>;
+    static constexpr auto states = scan_chunk_states16_kernel<R, F, OV>;
+    static constexpr auto outputs = scan_chunk_outputs16_kernel<R, F, OV>;
+};
+template <int R, typename F, Overlap OV>
+struct PassKernels<R, F, OV, kRunning> {
+    static constexpr auto whole = scan_tiles16_running_kernel<R, F>;
+    static constexpr auto states = scan_chunk_states16_running_kernel<R, F, OV>;
+    static constexpr auto outputs = scan_chunk_outputs16_running_kernel<R, F, OV>;
+};
+
 /* ========================================================================
  * Host side
  * ====================================================================== */
@@ -421,27 +481,26 @@ static bool compiled_for_overlap(Kernel kernel) {
 template <int R, typename F, Overlap OV, Addressing AD>
 static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
+    using K = PassKernels<R, F, OV, AD>;
     const ScanShape *s = &t->s;
     const size_t smem = smem_bytes<R>(p.S);
     const bool vec8 = rows16_aligned(t);
     if (p.chunks == 1) {
-        allow_smem(scan_tiles16_kernel<R, F, AD>, smem, &allowed_single);
-        scan_tiles16_kernel<R, F, AD><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S, vec8);
+        allow_smem(K::whole, smem, &allowed_single);
+        K::whole<<<tile_grid(s, p.S, 1), kThreads, smem>>>(*t, p.S, vec8);
         cuda_check_launch();
         return;
     }
     const int slots = p.chunks - 1;
     const ChunkStates cs = chunk_states(s, p, workspace);
-    allow_smem(scan_chunk_states16_kernel<R, F, OV, AD>, smem, &allowed_states);
-    scan_chunk_states16_kernel<R, F, OV, AD><<<tile_grid(s, p.S, slots), kThreads, smem>>>(
-        *t, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
+    allow_smem(K::states, smem, &allowed_states);
+    K::states<<<tile_grid(s, p.S, slots), kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
     cuda_check_launch();
-    allow_smem(scan_chunk_outputs16_kernel<R, F, OV, AD>, smem, &allowed_outputs);
+    allow_smem(K::outputs, smem, &allowed_outputs);
     const dim3 outputs_grid = tile_grid(s, p.S, OV == kChunk0Early ? p.chunks : slots);
-    static const bool overlap = OV != kSerial && compiled_for_overlap(scan_chunk_outputs16_kernel<R, F, OV, AD>);
+    static const bool overlap = OV != kSerial && compiled_for_overlap(K::outputs);
     if (!overlap) {
-        scan_chunk_outputs16_kernel<R, F, OV, AD><<<outputs_grid, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks,
-                                                                                vec8, cs.h, cs.dt);
+        K::outputs<<<outputs_grid, kThreads, smem>>>(*t, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
         cuda_check_launch();
         return;
     }
@@ -455,7 +514,7 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     config.stream = 0;
     config.attrs = &early;
     config.numAttrs = 1;
-    cuda_check(cudaLaunchKernelEx(&config, scan_chunk_outputs16_kernel<R, F, OV, AD>, *t, p.S, p.chunk_len, p.chunks,
+    cuda_check(cudaLaunchKernelEx(&config, K::outputs, *t, p.S, p.chunk_len, p.chunks,
                                   vec8, (const float *)cs.h, (const float *)cs.dt));
 }
 
