@@ -67,6 +67,11 @@ void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace);
  * from row to row, not from each row's index. Unsupported and workspace as 8. */
 void scan_fp16_running(const ScanTensors *t, void *workspace);
 
+/* 15: version 14, and where L is not cut, twice the lanes a row when that
+ * spreads the blocks over the SMs in fewer, fuller rounds. Unsupported and
+ * workspace as 8. */
+void scan_fp16_rounds(const ScanTensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -54,6 +54,9 @@ static const ScanVersion versions[] = {
     {{"scan_fp16_running",
       "version 10, a tile's copies by a pointer stepped row to row: ~10 instructions a cp.async, not ~40",
       true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_running},
+    {{"scan_fp16_rounds",
+      "version 14, twice the lanes a row where that spreads the blocks over the SMs in fewer, fuller rounds",
+      true, DT_FP16}, scan_fp16_tuned_workspace, scan_fp16_tuned_unsupported, scan_fp16_rounds},
 };
 
 /* The previous stage, 03_fused_cuda: its tuned fp32 kernel, run on the same

@@ -518,9 +518,8 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
                                   vec8, (const float *)cs.h, (const float *)cs.dt));
 }
 
-template <typename F, Overlap OV, Addressing AD = kByIndex>
-static void launch_tuned(const ScanTensors *t, void *workspace) {
-    const TilePlan p = plan_tuned(&t->s, kTile, kMinR);
+template <typename F, Overlap OV, Addressing AD>
+static void launch_plan(const ScanTensors *t, const TilePlan &p, void *workspace) {
     switch (p.R) {
     case 1: launch<1, F, OV, AD>(t, p, workspace); break;
     case 2: launch<2, F, OV, AD>(t, p, workspace); break;
@@ -529,6 +528,68 @@ static void launch_tuned(const ScanTensors *t, void *workspace) {
     case 16: launch<16, F, OV, AD>(t, p, workspace); break;
     default: launch<32, F, OV, AD>(t, p, workspace); break;
     }
+}
+
+template <typename F, Overlap OV, Addressing AD = kByIndex>
+static void launch_tuned(const ScanTensors *t, void *workspace) {
+    launch_plan<F, OV, AD>(t, plan_tuned(&t->s, kTile, kMinR), workspace);
+}
+
+/* Blocks of version 14's single pass that one SM holds at R states a thread
+ * and S lanes a row (shared memory and registers), asked once per (R, S). */
+template <int R>
+static int resident_blocks(int S) {
+    static int cached[33] = {0};  // by S
+    if (!cached[S]) {
+        const size_t smem = smem_bytes<R>(S);
+        static size_t allowed = 0;
+        allow_smem(scan_tiles16_running_kernel<R, __half>, smem, &allowed);
+        cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached[S], scan_tiles16_running_kernel<R, __half>,
+                                                                 kThreads, smem));
+    }
+    return cached[S];
+}
+
+static int resident_blocks(int R, int S) {
+    switch (R) {
+    case 1: return resident_blocks<1>(S);
+    case 2: return resident_blocks<2>(S);
+    case 4: return resident_blocks<4>(S);
+    case 8: return resident_blocks<8>(S);
+    case 16: return resident_blocks<16>(S);
+    default: return resident_blocks<32>(S);
+    }
+}
+
+/* Version 15's cost of a single-pass plan: the busiest SM's blocks run in
+ * rounds of what it holds, and a round takes about as long as its blocks
+ * times their R states a thread, full or not (a lone last round is latency-
+ * bound). S1 b16 at R = 16: 512 blocks, 4 on the busiest of 132 SMs, 3 at a
+ * time: 2 rounds x 3 x 16 = 96; at R = 8: 1024 blocks, 8 on it, 4 at a time:
+ * 2 x 4 x 8 = 64. */
+static int64_t rounds_cost(const ScanShape *s, const TilePlan &p) {
+    static int sms = 0;
+    if (!sms) {
+        int dev;
+        cuda_check(cudaGetDevice(&dev));
+        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    const dim3 g = tile_grid(s, p.S, 1);
+    const int64_t per_sm = ceil_div((int64_t)g.x * g.y, sms), held = resident_blocks(p.R, p.S);
+    const int64_t rounds = ceil_div(per_sm, held);
+    return rounds * (per_sm < held ? per_sm : held) * p.R;
+}
+
+/* Version 15's plan: the tuned plan, and where it does not cut L, half the
+ * states a thread (twice the lanes) when that lowers rounds_cost. More
+ * lanes never cut L, so the workspace is version 8's. */
+static TilePlan plan_rounds(const ScanShape *s) {
+    const TilePlan p = plan_tuned(s, kTile, kMinR);
+    if (p.chunks > 1 || p.R / 2 < kMinR || p.S * 2 > 32) return p;  // at most 32 lanes a row, as in plan_tuned
+    TilePlan q = p;
+    q.R /= 2;
+    q.S *= 2;
+    return rounds_cost(s, q) < rounds_cost(s, p) ? q : p;
 }
 
 extern "C" const char *scan_fp16_tuned_unsupported(const ScanShape *s) {
@@ -563,4 +624,8 @@ extern "C" void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace) {
 
 extern "C" void scan_fp16_running(const ScanTensors *t, void *workspace) {
     launch_tuned<__half, kAfterScans, kRunning>(t, workspace);
+}
+
+extern "C" void scan_fp16_rounds(const ScanTensors *t, void *workspace) {
+    launch_plan<__half, kAfterScans, kRunning>(t, plan_rounds(&t->s), workspace);
 }
