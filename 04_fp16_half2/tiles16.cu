@@ -1,5 +1,5 @@
-/* 04_fp16_half2, GPU, versions 8-13: 03's tuned kernel (its version 7)
- * with 16-bit rows, fp16 (8, 10, 11) or bf16 (9, 12, 13). It should buy what 03's
+/* 04_fp16_half2, GPU, versions 8-15: 03's tuned kernel (its version 7)
+ * with 16-bit rows, fp16 (8, 10, 11, 14, 15) or bf16 (9, 12, 13). It should buy what 03's
  * plan bought over one thread per row at batch 1-8 and at long L, on half the
  * bytes. Versions 10 and 11 launch the second pass of a chunked plan as a
  * programmatic dependent of the first (see let_dependent_grid_launch).
@@ -61,7 +61,20 @@
  * costs chunk 0 scanned twice and one chunk of blocks more in pass 2: it
  * should pay where chunks are short and pass 2 still fits one wave. Measured
  * bound (same shape): latency; pass 1, end states only, 14 µs (64 registers),
- * pass 2 21 µs over 0.97 waves, issue slots 55-58% busy. */
+ * pass 2 21 µs over 0.97 waves, issue slots 55-58% busy.
+ *
+ * Version 14: the copies of a tile, 1.4 of version 10's 12.3 instructions
+ * an element at S2 b8 (about 40 a cp.async), by a pointer stepped from row to
+ * row (about 10), in kernels bounded to the blocks an SM held before: 11.7
+ * an element. Measured bound (same tools, S2 b8): issue slots 64% busy, MUFU
+ * 52%, 4 blocks of 4 warps an SM, stalls on dependent fixed-latency
+ * instructions and shared loads first.
+ *
+ * Version 15: version 14 with twice the lanes a row where that spreads the
+ * blocks over the SMs in fewer, fuller rounds (plan_rounds; S1 b16: 1024
+ * blocks, 4 an SM, where 512 blocks at 3 an SM left a lone second round).
+ * Measured bound at S1 b16: issue slots 65% busy, MUFU 62%, FMA pipe 42%,
+ * 4 blocks of 4 warps an SM. */
 #include "kernels.h"
 
 #include <stdint.h>
