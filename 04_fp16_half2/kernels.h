@@ -64,7 +64,9 @@ void scan_bf16_pdl(const ScanTensors *t, void *workspace);
 void scan_bf16_pdl_chunk0(const ScanTensors *t, void *workspace);
 
 /* 14: version 10 with the copies of a tile addressed by a pointer stepped
- * from row to row, not from each row's index. Unsupported and workspace as 8. */
+ * from row to row, not from each row's index (~10 instructions a cp.async,
+ * not ~40), in kernels bounded to the blocks an SM held before. Unsupported
+ * and workspace as 8. */
 void scan_fp16_running(const ScanTensors *t, void *workspace);
 
 /* 15: version 14, and where L is not cut, twice the lanes a row when that

@@ -1,7 +1,7 @@
 /* 04_fp16_half2, GPU, versions 8-15: 03's tuned kernel (its version 7)
- * with 16-bit rows, fp16 (8, 10, 11, 14, 15) or bf16 (9, 12, 13). It should buy what 03's
- * plan bought over one thread per row at batch 1-8 and at long L, on half the
- * bytes. Versions 10 and 11 launch the second pass of a chunked plan as a
+ * with 16-bit rows, fp16 (8, 10, 11, 14, 15) or bf16 (9, 12, 13). It should
+ * buy what 03's plan bought over one thread per row at batch 1-8 and at long
+ * L, on half the bytes. Versions 10-15 launch the second pass of a chunked plan as a
  * programmatic dependent of the first (see let_dependent_grid_launch).
  *
  * Versions 4-7 keep a row in one thread (2 or 4 lanes when rows are few) and
@@ -148,7 +148,7 @@ static __device__ void copy_rows16(F *stage, const F *src, int64_t L, int nrows,
 /* How a tile's copies find their rows. */
 enum Addressing {
     kByIndex,  // versions 8-13: copy_rows16, each row's address from its index
-    kRunning,  // version 14: copy_rows16_running, one pointer stepped from row to row
+    kRunning,  // versions 14, 15: copy_rows16_running where vec8 (else copy_rows16), a pointer stepped row to row
 };
 
 /* Version 14: copy_rows16's vec8 path with the addresses kept running.
@@ -160,7 +160,7 @@ enum Addressing {
  * each further row is a pointer step: about 10 a cp.async. */
 template <typename F>
 static __device__ void copy_rows16_running(F *stage, const F *src, int64_t L, int nrows, int nvalid, int64_t off,
-                                           bool in_seq, const void *none) {
+                                           bool in_seq) {
     constexpr int Q = kTile / 8, kStep = kThreads / Q;  // threads a row, rows a pass
     int row = threadIdx.x / Q;
     const F *p = src + off;  // this thread's 16 bytes of its current row
@@ -168,7 +168,7 @@ static __device__ void copy_rows16_running(F *stage, const F *src, int64_t L, in
 #pragma unroll 1
     for (; row < nrows; row += kStep, p += kStep * L, dst += kStep * kStagePitch) {
         const bool ok = in_seq && row < nvalid;
-        cp_async16(dst, ok ? (const void *)p : none, ok);  // none: any valid address, nothing is read
+        cp_async16(dst, ok ? p : src, ok);  // src stands in where nothing is read: valid, 16-byte aligned
     }
 }
 
@@ -181,12 +181,12 @@ static __device__ void copy_stage(const Stage<F> &st, const ScanTensors &t, cons
         constexpr int Q = kTile / 8;
         const int64_t tt = t0 + 8 * (threadIdx.x % Q), off = (threadIdx.x / Q) * L + tt;
         const bool in_seq = tt < L;
-        copy_rows16_running(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, off, in_seq, t.A);
-        copy_rows16_running(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, off, in_seq, t.A);
-        copy_rows16_running(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, off, in_seq, t.A);
+        copy_rows16_running(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, off, in_seq);
+        copy_rows16_running(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, off, in_seq);
+        copy_rows16_running(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, off, in_seq);
         if (WRITE_Y) {
-            copy_rows16_running(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, off, in_seq, t.A);
-            if (t.z) copy_rows16_running(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, off, in_seq, t.A);
+            copy_rows16_running(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, off, in_seq);
+            if (t.z) copy_rows16_running(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, off, in_seq);
         }
         return;
     }
@@ -340,7 +340,7 @@ static __device__ __forceinline__ void whole_pass(const ScanTensors &t, int S, b
     store_state<R>(t.last_state, t.s.dstate, w, h);
 }
 
-/* Programmatic dependent launch (sm_90, versions 10 and 11): once every
+/* Programmatic dependent launch (sm_90, versions 10-15): once every
  * block of pass 1 has let it, pass 2 is launched, and its blocks take SMs as
  * pass 1's blocks leave them (or, let at once, the SMs pass 1 leaves free);
  * pass 2 waits, before it reads the chunk states, until pass 1 has ended and
@@ -359,7 +359,7 @@ static __device__ __forceinline__ void wait_for_prerequisite_grid() {
 /* How the two passes of a chunked plan meet. */
 enum Overlap {
     kSerial,       // versions 8, 9: pass 2 starts when pass 1 has ended
-    kAfterScans,   // versions 10, 12: pass 2 launched once pass 1's scans are done
+    kAfterScans,   // versions 10, 12, 14, 15: pass 2 launched once pass 1's scans are done
     kChunk0Early,  // versions 11, 13: pass 2 also writes chunk 0's y and is launched at once;
                    //             its chunk-0 blocks need nothing of pass 1 and run beside it
 };
@@ -439,10 +439,14 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
     chunk_outputs_pass<R, F, OV, kByIndex>(t, S, chunk_len, chunks, vec8, chunk_h, chunk_dt);
 }
 
-/* Version 14's kernels, told how many blocks an SM must hold: those that
- * versions 8-13 reach at each R (by shared memory or registers). Left free,
- * its running pointers took registers enough to lose one (S2 b8, R = 4: 129
- * registers, 3 blocks an SM, where version 10 has 96 and 4). */
+/* Version 14's kernels (and 15's), told how many blocks an SM must hold so
+ * that the compiler keeps its registers within them: 4 up to 8 states a
+ * thread, 3 at 16, 2 at 32, what versions 8-13 reach where registers are what
+ * limits them (where shared memory allows fewer, as with one lane a row, it
+ * only caps the registers). Left free, the running pointers took registers
+ * enough to lose a block (S2 b8, R = 4: 129 registers, 3 blocks an SM, where
+ * version 10 has 96 and 4). The bound costs a few spilled bytes (ptxas: 4 at
+ * R = 8, version 15's kernel at S1 b16; 8 and 64 in two chunk-state kernels). */
 constexpr int running_min_blocks(int R) { return R <= 8 ? 4 : R == 16 ? 3 : 2; }
 
 template <int R, typename F>
@@ -549,18 +553,24 @@ static void launch_tuned(const ScanTensors *t, void *workspace) {
 }
 
 /* Blocks of version 14's single pass that one SM holds at R states a thread
- * and S lanes a row (shared memory and registers), asked once per (R, S). */
+ * and S lanes a row (shared memory and registers), asked once per (R, S) of
+ * the first device used. The kernel may use the opt-in maximum of shared
+ * memory first (launch raises the limit only to what it needs, so the two
+ * never leave it below a launch's need). */
 template <int R>
 static int resident_blocks(int S) {
-    static int cached[33] = {0};  // by S
-    if (!cached[S]) {
-        const size_t smem = smem_bytes<R>(S);
-        static size_t allowed = 0;
-        allow_smem(scan_tiles16_running_kernel<R, __half>, smem, &allowed);
-        cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached[S], scan_tiles16_running_kernel<R, __half>,
-                                                                 kThreads, smem));
+    static int blocks_by_S[33] = {0};  // S <= 32 lanes a row
+    if (!blocks_by_S[S]) {
+        int dev, optin;
+        cuda_check(cudaGetDevice(&dev));
+        cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        cuda_check(cudaFuncSetAttribute(scan_tiles16_running_kernel<R, __half>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks_by_S[S], scan_tiles16_running_kernel<R, __half>, kThreads, smem_bytes<R>(S)));
+        if (!blocks_by_S[S]) blocks_by_S[S] = -1;  // does not fit an SM: asked once all the same
     }
-    return cached[S];
+    return blocks_by_S[S];
 }
 
 static int resident_blocks(int R, int S) {
@@ -581,7 +591,7 @@ static int resident_blocks(int R, int S) {
  * time: 2 rounds x 3 x 16 = 96; at R = 8: 1024 blocks, 8 on it, 4 at a time:
  * 2 x 4 x 8 = 64. */
 static int64_t rounds_cost(const ScanShape *s, const TilePlan &p) {
-    static int sms = 0;
+    static int sms = 0;  // of the first device used
     if (!sms) {
         int dev;
         cuda_check(cudaGetDevice(&dev));
@@ -589,6 +599,7 @@ static int64_t rounds_cost(const ScanShape *s, const TilePlan &p) {
     }
     const dim3 g = tile_grid(s, p.S, 1);
     const int64_t per_sm = ceil_div((int64_t)g.x * g.y, sms), held = resident_blocks(p.R, p.S);
+    if (held < 1) return INT64_MAX;  // the plan's blocks do not fit an SM
     const int64_t rounds = ceil_div(per_sm, held);
     return rounds * (per_sm < held ? per_sm : held) * p.R;
 }
@@ -599,10 +610,10 @@ static int64_t rounds_cost(const ScanShape *s, const TilePlan &p) {
 static TilePlan plan_rounds(const ScanShape *s) {
     const TilePlan p = plan_tuned(s, kTile, kMinR);
     if (p.chunks > 1 || p.R / 2 < kMinR || p.S * 2 > 32) return p;  // at most 32 lanes a row, as in plan_tuned
-    TilePlan q = p;
-    q.R /= 2;
-    q.S *= 2;
-    return rounds_cost(s, q) < rounds_cost(s, p) ? q : p;
+    TilePlan wider = p;
+    wider.R /= 2;
+    wider.S *= 2;
+    return rounds_cost(s, wider) < rounds_cost(s, p) ? wider : p;
 }
 
 extern "C" const char *scan_fp16_tuned_unsupported(const ScanShape *s) {
