@@ -446,7 +446,8 @@ __global__ void scan_chunk_outputs16_kernel(ScanTensors t, int S, int64_t chunk_
  * only caps the registers). Left free, the running pointers took registers
  * enough to lose a block (S2 b8, R = 4: 129 registers, 3 blocks an SM, where
  * version 10 has 96 and 4). The bound costs a few spilled bytes (ptxas: 4 at
- * R = 8, version 15's kernel at S1 b16; 8 and 64 in two chunk-state kernels). */
+ * R = 4 and 8, the kernels of S2 b8 and of version 15 at S1 b16; 4 and 96 in
+ * the chunk-state kernels of R = 8 and 16). */
 constexpr int running_min_blocks(int R) { return R <= 8 ? 4 : R == 16 ? 3 : 2; }
 
 template <int R, typename F>
