@@ -1,8 +1,8 @@
 /* 04_fp16_half2, GPU, versions 8-15: 03's tuned kernel (its version 7)
  * with 16-bit rows, fp16 (8, 10, 11, 14, 15) or bf16 (9, 12, 13). It should
  * buy what 03's plan bought over one thread per row at batch 1-8 and at long
- * L, on half the bytes. Versions 10-15 launch the second pass of a chunked plan as a
- * programmatic dependent of the first (see let_dependent_grid_launch).
+ * L, on half the bytes. Versions 10-15 launch the second pass of a chunked
+ * plan as a programmatic dependent of the first (see let_dependent_grid_launch).
  *
  * Versions 4-7 keep a row in one thread (2 or 4 lanes when rows are few) and
  * cut L only below 32768 threads: right at S1 batch 16, where the rows fill
