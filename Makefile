@@ -41,7 +41,8 @@ OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cp
                        build/obj/04_fp16_half2/kernels.o build/obj/04_fp16_half2/tiles16.o \
                        build/obj/03_fused_cuda/kernels.o
 OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
-                       build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
+                       build/obj/05_ssd_mamba2/kernels.o build/obj/05_ssd_mamba2/wgmma.o \
+                       build/obj/03_fused_cuda/kernels.o
 OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o \
                        build/obj/06_bidirectional/kernels.o build/obj/05_ssd_mamba2/cpu.o \
                        build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
@@ -78,11 +79,18 @@ build/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
+# Kernels on wgmma need sm_90a code, which runs on compute capability 9.0 alone: where the
+# target is sm_90 they are built for sm_90a (SSD_SM90A tells their launchers), elsewhere
+# their launchers refuse.
+comma := ,
+build/obj/05_ssd_mamba2/wgmma.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
+    -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
+
 # 07's kernels go to the per-thread default stream, so its token loop can be captured in a CUDA graph.
 build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
 
 # The ASan build recompiles the C files; CUDA objects are linked as they are.
-asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/tiles16.o %/floors.o %/transpose.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
+asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/tiles16.o %/wgmma.o %/floors.o %/transpose.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
 
 define link_rules
 build/$(1): $$(OBJS_$(1)) $$(COMMON_OBJ)

@@ -33,6 +33,9 @@ static const SsdVersion versions[] = {
     {{"ssd_fused_mma",
       "one block per (b, h, chunk), products on mma.sync (fp16 in, fp32 acc), states via L2",
       true, DT_FP16}, ssd_fused_mma_workspace, ssd_fused_mma_unsupported, ssd_fused_mma},
+    {{"ssd_fused_wgmma",
+      "version 7 on wgmma (sm_90a): 64x64 warpgroup products, B from swizzled smem, chunks of 128",
+      true, DT_FP16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_fused_wgmma},
 };
 
 int main(int argc, char **argv) {

@@ -1,11 +1,66 @@
 #!/bin/sh
-# Chapter 05 on a GPU machine: build, make check with the GPU required, the
-# 05 benchmarks and an Nsight Compute profile of the fused kernel at S3 b8
-# L8192. Logs and the CSV go to OUTDIR. Usage: tests/gpu_05.sh OUTDIR COMMIT
-out=$1; commit=$2
+# Chapter 05 on a GPU machine, the steps a kernel change needs, each optional:
+#   check     make check REQUIRE_GPU=1 for 05 alone, and the fused versions at
+#             S3-like shapes with tails (p 64, N 128, L not a multiple of any chunk)
+#   time      versions 7 and up at S3 b 8 L 8192 and b 1 L 512, and the chunk sweep
+#   ncu       Nsight Compute on versions 7 and up at S3 b 8 L 8192 (one launch each)
+#   sanitize  compute-sanitizer's four tools on versions 7 and up, chunks 64 and 128
+#   bench     make bench for 05 into OUTDIR/05_ssd_mamba2.csv (COMMIT required)
+# Logs go to OUTDIR; the last lines of each step are printed.
+# Usage: COMMIT=<hash> tests/gpu_05.sh OUTDIR [check] [time] [ncu] [sanitize] [bench]
+out=$1; shift
 mkdir -p "$out"
-nvidia-smi --query-gpu=name,compute_cap,clocks.sm,clocks.mem --format=csv >"$out/gpu.txt" 2>&1
-make -j"$(nproc)" all COMMIT="$commit" >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
-make check REQUIRE_GPU=1 COMMIT="$commit" >"$out/check.log" 2>&1; tail -n 3 "$out/check.log"
-COMMIT=$commit build/05_ssd_mamba2 all --bench --csv "$out/05_ssd_mamba2.csv" >"$out/bench05.log" 2>&1
-grep -E "FAIL|SKIP|ms " "$out/bench05.log" | head -n 120
+steps=${*:-check time}
+bin=build/05_ssd_mamba2
+fused=$($bin --list | awk '$2 == "gpu" && $1 >= 7 { print $1 }')
+status=0
+nvidia-smi --query-gpu=name,compute_cap,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$out/gpu.txt" 2>&1
+make -j"$(nproc)" all >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
+for step in $steps; do
+    case $step in
+    check)
+        { for c in test_oracle 05_ssd_mamba2; do build/$c --check; done
+          for v in $fused; do
+              $bin "$v" --check --batch 2 --seqlen 1,129,1000,2100 --heads 4 --headdim 64 --dstate 128 --groups 2 --h0
+              $bin "$v" --check --batch 3 --seqlen 700 --heads 2 --headdim 40 --dstate 72 --chunk 64 --no-softplus
+          done; } >"$out/check.log" 2>&1 || status=1
+        grep -cE "PASS" "$out/check.log" | sed 's/^/check: PASS lines /'
+        grep -E "FAIL|Error|error" "$out/check.log" | head -n 20 ;;
+    time)
+        for v in $fused; do
+            for shape in "--batch 8 --seqlen 8192" "--batch 1 --seqlen 8192" "--batch 8 --seqlen 512" \
+                         "--batch 1 --seqlen 512" "--batch 8 --seqlen 8192 --chunk 64"; do
+                # shellcheck disable=SC2086
+                $bin "$v" --bench $shape --heads 32 --headdim 64 --dstate 128 --no-z
+            done
+        done >"$out/time.log" 2>&1 || status=1
+        grep -E "^ *[0-9]+ ssd|FAIL" "$out/time.log" ;;
+    ncu)
+        for v in $fused; do
+            ncu --clock-control none --kernel-name regex:ssd_fused --launch-skip 3 --launch-count 1 \
+                --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+                --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+                $bin "$v" --bench --batch 8 --seqlen 8192 --heads 32 --headdim 64 --dstate 128 --no-z --reps 20 \
+                >"$out/ncu_v$v.log" 2>&1 || status=1
+            grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A|L1/TEX Hit|DRAM Throughput|Block Limit" "$out/ncu_v$v.log" | head -n 16
+        done ;;
+    sanitize)
+        for v in $fused; do
+            for q in 64 128; do
+                for tool in memcheck racecheck initcheck synccheck; do
+                    compute-sanitizer --tool $tool --error-exitcode 9 $bin "$v" --check --batch 2 --seqlen 1,37,300 \
+                        --heads 4 --headdim 64 --dstate 128 --groups 2 --chunk $q --h0 >"$out/san.tmp" 2>&1
+                    rc=$?
+                    echo "v$v Q$q $tool exit $rc" | tee -a "$out/sanitize.log"
+                    [ $rc -eq 0 ] || { status=1; grep -E "=====" "$out/san.tmp" | head -n 8 | tee -a "$out/sanitize.log"; }
+                done
+            done
+        done ;;
+    bench)
+        if [ -z "$COMMIT" ]; then echo "bench: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
+        make bench BENCH_CHAPTERS=05_ssd_mamba2 COMMIT="$COMMIT" >"$out/bench.log" 2>&1 || status=1
+        grep -E "^bench:|FAIL" "$out/bench.log"
+        cp plots/data/05_ssd_mamba2.csv plots/data/05_crossover_03.csv "$out/" ;;
+    esac
+done
+exit $status

@@ -1,0 +1,378 @@
+/* 05_ssd_mamba2, GPU, version 8: the fused SSD on Hopper's warpgroup matrix
+ * product (ssd_fused_wgmma, sm_90a).
+ *
+ * Version 7 (kernels.cu) gives each warp 16 rows and feeds mma.sync from
+ * registers: every 16x8x16 product needs its B fragment fetched by ldmatrix,
+ * so shared-memory traffic, not the tensor cores, sets its pace (61% of the
+ * shared-memory peak, tensor pipe 20% at S3 b 8 L 8192), and it computes
+ * C·Bᵀ over a chunk of 256 (most of its FLOPs). This version changes two
+ * things:
+ *   - every product is a wgmma of 64 rows by 64 columns by 16, issued by a
+ *     warpgroup (128 threads) with its B operand read by the tensor cores
+ *     straight from shared memory (128-byte-swizzled tiles, wgmma_sm90.cuh),
+ *     once for all 64 rows;
+ *   - chunks of 128 steps (64 when the problem's chunk is 64 or less): the
+ *     causal C·Bᵀ and P·x products grow as Q² per chunk, the state products
+ *     stay Q·p·N, so a chunk of 128 does 30% fewer FLOPs per step than one of
+ *     256 at S3. The outputs do not depend on the chunk (only the rounding of
+ *     sums does), so the kernel picks its own, whatever the problem's is.
+ *
+ * One block per (b, h, chunk), Q/64 warpgroups, warpgroup w owning rows
+ * 64w..64w+63 of the chunk; x, B, C of the chunk in shared memory as fp16:
+ *   1 S_localᵀ (N x p) = (B ∘ w)ᵀ·x, w_j = dt_j·exp(cum_last − cum_j):
+ *     warpgroup w takes the 64-row n-tiles w, w + Q/64, ...; its A operand
+ *     is Bᵀ from ldmatrix.trans, scaled by w_j in registers; x is read
+ *     MN-major (its rows are the k of the product)
+ *   2 the state handshake of version 7: wait for chunk c − 1's flag, read
+ *     S_in from the ring (fp32, L2), write S_out = exp(cum_last)·S_in +
+ *     S_local, raise the flag; S_in goes to shared memory as fp16
+ *   3 y rows of warpgroup w: acc = C·S_inᵀ (both operands K-major in shared
+ *     memory), scaled per row by exp(cum_i); then for each 64-column tile
+ *     t <= w: CB = C·Bᵀ (64 x 64), P = CB ∘ exp(cum_i − cum_j)·dt_j (causal
+ *     on the diagonal tile), converted in registers to fp16 A fragments (the
+ *     accumulator layout is the A layout), acc += P·x
+ *   4 y = acc + D·x, times silu(z), stored as fp16
+ *
+ * FLOPs per (b, h, chunk of Q), counting each 64 x 64 tile computed:
+ * 2QpN (state) + 2QpN (C·S_in) + T(T+1)/2·2·64²·(N + p) for the T = Q/64
+ * row tiles' causal column tiles: 8.9 MFLOP at Q 128, N 128, p 64 (against
+ * version 7's 22 at Q 256), 1.5·10^11 at S3 b 8 L 8192. Exps: Q·64 a
+ * diagonal tile, 2 per row and off-diagonal tile, 2Q per chunk.
+ * Bytes: as version 7 (x, dt, B, C, z read once, y written once, the ring
+ * 2·4·b·h·p·N in L2). */
+#include "kernels.h"
+
+#include <cuda_fp16.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "cuda_check.h"
+#include "mamba2_io.cuh"
+#include "mma_sm80.cuh"
+#include "mufu.cuh"
+#include "wgmma_sm90.cuh"
+
+/* Limits of the tiles: N <= 128 (two 64-column slabs), p <= 64 (one). */
+#define WG_NMAX 128
+#define WG_PMAX 64
+
+struct WgmmaArgs {
+    const __half *x, *dt, *B, *C, *z;  // (b,L,h,p), (b,L,h), (b,L,g,N) x2, (b,L,h,p): fp16
+    const float *A, *D, *dt_bias;      // (h,), (h,) | (h,p), (h,) fp32
+    const float *h0;                   // (b, h, p, N) fp32, NULL without
+    __half *y;                         // (b, L, h, p) fp16
+    float *final_state;                // (b, h, p, N) fp32
+    float *ring;                       // (b, h, 2, p, N) fp32: chunk c's end state in slot c % 2
+    int *published;                    // (b, h): how many chunks have their end state in the ring
+    int *ticket;                       // next work item: items go out in chunk-major order
+    int64_t batch, L, H, P, G, N;
+    int nchunks, slabs;                // slabs: N rounded up to 64, over 64
+    bool softplus, D_per_channel;
+};
+
+/* Rows [0, Q) of a chunk's (len x cols) fp16 rows into 128-byte-swizzled
+ * slabs of 64 columns (slab s at dst + s·Q·128 bytes); rows past len and
+ * columns past cols are zero. Rows whose length is a multiple of 8 go by
+ * 16-byte cp.async. */
+static __device__ void load_swizzled(unsigned char *dst, int Q, int slabs, const __half *src, int64_t stride,
+                                     int len, int cols, bool vec16) {
+    const int groups = slabs * 8;  // 8-column groups a row
+    for (int i = threadIdx.x; i < Q * groups; i += blockDim.x) {
+        const int r = i / groups, g = i % groups, col = g * 8;
+        unsigned char *d = dst + (g / 8) * Q * 128 + sw128_offset(r, col % 64);
+        if (vec16) {
+            if (r < len && col < cols) cp_async16(d, src + r * stride + col);
+            else *reinterpret_cast<uint4 *>(d) = make_uint4(0, 0, 0, 0);
+        } else {
+            __half v[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = r < len && col + e < cols ? src[r * stride + col + e] : __float2half_rn(0.f);
+            *reinterpret_cast<uint4 *>(d) = *reinterpret_cast<const uint4 *>(v);
+        }
+    }
+}
+
+/* NWG warpgroups, chunk Q = 64·NWG. */
+template <int NWG>
+__global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_kernel(WgmmaArgs a) {
+    constexpr int Q = 64 * NWG, KQ = Q / 16;  // k-steps over the chunk
+    extern __shared__ unsigned char smem_raw[];
+    /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
+    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    const int slabs = a.slabs;
+    unsigned char *Cs = smem;                   // (Q, 64·slabs) fp16, swizzled slabs: C of the chunk
+    unsigned char *Bs = Cs + slabs * Q * 128;   // (Q, 64·slabs) fp16: B of the chunk
+    unsigned char *Xs = Bs + slabs * Q * 128;   // (Q, 64) fp16: x of the chunk
+    unsigned char *Ss = Xs + Q * 128;           // (64, 64·slabs) fp16: state entering the chunk, rows p
+    float *cum2 = reinterpret_cast<float *>(Ss + slabs * 64 * 128);  // (Q,) log2e · cumsum(dt·A)
+    float *dts = cum2 + Q;                                           // (Q,) dt after bias and softplus
+    float *vdt = dts + Q;                                            // (Q,) dt_j·exp(cum_e − cum_j), e: j's tile end
+    __half *wts = reinterpret_cast<__half *>(vdt + Q);               // (Q,) dt_j·exp(cum_last − cum_j)
+    __shared__ int item;
+
+    const int tid = threadIdx.x, wg = tid / 128, wq = (tid / 32) % 4, lane = tid % 32;
+    const int g8 = lane / 4, t4 = lane % 4;  // accumulator row and column pair of this lane
+    if (tid == 0) item = atomicAdd(a.ticket, 1);
+    __syncthreads();
+    const int64_t BH = a.batch * a.H;
+    const int c = (int)(item / BH);
+    const int64_t bh = item % BH, b = bh / a.H, h = bh % a.H, g = h / (a.H / a.G);
+    const int64_t t0 = (int64_t)c * Q;
+    const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
+
+    const __half *x = a.x + ((b * a.L + t0) * a.H + h) * a.P;
+    load_swizzled(Xs, Q, 1, x, a.H * a.P, len, (int)a.P, a.P % 8 == 0);
+    load_swizzled(Bs, Q, slabs, a.B + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
+    load_swizzled(Cs, Q, slabs, a.C + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
+    asm volatile("cp.async.commit_group;");
+
+    /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
+    float dA = 0.f;
+    if (tid < Q) {
+        float d = 0.f;
+        if (tid < len) d = delta_of(__half2float(a.dt[(b * a.L + t0 + tid) * a.H + h]), a.dt_bias ? a.dt_bias[h] : 0.f,
+                                    a.softplus);
+        dts[tid] = d;
+        // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
+        dA = d * a.A[h] * LOG2E_F;
+    }
+    dA = block_inclusive_sum(dA);
+    if (tid < Q) cum2[tid] = dA;
+    __syncthreads();
+    const float cum_last = cum2[len - 1];
+    if (tid < Q) {
+        wts[tid] = __float2half_rn(dts[tid] * exp2_approx(cum_last - cum2[tid]));
+        vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
+    }
+    asm volatile("cp.async.wait_all;");
+    fence_async_smem();
+    __syncthreads();
+
+    /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt of 64 rows,
+     * warp wq holding n rows 64·mt + 16·wq.., k over the chunk's steps.
+     * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+    constexpr int kTiles = (WG_NMAX / 64 + NWG - 1) / NWG;  // n-tiles a warpgroup may own
+    float st[kTiles][32];
+    const int q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+    const uint32_t xs = smem_addr(Xs), bs = smem_addr(Bs), cs = smem_addr(Cs), ss = smem_addr(Ss);
+#pragma unroll
+    for (int k = 0; k < kTiles; k++) {
+        const int mt = wg + k * NWG;
+        if (mt >= slabs) continue;
+        uint32_t af[KQ][4];  // (w ∘ B)ᵀ fragments: rows n, columns j
+#pragma unroll
+        for (int kk = 0; kk < KQ; kk++) {
+            const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
+            ldsm_x4_trans(af[kk], bs + mt * Q * 128 + sw128_offset(j, col));
+            const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + kk * 16 + t4 * 2);
+            const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + kk * 16 + 8 + t4 * 2);
+            __half2 *ah = reinterpret_cast<__half2 *>(af[kk]);
+            ah[0] = __hmul2(ah[0], w_lo);
+            ah[1] = __hmul2(ah[1], w_lo);
+            ah[2] = __hmul2(ah[2], w_hi);
+            ah[3] = __hmul2(ah[3], w_hi);
+        }
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < KQ; kk++) wgmma_64x64_rs<1>(st[k], af[kk], sw128_desc(xs + kk * 2048), kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_touch(st[k]);
+    }
+
+    /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local.
+     * states = scale * states + new_states (_state_passing_fwd_kernel) */
+    if (tid == 0 && c > 0)
+        while (load_acquire(a.published + bh) < c) __nanosleep(32);
+    __syncthreads();
+    const float chunk_decay = exp2_approx(cum_last);
+    const float *prev = c == 0 ? (a.h0 ? a.h0 + bh * a.P * a.N : nullptr)
+                               : a.ring + (bh * 2 + ((c - 1) & 1)) * a.P * a.N;
+    const bool last_chunk = c == a.nchunks - 1;
+    float *next = last_chunk ? a.final_state + bh * a.P * a.N : a.ring + (bh * 2 + (c & 1)) * a.P * a.N;
+#pragma unroll
+    for (int k = 0; k < kTiles; k++) {
+        const int mt = wg + k * NWG;
+        if (mt >= slabs) continue;
+#pragma unroll
+        for (int e = 0; e < 32; e++) {
+            const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
+            const bool real = pi < a.P && ni < a.N;
+            const float s_in = real && prev ? __ldcg(prev + pi * a.N + ni) : 0.f;
+            *reinterpret_cast<__half *>(Ss + mt * 64 * 128 + sw128_offset(pi, ni % 64)) = __float2half_rn(s_in);
+            if (real) next[pi * a.N + ni] = chunk_decay * s_in + st[k][e];
+        }
+    }
+    fence_async_smem();
+    __syncthreads();  // the block's ring writes happen before thread 0's release below
+    if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+
+    /* ---- 3. Outputs of rows 64·wg..: the state term, then the causal tiles. */
+    const int row0 = wg * 64 + wq * 16 + g8;  // this thread's rows: row0 and row0 + 8
+    float yacc[32];
+    /* acc = tl.dot(C, prev_states) * scale_m[:, None] (_chunk_scan_fwd_kernel) */
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < WG_NMAX / 16; kk++) {
+        if (kk >= slabs * 4) break;
+        const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
+        wgmma_64x64_ss(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_touch(yacc);
+    {
+        const float ea = exp2_approx(cum2[row0]), eb = exp2_approx(cum2[row0 + 8]);
+#pragma unroll
+        for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+    }
+    const float ca = cum2[row0], cb = cum2[row0 + 8];
+#pragma unroll
+    for (int ct = 0; ct < NWG; ct++) {
+        if (ct > wg) break;
+        float s[32];  // C·Bᵀ, rows of this warpgroup, columns 64·ct..
+        /* cb = tl.dot(C, B) */
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < WG_NMAX / 16; kk++) {
+            if (kk >= slabs * 4) break;
+            const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
+            const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
+            wgmma_64x64_ss(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_touch(s);
+        /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
+         * Off the diagonal the decay factors through the tile's last step e:
+         * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
+        uint32_t pf[4][4];  // P as fp16 A fragments, k-steps of 16 columns
+        if (ct < wg) {
+            const float ce = cum2[ct * 64 + 63];
+            const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
+#pragma unroll
+            for (int e = 0; e < 32; e += 2) {
+                const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
+                const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
+                const float u = (e & 2) ? ub : ua;
+                pf[e / 8][(e % 8) / 2] = pack_half2(s[e] * u * v.x, s[e + 1] * u * v.y);
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 32; e += 2) {
+                const int j = ct * 64 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
+                const float ci = (e & 2) ? cb : ca;
+                const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
+                const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
+                pf[e / 8][(e % 8) / 2] = pack_half2(p0, p1);
+            }
+        }
+        /* acc += tl.dot(cb, x) */
+        wgmma_fence();
+#pragma unroll
+        for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
+    }
+
+    /* ---- 4. y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows row0, row0 + 8. */
+    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+    const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
+#pragma unroll
+    for (int half_row = 0; half_row < 2; half_row++) {
+        const int i = row0 + half_row * 8;
+        if (i >= len) continue;
+        const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            const int pi = nt * 8 + t4 * 2;
+            if (pi >= a.P) continue;
+            const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
+            const __half2 xv = *reinterpret_cast<const __half2 *>(Xs + sw128_offset(i, pi));
+            float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
+            const float xf[2] = {__low2float(xv), __high2float(xv)};
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (e >= ncol) continue;
+                // out = acc + x * D
+                if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
+                if (a.z) {
+                    // out = out * F.silu(z)
+                    const float zv = __half2float(a.z[row + pi + e]);
+                    v[e] *= zv / (1.f + __expf(-zv));
+                }
+            }
+            if (pairs) {
+                store_pair(a.y + row + pi, v[0], v[1]);
+            } else {
+                store_out(a.y + row + pi, v[0]);
+                if (ncol > 1) store_out(a.y + row + pi + 1, v[1]);
+            }
+        }
+    }
+}
+
+/* ---- launch ---- */
+
+/* The kernel's chunk: 128, or 64 where the problem's chunk is 64 or less. */
+static int wgmma_chunk(const SsdShape *s) { return s->chunk >= 128 ? 128 : 64; }
+
+static size_t wgmma_smem_bytes(const SsdShape *s) {
+    const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)ceil_div(s->dstate, 64);
+    return 1024 + (2 * slabs * Q + Q + 64 * slabs) * 128 + Q * (3 * sizeof(float) + sizeof(__half));
+}
+
+static int64_t wgmma_items(const SsdShape *s) {
+    return ceil_div(s->seqlen, wgmma_chunk(s)) * s->batch * s->heads;
+}
+
+extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
+#ifndef SSD_SM90A
+    (void)s;
+    return "built without sm_90a code (wgmma): build with CUDA_ARCH=sm_90";
+#else
+    if (s->dstate > WG_NMAX) return "shared-memory tiles hold N <= 128";
+    if (s->headdim > WG_PMAX) return "shared-memory tiles hold p <= 64";
+    int dev = 0, major = 9, minor = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess) {
+        cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    } else {
+        (void)cudaGetLastError();
+    }
+    if (major != 9 || minor != 0) return "wgmma code is built for sm_90a: the device is not compute capability 9.0";
+    if (wgmma_items(s) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
+    return NULL;
+#endif
+}
+
+/* The ring and flags of version 7, the same layout. */
+extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) { return ssd_fused_mma_workspace(s); }
+
+extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) {
+    const SsdShape *s = &t->s;
+    WgmmaArgs a;
+    a.x = static_cast<const __half *>(t->x);
+    a.dt = static_cast<const __half *>(t->dt);
+    a.B = static_cast<const __half *>(t->B);
+    a.C = static_cast<const __half *>(t->C);
+    a.z = static_cast<const __half *>(t->z);
+    a.A = t->A; a.D = t->D; a.dt_bias = t->dt_bias; a.h0 = t->initial_states;
+    a.y = static_cast<__half *>(t->y); a.final_state = t->final_state;
+    const size_t counters = (size_t)(s->batch * s->heads + 1) * sizeof(int);
+    a.published = static_cast<int *>(workspace);
+    a.ticket = a.published + s->batch * s->heads;
+    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + (counters + 255) / 256 * 256);
+    a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
+    const int Q = wgmma_chunk(s);
+    a.nchunks = (int)ceil_div(s->seqlen, Q);
+    a.slabs = (int)ceil_div(s->dstate, 64);
+    a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
+    const size_t smem = wgmma_smem_bytes(s);
+    void (*kernel)(WgmmaArgs) = Q == 128 ? ssd_fused_wgmma_kernel<2> : ssd_fused_wgmma_kernel<1>;
+    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cuda_check(cudaMemsetAsync(workspace, 0, counters));
+    kernel<<<(unsigned)wgmma_items(s), Q * 2, smem>>>(a);
+    cuda_check_launch();
+}
