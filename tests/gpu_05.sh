@@ -7,15 +7,16 @@
 #   sanitize  compute-sanitizer's four tools on versions 7 and up, chunks 64 and 128
 #   bench     make bench for 05 into OUTDIR/05_ssd_mamba2.csv (COMMIT required)
 # Logs go to OUTDIR; the last lines of each step are printed.
+# FUSED="7 8" picks the versions (default: 7 and up).
 # Usage: COMMIT=<hash> tests/gpu_05.sh OUTDIR [check] [time] [ncu] [sanitize] [bench]
 out=$1; shift
 mkdir -p "$out"
 steps=${*:-check time}
 bin=build/05_ssd_mamba2
-fused=$($bin --list | awk '$2 == "gpu" && $1 >= 7 { print $1 }')
 status=0
 nvidia-smi --query-gpu=name,compute_cap,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$out/gpu.txt" 2>&1
 make -j"$(nproc)" all >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
+fused=${FUSED:-$($bin --list | awk '$2 == "gpu" && $1 >= 7 { print $1 }')}
 for step in $steps; do
     case $step in
     check)
