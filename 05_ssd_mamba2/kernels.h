@@ -40,10 +40,15 @@ void ssd_fused_mma(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y 
 /* Version 7's plan on Hopper's warpgroup products (wgmma.cu, sm_90a): chunks
  * of 128 steps (64 where the problem's chunk is 64 or less), every product a
  * 64 x 64 x 16 wgmma with its B operand in swizzled shared memory. N <= 128,
- * p <= 64. Workspace: version 7's ring and flags. */
+ * p <= 64. Workspace: version 7's flags, and its ring with slots of
+ * 64 x 64·ceil(N/64) floats. */
 const char *ssd_fused_wgmma_unsupported(const SsdShape *s);
 size_t ssd_fused_wgmma_workspace(const SsdShape *s);
 void ssd_fused_wgmma(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
+/* Version 8 with the state handed over in the accumulators' own order: each
+ * thread's 32 values as 16-byte loads and stores, S_in into shared memory by
+ * stmatrix (the same unsupported shapes and workspace). */
+void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -36,6 +36,9 @@ static const SsdVersion versions[] = {
     {{"ssd_fused_wgmma",
       "version 7 on wgmma (sm_90a): 64x64 warpgroup products, B from swizzled smem, chunks of 128",
       true, DT_FP16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_fused_wgmma},
+    {{"ssd_wgmma_frag_ring",
+      "version 8 with the state handed over in accumulator order: 16-byte ring traffic, stmatrix",
+      true, DT_FP16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_wgmma_frag_ring},
 };
 
 int main(int argc, char **argv) {

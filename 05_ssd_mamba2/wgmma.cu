@@ -66,7 +66,8 @@ struct WgmmaArgs {
     int *published;                    // (b, h): how many chunks have their end state in the ring
     int *ticket;                       // next work item: items go out in chunk-major order
     int64_t batch, L, H, P, G, N;
-    int nchunks, slabs;                // slabs: N rounded up to 64, over 64
+    int64_t ring_slot;                 // floats a ring slot holds
+    int nchunks;
     bool softplus, D_per_channel;
 };
 
@@ -74,9 +75,10 @@ struct WgmmaArgs {
  * slabs of 64 columns (slab s at dst + s·Q·128 bytes); rows past len and
  * columns past cols are zero. Rows whose length is a multiple of 8 go by
  * 16-byte cp.async. */
-static __device__ void load_swizzled(unsigned char *dst, int Q, int slabs, const __half *src, int64_t stride,
-                                     int len, int cols, bool vec16) {
-    const int groups = slabs * 8;  // 8-column groups a row
+template <int Q, int SLABS>
+static __device__ void load_swizzled(unsigned char *dst, const __half *src, int64_t stride, int len, int cols,
+                                     bool vec16) {
+    constexpr int groups = SLABS * 8;  // 8-column groups a row
     for (int i = threadIdx.x; i < Q * groups; i += blockDim.x) {
         const int r = i / groups, g = i % groups, col = g * 8;
         unsigned char *d = dst + (g / 8) * Q * 128 + sw128_offset(r, col % 64);
@@ -92,14 +94,17 @@ static __device__ void load_swizzled(unsigned char *dst, int Q, int slabs, const
     }
 }
 
-/* NWG warpgroups, chunk Q = 64·NWG. */
-template <int NWG>
+/* NWG warpgroups, chunk Q = 64·NWG; SLABS: N rounded up to 64, over 64.
+ * FRAG_RING (version 9): the ring holds each thread's accumulators in their
+ * own order, so the handoff is 16-byte loads and stores, and S_in reaches
+ * shared memory by stmatrix; version 8 indexes every element as (p, N). */
+template <int NWG, int SLABS, bool FRAG_RING>
 __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_kernel(WgmmaArgs a) {
     constexpr int Q = 64 * NWG, KQ = Q / 16;  // k-steps over the chunk
     extern __shared__ unsigned char smem_raw[];
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    const int slabs = a.slabs;
+    constexpr int slabs = SLABS;
     unsigned char *Cs = smem;                   // (Q, 64·slabs) fp16, swizzled slabs: C of the chunk
     unsigned char *Bs = Cs + slabs * Q * 128;   // (Q, 64·slabs) fp16: B of the chunk
     unsigned char *Xs = Bs + slabs * Q * 128;   // (Q, 64) fp16: x of the chunk
@@ -121,9 +126,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
 
     const __half *x = a.x + ((b * a.L + t0) * a.H + h) * a.P;
-    load_swizzled(Xs, Q, 1, x, a.H * a.P, len, (int)a.P, a.P % 8 == 0);
-    load_swizzled(Bs, Q, slabs, a.B + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
-    load_swizzled(Cs, Q, slabs, a.C + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
+    load_swizzled<Q, 1>(Xs, x, a.H * a.P, len, (int)a.P, a.P % 8 == 0);
+    load_swizzled<Q, SLABS>(Bs, a.B + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
+    load_swizzled<Q, SLABS>(Cs, a.C + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
     asm volatile("cp.async.commit_group;");
 
     /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
@@ -186,14 +191,55 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
         while (load_acquire(a.published + bh) < c) __nanosleep(32);
     __syncthreads();
     const float chunk_decay = exp2_approx(cum_last);
-    const float *prev = c == 0 ? (a.h0 ? a.h0 + bh * a.P * a.N : nullptr)
-                               : a.ring + (bh * 2 + ((c - 1) & 1)) * a.P * a.N;
+    const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
+    const float *ring_in = a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
     const bool last_chunk = c == a.nchunks - 1;
-    float *next = last_chunk ? a.final_state + bh * a.P * a.N : a.ring + (bh * 2 + (c & 1)) * a.P * a.N;
+    float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
+    float *final_state = a.final_state + bh * a.P * a.N;
 #pragma unroll
     for (int k = 0; k < kTiles; k++) {
         const int mt = wg + k * NWG;
         if (mt >= slabs) continue;
+        if (FRAG_RING) {
+            /* This thread's 32 values of n-tile mt, at the same place in every
+             * chunk's slot: ((mt·128 + thread in warpgroup)·32 + e). */
+            const int64_t at = (int64_t)(mt * 128 + tid % 128) * 32;
+            float s_in[32];
+#pragma unroll
+            for (int e = 0; e < 32; e++) {
+                const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
+                if (c == 0) s_in[e] = h0 && pi < a.P && ni < a.N ? h0[pi * a.N + ni] : 0.f;
+                else if (e % 4 == 0) {
+                    const float4 v = __ldcg(reinterpret_cast<const float4 *>(ring_in + at + e));
+                    s_in[e] = v.x; s_in[e + 1] = v.y; s_in[e + 2] = v.z; s_in[e + 3] = v.w;
+                }
+            }
+            /* S_in to shared memory as (p, n): matrix m of a pair of p-blocks is
+             * n rows 8·(m & 1).. of p-block i + m / 2, stored transposed. */
+#pragma unroll
+            for (int i = 0; i < 8; i += 2) {
+                const uint32_t r[4] = {pack_half2(s_in[4 * i], s_in[4 * i + 1]), pack_half2(s_in[4 * i + 2], s_in[4 * i + 3]),
+                                       pack_half2(s_in[4 * i + 4], s_in[4 * i + 5]), pack_half2(s_in[4 * i + 6], s_in[4 * i + 7])};
+                stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
+            }
+#pragma unroll
+            for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[e];
+            if (last_chunk) {
+#pragma unroll
+                for (int e = 0; e < 32; e++) {
+                    const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
+                    if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[k][e];
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < 32; e += 4)
+                    __stcg(reinterpret_cast<float4 *>(ring_out + at + e),
+                           make_float4(st[k][e], st[k][e + 1], st[k][e + 2], st[k][e + 3]));
+            }
+            continue;
+        }
+        const float *prev = c == 0 ? h0 : a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
+        float *next = last_chunk ? final_state : ring_out;
 #pragma unroll
         for (int e = 0; e < 32; e++) {
             const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
@@ -318,8 +364,10 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
 /* The kernel's chunk: 128, or 64 where the problem's chunk is 64 or less. */
 static int wgmma_chunk(const SsdShape *s) { return s->chunk >= 128 ? 128 : 64; }
 
+static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64); }
+
 static size_t wgmma_smem_bytes(const SsdShape *s) {
-    const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)ceil_div(s->dstate, 64);
+    const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
     return 1024 + (2 * slabs * Q + Q + 64 * slabs) * 128 + Q * (3 * sizeof(float) + sizeof(__half));
 }
 
@@ -347,10 +395,19 @@ extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
 #endif
 }
 
-/* The ring and flags of version 7, the same layout. */
-extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) { return ssd_fused_mma_workspace(s); }
+/* One flag per (b, h) and the ticket, then the ring: (b, h, 2) slots of
+ * 64 x 64·slabs fp32, enough for either order of a state. */
+static size_t wgmma_counter_bytes(const SsdShape *s) {
+    return ((size_t)(s->batch * s->heads + 1) * sizeof(int) + 255) / 256 * 256;
+}
+static int64_t wgmma_ring_slot(const SsdShape *s) { return 64 * 64 * (int64_t)wgmma_slabs(s); }
 
-extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) {
+extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
+    return wgmma_counter_bytes(s) + (size_t)(s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
+}
+
+template <bool FRAG_RING>
+static void launch_wgmma(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
     a.x = static_cast<const __half *>(t->x);
@@ -360,19 +417,23 @@ extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) {
     a.z = static_cast<const __half *>(t->z);
     a.A = t->A; a.D = t->D; a.dt_bias = t->dt_bias; a.h0 = t->initial_states;
     a.y = static_cast<__half *>(t->y); a.final_state = t->final_state;
-    const size_t counters = (size_t)(s->batch * s->heads + 1) * sizeof(int);
     a.published = static_cast<int *>(workspace);
     a.ticket = a.published + s->batch * s->heads;
-    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + (counters + 255) / 256 * 256);
+    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + wgmma_counter_bytes(s));
+    a.ring_slot = FRAG_RING ? wgmma_ring_slot(s) : s->headdim * s->dstate;
     a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
     const int Q = wgmma_chunk(s);
     a.nchunks = (int)ceil_div(s->seqlen, Q);
-    a.slabs = (int)ceil_div(s->dstate, 64);
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     const size_t smem = wgmma_smem_bytes(s);
-    void (*kernel)(WgmmaArgs) = Q == 128 ? ssd_fused_wgmma_kernel<2> : ssd_fused_wgmma_kernel<1>;
+    const bool two = wgmma_slabs(s) == 2;
+    void (*kernel)(WgmmaArgs) = Q == 128 ? (two ? ssd_fused_wgmma_kernel<2, 2, FRAG_RING> : ssd_fused_wgmma_kernel<2, 1, FRAG_RING>)
+                                         : (two ? ssd_fused_wgmma_kernel<1, 2, FRAG_RING> : ssd_fused_wgmma_kernel<1, 1, FRAG_RING>);
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    cuda_check(cudaMemsetAsync(workspace, 0, counters));
+    cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
     kernel<<<(unsigned)wgmma_items(s), Q * 2, smem>>>(a);
     cuda_check_launch();
 }
+
+extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) { launch_wgmma<false>(t, workspace); }
+extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) { launch_wgmma<true>(t, workspace); }

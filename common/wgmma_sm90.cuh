@@ -67,6 +67,16 @@ static __device__ __forceinline__ void wgmma_touch(float (&d)[32]) {
     for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/* Four 8x8 fp16 matrices from registers to shared memory, each transposed on
+ * the way: r[m] holds matrix m in the m16n8 accumulator layout (row lane/4,
+ * columns 2·(lane%4) and +1), lane l gives the address of stored row l % 8
+ * of matrix l / 8 (16 bytes, a column of the matrix as held). */
+static __device__ __forceinline__ void stsm_x4_trans(uint32_t addr, const uint32_t (&r)[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r[0]),
+                 "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
 /* Shared memory written by ordinary stores (or cp.async) is read by wgmma
  * through the async proxy: each writing thread fences before the barrier. */
 static __device__ __forceinline__ void fence_async_smem() {
@@ -103,6 +113,7 @@ template <int pending>
 static __device__ __forceinline__ void wgmma_wait() { __trap(); }
 static __device__ __forceinline__ void wgmma_touch(float (&)[32]) {}
 static __device__ __forceinline__ void fence_async_smem() { __trap(); }
+static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&)[32], uint64_t, uint64_t, int) { __trap(); }
 template <int TRANS_B>
 static __device__ __forceinline__ void wgmma_64x64_rs(float (&)[32], const uint32_t (&)[4], uint64_t, int) {

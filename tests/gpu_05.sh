@@ -39,7 +39,7 @@ for step in $steps; do
     ncu)
         for v in $fused; do
             ncu --clock-control none --kernel-name regex:ssd_fused --launch-skip 3 --launch-count 1 \
-                --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+                --section SpeedOfLight --section Occupancy --section SourceCounters --section InstructionStats --section LaunchStats --section WarpStateStats \
                 --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
                 $bin "$v" --bench --batch 8 --seqlen 8192 --heads 32 --headdim 64 --dstate 128 --no-z --reps 20 \
                 >"$out/ncu_v$v.log" 2>&1 || status=1
