@@ -49,6 +49,10 @@ void ssd_fused_wgmma(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, 
  * thread's 32 values as 16-byte loads and stores, S_in into shared memory by
  * stmatrix (the same unsupported shapes and workspace). */
 void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
+/* Version 9 with several heads of a group a block: B and C of the chunk loaded
+ * once for all of them, x of the next head loaded while this one's outputs
+ * are computed (the same unsupported shapes and workspace). */
+void ssd_wgmma_heads(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -39,6 +39,9 @@ static const SsdVersion versions[] = {
     {{"ssd_wgmma_frag_ring",
       "version 8 with the state handed over in accumulator order: 16-byte ring traffic, stmatrix",
       true, DT_FP16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_wgmma_frag_ring},
+    {{"ssd_wgmma_heads",
+      "version 9 with several heads a block: B, C loaded once, the next head's x during this one's y",
+      true, DT_FP16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_wgmma_heads},
 };
 
 int main(int argc, char **argv) {

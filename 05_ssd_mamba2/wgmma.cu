@@ -67,9 +67,15 @@ struct WgmmaArgs {
     int *ticket;                       // next work item: items go out in chunk-major order
     int64_t batch, L, H, P, G, N;
     int64_t ring_slot;                 // floats a ring slot holds
-    int nchunks;
+    int nchunks, heads_per_block;      // heads_per_block divides H / G
     bool softplus, D_per_channel;
 };
+
+/* Two fp16 in a 32-bit register, times w. */
+static __device__ __forceinline__ uint32_t hmul2_bits(uint32_t v, __half2 w) {
+    __half2 h = __hmul2(*reinterpret_cast<__half2 *>(&v), w);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
 
 /* Rows [0, Q) of a chunk's (len x cols) fp16 rows into 128-byte-swizzled
  * slabs of 64 columns (slab s at dst + s·Q·128 bytes); rows past len and
@@ -107,9 +113,12 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     constexpr int slabs = SLABS;
     unsigned char *Cs = smem;                   // (Q, 64·slabs) fp16, swizzled slabs: C of the chunk
     unsigned char *Bs = Cs + slabs * Q * 128;   // (Q, 64·slabs) fp16: B of the chunk
-    unsigned char *Xs = Bs + slabs * Q * 128;   // (Q, 64) fp16: x of the chunk
-    unsigned char *Ss = Xs + Q * 128;           // (64, 64·slabs) fp16: state entering the chunk, rows p
-    float *cum2 = reinterpret_cast<float *>(Ss + slabs * 64 * 128);  // (Q,) log2e · cumsum(dt·A)
+    /* Two 16 KB regions take turns holding x of the chunk, (Q, 64) fp16, and
+     * the state entering it, (64, 64·slabs) fp16 with rows p (slabs <= 2,
+     * Q = 128; at Q = 64 with two slabs the state's region is the larger). */
+    constexpr int kRegion = (Q * 128 > slabs * 64 * 128 ? Q : slabs * 64) * 128;
+    unsigned char *regions = Bs + slabs * Q * 128;                 // 2 x kRegion bytes
+    float *cum2 = reinterpret_cast<float *>(regions + 2 * kRegion);  // (Q,) log2e · cumsum(dt·A)
     float *dts = cum2 + Q;                                           // (Q,) dt after bias and softplus
     float *vdt = dts + Q;                                            // (Q,) dt_j·exp(cum_e − cum_j), e: j's tile end
     __half *wts = reinterpret_cast<__half *>(vdt + Q);               // (Q,) dt_j·exp(cum_last − cum_j)
@@ -119,243 +128,267 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     const int g8 = lane / 4, t4 = lane % 4;  // accumulator row and column pair of this lane
     if (tid == 0) item = atomicAdd(a.ticket, 1);
     __syncthreads();
-    const int64_t BH = a.batch * a.H;
-    const int c = (int)(item / BH);
-    const int64_t bh = item % BH, b = bh / a.H, h = bh % a.H, g = h / (a.H / a.G);
+    /* Work item: (chunk, b, group of heads_per_block heads), chunk-major. */
+    const int64_t HG = a.H / a.heads_per_block, BHG = a.batch * HG;
+    const int c = (int)(item / BHG);
+    const int64_t b = (item % BHG) / HG, h_first = (item % HG) * a.heads_per_block, g = h_first / (a.H / a.G);
     const int64_t t0 = (int64_t)c * Q;
     const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
+    const int64_t x_row = a.H * a.P;                // x's stride between steps
+    const __half *x0 = a.x + ((b * a.L + t0) * a.H + h_first) * a.P;
+    const __half *dt0 = a.dt + (b * a.L + t0) * a.H + h_first;
 
-    const __half *x = a.x + ((b * a.L + t0) * a.H + h) * a.P;
-    load_swizzled<Q, 1>(Xs, x, a.H * a.P, len, (int)a.P, a.P % 8 == 0);
+    load_swizzled<Q, 1>(regions, x0, x_row, len, (int)a.P, a.P % 8 == 0);
     load_swizzled<Q, SLABS>(Bs, a.B + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
     load_swizzled<Q, SLABS>(Cs, a.C + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
     asm volatile("cp.async.commit_group;");
+    float dt_next = tid < len ? __half2float(dt0[(int64_t)tid * a.H]) : 0.f;  // dt of the head to come
 
-    /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
-    float dA = 0.f;
-    if (tid < Q) {
-        float d = 0.f;
-        if (tid < len) d = delta_of(__half2float(a.dt[(b * a.L + t0 + tid) * a.H + h]), a.dt_bias ? a.dt_bias[h] : 0.f,
-                                    a.softplus);
-        dts[tid] = d;
-        // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
-        dA = d * a.A[h] * LOG2E_F;
-    }
-    dA = block_inclusive_sum(dA);
-    if (tid < Q) cum2[tid] = dA;
-    __syncthreads();
-    const float cum_last = cum2[len - 1];
-    if (tid < Q) {
-        wts[tid] = __float2half_rn(dts[tid] * exp2_approx(cum_last - cum2[tid]));
-        vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
-    }
-    asm volatile("cp.async.wait_all;");
-    fence_async_smem();
-    __syncthreads();
+    for (int hh = 0; hh < a.heads_per_block; hh++) {
+        const int64_t h = h_first + hh, bh = b * a.H + h;
+        unsigned char *Xs = regions + (hh & 1) * kRegion, *Ss = regions + ((hh + 1) & 1) * kRegion;
 
-    /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt of 64 rows,
-     * warp wq holding n rows 64·mt + 16·wq.., k over the chunk's steps.
-     * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
-    constexpr int kTiles = (WG_NMAX / 64 + NWG - 1) / NWG;  // n-tiles a warpgroup may own
-    float st[kTiles][32];
-    const int q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
-    const uint32_t xs = smem_addr(Xs), bs = smem_addr(Bs), cs = smem_addr(Cs), ss = smem_addr(Ss);
-#pragma unroll
-    for (int k = 0; k < kTiles; k++) {
-        const int mt = wg + k * NWG;
-        if (mt >= slabs) continue;
-        uint32_t af[KQ][4];  // (w ∘ B)ᵀ fragments: rows n, columns j
-#pragma unroll
-        for (int kk = 0; kk < KQ; kk++) {
-            const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
-            ldsm_x4_trans(af[kk], bs + mt * Q * 128 + sw128_offset(j, col));
-            const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + kk * 16 + t4 * 2);
-            const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + kk * 16 + 8 + t4 * 2);
-            __half2 *ah = reinterpret_cast<__half2 *>(af[kk]);
-            ah[0] = __hmul2(ah[0], w_lo);
-            ah[1] = __hmul2(ah[1], w_lo);
-            ah[2] = __hmul2(ah[2], w_hi);
-            ah[3] = __hmul2(ah[3], w_hi);
+        /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
+        float dA = 0.f;
+        if (tid < Q) {
+            const float d = tid < len ? delta_of(dt_next, a.dt_bias ? a.dt_bias[h] : 0.f, a.softplus) : 0.f;
+            dts[tid] = d;
+            // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
+            dA = d * a.A[h] * LOG2E_F;
         }
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < KQ; kk++) wgmma_64x64_rs<1>(st[k], af[kk], sw128_desc(xs + kk * 2048), kk > 0);
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_touch(st[k]);
-    }
+        dA = block_inclusive_sum(dA);
+        if (tid < Q) cum2[tid] = dA;
+        __syncthreads();
+        const float cum_last = cum2[len - 1];
+        if (tid < Q) {
+            wts[tid] = __float2half_rn(dts[tid] * exp2_approx(cum_last - cum2[tid]));
+            vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
+        }
+        if (hh + 1 < a.heads_per_block && tid < len) dt_next = __half2float(dt0[(int64_t)tid * a.H + hh + 1]);
+        asm volatile("cp.async.wait_all;");
+        fence_async_smem();
+        __syncthreads();
 
-    /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local.
-     * states = scale * states + new_states (_state_passing_fwd_kernel) */
-    if (tid == 0 && c > 0)
-        while (load_acquire(a.published + bh) < c) __nanosleep(32);
-    __syncthreads();
-    const float chunk_decay = exp2_approx(cum_last);
-    const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
-    const float *ring_in = a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
-    const bool last_chunk = c == a.nchunks - 1;
-    float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
-    float *final_state = a.final_state + bh * a.P * a.N;
+        /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt of 64 rows,
+         * warp wq holding n rows 64·mt + 16·wq.., k over the chunk's steps.
+         * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+        constexpr int kTiles = (WG_NMAX / 64 + NWG - 1) / NWG;  // n-tiles a warpgroup may own
+        float st[kTiles][32] = {};
+        const int q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+        const uint32_t xs = smem_addr(Xs), bs = smem_addr(Bs), cs = smem_addr(Cs), ss = smem_addr(Ss);
 #pragma unroll
-    for (int k = 0; k < kTiles; k++) {
-        const int mt = wg + k * NWG;
-        if (mt >= slabs) continue;
-        if (FRAG_RING) {
-            /* This thread's 32 values of n-tile mt, at the same place in every
-             * chunk's slot: ((mt·128 + thread in warpgroup)·32 + e). */
-            const int64_t at = (int64_t)(mt * 128 + tid % 128) * 32;
-            float s_in[32];
+        for (int k = 0; k < kTiles; k++) {
+            const int mt = wg + k * NWG;
+            if (mt >= slabs) continue;
+            /* Two halves of the chunk's k-steps, so that only half the A
+             * fragments are held while their products run. */
 #pragma unroll
-            for (int e = 0; e < 32; e++) {
-                const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
-                if (c == 0) s_in[e] = h0 && pi < a.P && ni < a.N ? h0[pi * a.N + ni] : 0.f;
-                else if (e % 4 == 0) {
-                    const float4 v = __ldcg(reinterpret_cast<const float4 *>(ring_in + at + e));
-                    s_in[e] = v.x; s_in[e + 1] = v.y; s_in[e + 2] = v.z; s_in[e + 3] = v.w;
+            for (int half = 0; half < 2; half++) {
+                uint32_t af[KQ / 2][4];  // (w ∘ B)ᵀ fragments: rows n, columns j
+#pragma unroll
+                for (int k2 = 0; k2 < KQ / 2; k2++) {
+                    const int kk = half * KQ / 2 + k2;
+                    const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
+                    ldsm_x4_trans(af[k2], bs + mt * Q * 128 + sw128_offset(j, col));
+                    const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + kk * 16 + t4 * 2);
+                    const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + kk * 16 + 8 + t4 * 2);
+                    af[k2][0] = hmul2_bits(af[k2][0], w_lo);
+                    af[k2][1] = hmul2_bits(af[k2][1], w_lo);
+                    af[k2][2] = hmul2_bits(af[k2][2], w_hi);
+                    af[k2][3] = hmul2_bits(af[k2][3], w_hi);
                 }
-            }
-            /* S_in to shared memory as (p, n): matrix m of a pair of p-blocks is
-             * n rows 8·(m & 1).. of p-block i + m / 2, stored transposed. */
+                wgmma_fence();
 #pragma unroll
-            for (int i = 0; i < 8; i += 2) {
-                const uint32_t r[4] = {pack_half2(s_in[4 * i], s_in[4 * i + 1]), pack_half2(s_in[4 * i + 2], s_in[4 * i + 3]),
-                                       pack_half2(s_in[4 * i + 4], s_in[4 * i + 5]), pack_half2(s_in[4 * i + 6], s_in[4 * i + 7])};
-                stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
+                for (int k2 = 0; k2 < KQ / 2; k2++) {
+                    const int kk = half * KQ / 2 + k2;
+                    wgmma_64x64_rs<1>(st[k], af[k2], sw128_desc(xs + kk * 2048), kk > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<0>();
+                wgmma_touch(st[k]);
             }
+        }
+
+        /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local.
+         * states = scale * states + new_states (_state_passing_fwd_kernel) */
+        if (tid == 0 && c > 0)
+            while (load_acquire(a.published + bh) < c) __nanosleep(32);
+        __syncthreads();
+        const float chunk_decay = exp2_approx(cum_last);
+        const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
+        const float *ring_in = a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
+        const bool last_chunk = c == a.nchunks - 1;
+        float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
+        float *final_state = a.final_state + bh * a.P * a.N;
 #pragma unroll
-            for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[e];
-            if (last_chunk) {
+        for (int k = 0; k < kTiles; k++) {
+            const int mt = wg + k * NWG;
+            if (mt >= slabs) continue;
+            if (FRAG_RING) {
+                /* This thread's 32 values of n-tile mt, at the same place in every
+                 * chunk's slot: float4 number (mt·8 + e/4)·128 + thread in warpgroup,
+                 * so that a warp's 16-byte accesses are contiguous. */
+                const int64_t at = (int64_t)(mt * 8 * 128 + tid % 128) * 4;
+                float s_in[32];
 #pragma unroll
                 for (int e = 0; e < 32; e++) {
                     const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
-                    if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[k][e];
+                    if (c == 0) s_in[e] = h0 && pi < a.P && ni < a.N ? h0[pi * a.N + ni] : 0.f;
+                    else if (e % 4 == 0) {
+                        const float4 v = __ldcg(reinterpret_cast<const float4 *>(ring_in + at + e * 128));
+                        s_in[e] = v.x; s_in[e + 1] = v.y; s_in[e + 2] = v.z; s_in[e + 3] = v.w;
+                    }
                 }
-            } else {
+                /* S_in to shared memory as (p, n): matrix m of a pair of p-blocks is
+                 * n rows 8·(m & 1).. of p-block i + m / 2, stored transposed. */
 #pragma unroll
-                for (int e = 0; e < 32; e += 4)
-                    __stcg(reinterpret_cast<float4 *>(ring_out + at + e),
-                           make_float4(st[k][e], st[k][e + 1], st[k][e + 2], st[k][e + 3]));
+                for (int i = 0; i < 8; i += 2) {
+                    const uint32_t r[4] = {pack_half2(s_in[4 * i], s_in[4 * i + 1]), pack_half2(s_in[4 * i + 2], s_in[4 * i + 3]),
+                                           pack_half2(s_in[4 * i + 4], s_in[4 * i + 5]), pack_half2(s_in[4 * i + 6], s_in[4 * i + 7])};
+                    stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
+                }
+#pragma unroll
+                for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[e];
+                if (last_chunk) {
+#pragma unroll
+                    for (int e = 0; e < 32; e++) {
+                        const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
+                        if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[k][e];
+                    }
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 32; e += 4)
+                        __stcg(reinterpret_cast<float4 *>(ring_out + at + e * 128),
+                               make_float4(st[k][e], st[k][e + 1], st[k][e + 2], st[k][e + 3]));
+                }
+                continue;
             }
-            continue;
-        }
-        const float *prev = c == 0 ? h0 : a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
-        float *next = last_chunk ? final_state : ring_out;
+            const float *prev = c == 0 ? h0 : a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
+            float *next = last_chunk ? final_state : ring_out;
 #pragma unroll
-        for (int e = 0; e < 32; e++) {
-            const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
-            const bool real = pi < a.P && ni < a.N;
-            const float s_in = real && prev ? __ldcg(prev + pi * a.N + ni) : 0.f;
-            *reinterpret_cast<__half *>(Ss + mt * 64 * 128 + sw128_offset(pi, ni % 64)) = __float2half_rn(s_in);
-            if (real) next[pi * a.N + ni] = chunk_decay * s_in + st[k][e];
+            for (int e = 0; e < 32; e++) {
+                const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
+                const bool real = pi < a.P && ni < a.N;
+                const float s_in = real && prev ? __ldcg(prev + pi * a.N + ni) : 0.f;
+                *reinterpret_cast<__half *>(Ss + mt * 64 * 128 + sw128_offset(pi, ni % 64)) = __float2half_rn(s_in);
+                if (real) next[pi * a.N + ni] = chunk_decay * s_in + st[k][e];
+            }
         }
-    }
-    fence_async_smem();
-    __syncthreads();  // the block's ring writes happen before thread 0's release below
-    if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+        fence_async_smem();
+        __syncthreads();  // the block's ring writes happen before thread 0's release below
+        if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
 
-    /* ---- 3. Outputs of rows 64·wg..: the state term, then the causal tiles. */
-    const int row0 = wg * 64 + wq * 16 + g8;  // this thread's rows: row0 and row0 + 8
-    float yacc[32];
-    /* acc = tl.dot(C, prev_states) * scale_m[:, None] (_chunk_scan_fwd_kernel) */
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < WG_NMAX / 16; kk++) {
-        if (kk >= slabs * 4) break;
-        const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
-        wgmma_64x64_ss(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_touch(yacc);
-    {
-        const float ea = exp2_approx(cum2[row0]), eb = exp2_approx(cum2[row0 + 8]);
-#pragma unroll
-        for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
-    }
-    const float ca = cum2[row0], cb = cum2[row0 + 8];
-#pragma unroll
-    for (int ct = 0; ct < NWG; ct++) {
-        if (ct > wg) break;
-        float s[32];  // C·Bᵀ, rows of this warpgroup, columns 64·ct..
-        /* cb = tl.dot(C, B) */
+        /* ---- 3. Outputs of rows 64·wg..: the state term, then the causal tiles. */
+        const int row0 = wg * 64 + wq * 16 + g8;  // this thread's rows: row0 and row0 + 8
+        float yacc[32] = {};
+        /* acc = tl.dot(C, prev_states) * scale_m[:, None] (_chunk_scan_fwd_kernel) */
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < WG_NMAX / 16; kk++) {
             if (kk >= slabs * 4) break;
             const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
-            const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
-            wgmma_64x64_ss(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
+            wgmma_64x64_ss(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
         }
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_touch(s);
-        /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
-         * Off the diagonal the decay factors through the tile's last step e:
-         * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
-        uint32_t pf[4][4];  // P as fp16 A fragments, k-steps of 16 columns
-        if (ct < wg) {
-            const float ce = cum2[ct * 64 + 63];
-            const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
-#pragma unroll
-            for (int e = 0; e < 32; e += 2) {
-                const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
-                const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
-                const float u = (e & 2) ? ub : ua;
-                pf[e / 8][(e % 8) / 2] = pack_half2(s[e] * u * v.x, s[e + 1] * u * v.y);
-            }
-        } else {
-#pragma unroll
-            for (int e = 0; e < 32; e += 2) {
-                const int j = ct * 64 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
-                const float ci = (e & 2) ? cb : ca;
-                const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
-                const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
-                pf[e / 8][(e % 8) / 2] = pack_half2(p0, p1);
-            }
-        }
-        /* acc += tl.dot(cb, x) */
-        wgmma_fence();
-#pragma unroll
-        for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_touch(yacc);
-    }
-
-    /* ---- 4. y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows row0, row0 + 8. */
-    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
-    const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
+        if (hh + 1 < a.heads_per_block) {
+            /* The state's region is read: x of the next head goes there. */
+            __syncthreads();
+            load_swizzled<Q, 1>(Ss, x0 + (hh + 1) * a.P, x_row, len, (int)a.P, a.P % 8 == 0);
+            asm volatile("cp.async.commit_group;");
+        }
+        {
+            const float ea = exp2_approx(cum2[row0]), eb = exp2_approx(cum2[row0 + 8]);
 #pragma unroll
-    for (int half_row = 0; half_row < 2; half_row++) {
-        const int i = row0 + half_row * 8;
-        if (i >= len) continue;
-        const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+        }
+        const float ca = cum2[row0], cb = cum2[row0 + 8];
 #pragma unroll
-        for (int nt = 0; nt < 8; nt++) {
-            const int pi = nt * 8 + t4 * 2;
-            if (pi >= a.P) continue;
-            const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-            const __half2 xv = *reinterpret_cast<const __half2 *>(Xs + sw128_offset(i, pi));
-            float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
-            const float xf[2] = {__low2float(xv), __high2float(xv)};
+        for (int ct = 0; ct < NWG; ct++) {
+            if (ct > wg) break;
+            float s[32] = {};  // C·Bᵀ, rows of this warpgroup, columns 64·ct..
+            /* cb = tl.dot(C, B) */
+            wgmma_fence();
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                if (e >= ncol) continue;
-                // out = acc + x * D
-                if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
-                if (a.z) {
-                    // out = out * F.silu(z)
-                    const float zv = __half2float(a.z[row + pi + e]);
-                    v[e] *= zv / (1.f + __expf(-zv));
+            for (int kk = 0; kk < WG_NMAX / 16; kk++) {
+                if (kk >= slabs * 4) break;
+                const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
+                const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
+                wgmma_64x64_ss(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(s);
+            /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
+             * Off the diagonal the decay factors through the tile's last step e:
+             * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
+            uint32_t pf[4][4];  // P as fp16 A fragments, k-steps of 16 columns
+            if (ct < wg) {
+                const float ce = cum2[ct * 64 + 63];
+                const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
+#pragma unroll
+                for (int e = 0; e < 32; e += 2) {
+                    const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
+                    const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
+                    const float u = (e & 2) ? ub : ua;
+                    pf[e / 8][(e % 8) / 2] = pack_half2(s[e] * u * v.x, s[e + 1] * u * v.y);
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < 32; e += 2) {
+                    const int j = ct * 64 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
+                    const float ci = (e & 2) ? cb : ca;
+                    const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
+                    const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
+                    pf[e / 8][(e % 8) / 2] = pack_half2(p0, p1);
                 }
             }
-            if (pairs) {
-                store_pair(a.y + row + pi, v[0], v[1]);
-            } else {
-                store_out(a.y + row + pi, v[0]);
-                if (ncol > 1) store_out(a.y + row + pi + 1, v[1]);
+            /* acc += tl.dot(cb, x) */
+            wgmma_fence();
+#pragma unroll
+            for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(yacc);
+        }
+
+        /* ---- 4. y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows row0, row0 + 8. */
+        const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+        const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
+#pragma unroll
+        for (int half_row = 0; half_row < 2; half_row++) {
+            const int i = row0 + half_row * 8;
+            if (i >= len) continue;
+            const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                const int pi = nt * 8 + t4 * 2;
+                if (pi >= a.P) continue;
+                const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
+                const __half2 xv = *reinterpret_cast<const __half2 *>(Xs + sw128_offset(i, pi));
+                float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
+                const float xf[2] = {__low2float(xv), __high2float(xv)};
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    if (e >= ncol) continue;
+                    // out = acc + x * D
+                    if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
+                    if (a.z) {
+                        // out = out * F.silu(z)
+                        const float zv = __half2float(a.z[row + pi + e]);
+                        v[e] *= zv / (1.f + __expf(-zv));
+                    }
+                }
+                if (pairs) {
+                    store_pair(a.y + row + pi, v[0], v[1]);
+                } else {
+                    store_out(a.y + row + pi, v[0]);
+                    if (ncol > 1) store_out(a.y + row + pi + 1, v[1]);
+                }
             }
         }
+        __syncthreads();  // x's region becomes the next head's state region; dt, cum rewritten
     }
 }
 
@@ -368,11 +401,24 @@ static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64);
 
 static size_t wgmma_smem_bytes(const SsdShape *s) {
     const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
-    return 1024 + (2 * slabs * Q + Q + 64 * slabs) * 128 + Q * (3 * sizeof(float) + sizeof(__half));
+    const size_t region = (Q > 64 * slabs ? Q : 64 * slabs) * 128;  // x or the state, by turns
+    return 1024 + 2 * slabs * Q * 128 + 2 * region + Q * (3 * sizeof(float) + sizeof(__half));
 }
 
-static int64_t wgmma_items(const SsdShape *s) {
-    return ceil_div(s->seqlen, wgmma_chunk(s)) * s->batch * s->heads;
+static int64_t wgmma_items(const SsdShape *s, int heads_per_block) {
+    return ceil_div(s->seqlen, wgmma_chunk(s)) * s->batch * (s->heads / heads_per_block);
+}
+
+/* Version 10's heads a block: the most (a power of two dividing the heads of
+ * a group) that still leaves 4 blocks for every place the GPU holds (2 an SM),
+ * so that the last wave is short. */
+static int wgmma_heads_per_block(const SsdShape *s) {
+    int dev = 0, sms = 0;
+    cuda_check(cudaGetDevice(&dev));
+    cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    int hb = 1;
+    while ((s->heads / s->groups) % (2 * hb) == 0 && wgmma_items(s, 2 * hb) >= 4 * 2 * sms) hb *= 2;
+    return hb;
 }
 
 extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
@@ -390,7 +436,7 @@ extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
         (void)cudaGetLastError();
     }
     if (major != 9 || minor != 0) return "wgmma code is built for sm_90a: the device is not compute capability 9.0";
-    if (wgmma_items(s) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
+    if (wgmma_items(s, 1) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
     return NULL;
 #endif
 }
@@ -407,7 +453,7 @@ extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
 }
 
 template <bool FRAG_RING>
-static void launch_wgmma(const SsdTensors *t, void *workspace) {
+static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
     a.x = static_cast<const __half *>(t->x);
@@ -424,6 +470,7 @@ static void launch_wgmma(const SsdTensors *t, void *workspace) {
     a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
     const int Q = wgmma_chunk(s);
     a.nchunks = (int)ceil_div(s->seqlen, Q);
+    a.heads_per_block = heads_per_block;
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
@@ -431,9 +478,12 @@ static void launch_wgmma(const SsdTensors *t, void *workspace) {
                                          : (two ? ssd_fused_wgmma_kernel<1, 2, FRAG_RING> : ssd_fused_wgmma_kernel<1, 1, FRAG_RING>);
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
-    kernel<<<(unsigned)wgmma_items(s), Q * 2, smem>>>(a);
+    kernel<<<(unsigned)wgmma_items(s, heads_per_block), Q * 2, smem>>>(a);
     cuda_check_launch();
 }
 
-extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) { launch_wgmma<false>(t, workspace); }
-extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) { launch_wgmma<true>(t, workspace); }
+extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) { launch_wgmma<false>(t, workspace, 1); }
+extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) { launch_wgmma<true>(t, workspace, 1); }
+extern "C" void ssd_wgmma_heads(const SsdTensors *t, void *workspace) {
+    launch_wgmma<true>(t, workspace, wgmma_heads_per_block(&t->s));
+}
