@@ -6,6 +6,8 @@
 #   ncu       Nsight Compute on versions 7 and up at S3 b 8 L 8192 (one launch each)
 #   sanitize  compute-sanitizer's four tools on versions 7 and up, chunks 64 and 128
 #   bench     make bench for 05 into OUTDIR/05_ssd_mamba2.csv (COMMIT required)
+#   official  the official mamba_chunk_scan_combined at S3 (.anchors/ carried), OUTDIR/official_05.csv
+#   bracket   the fused versions at S3 once more, OUTDIR/bracket.csv
 # Logs go to OUTDIR; the last lines of each step are printed.
 # FUSED="7 8" picks the versions (default: 7 and up).
 # Usage: COMMIT=<hash> tests/gpu_05.sh OUTDIR [check] [time] [ncu] [sanitize] [bench]
@@ -59,6 +61,17 @@ for step in $steps; do
                 done
             done
         done ;;
+    official)
+        # the official mamba_chunk_scan_combined in the same call (needs the anchors folder carried)
+        bash .anchors/run_official.sh "$out/official_05.csv" mamba2 >"$out/official.log" 2>&1 || status=1
+        grep -E "ssd_fwd" "$out/official_05.csv" ;;
+    bracket)
+        # the fused versions at S3 again, after the official run, for the spread between runs
+        for v in $fused; do
+            $bin "$v" --bench --heads 32 --headdim 64 --dstate 128 --no-z --batch 1,8 --seqlen 512,2048,8192 \
+                --csv "$out/bracket.csv" >>"$out/bench.log" 2>&1 || status=1
+        done
+        grep -E "^ *[0-9]+ ssd_(fused|wgmma)" "$out/bench.log" | tail -n 24 ;;
     bench)
         if [ -z "$COMMIT" ]; then echo "bench: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
         make bench BENCH_CHAPTERS=05_ssd_mamba2 COMMIT="$COMMIT" >"$out/bench.log" 2>&1 || status=1
