@@ -101,10 +101,13 @@ static __device__ void load_swizzled(unsigned char *dst, const __half *src, int6
 }
 
 /* NWG warpgroups, chunk Q = 64·NWG; SLABS: N rounded up to 64, over 64.
- * FRAG_RING (version 9): the ring holds each thread's accumulators in their
- * own order, so the handoff is 16-byte loads and stores, and S_in reaches
- * shared memory by stmatrix; version 8 indexes every element as (p, N). */
-template <int NWG, int SLABS, bool FRAG_RING>
+ * FRAG_RING (versions 9, 10): the ring holds each thread's accumulators in
+ * their own order, so the handoff is 16-byte loads and stores (h0 too, put
+ * there by ring_from_h0), and S_in reaches shared memory by stmatrix;
+ * version 8 indexes every element as (p, N).
+ * HEAD_LOOP (version 10): the block runs heads_per_block heads of one group
+ * in turn; without it the loop runs once and compiles away. */
+template <int NWG, int SLABS, bool FRAG_RING, bool HEAD_LOOP>
 __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_kernel(WgmmaArgs a) {
     constexpr int Q = 64 * NWG, KQ = Q / 16;  // k-steps over the chunk
     extern __shared__ unsigned char smem_raw[];
@@ -144,7 +147,8 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     asm volatile("cp.async.commit_group;");
     float dt_next = tid < len ? __half2float(dt0[(int64_t)tid * a.H]) : 0.f;  // dt of the head to come
 
-    for (int hh = 0; hh < a.heads_per_block; hh++) {
+    const int heads = HEAD_LOOP ? a.heads_per_block : 1;
+    for (int hh = 0; hh < heads; hh++) {
         const int64_t h = h_first + hh, bh = b * a.H + h;
         unsigned char *Xs = regions + (hh & 1) * kRegion, *Ss = regions + ((hh + 1) & 1) * kRegion;
 
@@ -164,7 +168,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
             wts[tid] = __float2half_rn(dts[tid] * exp2_approx(cum_last - cum2[tid]));
             vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
         }
-        if (hh + 1 < a.heads_per_block && tid < len) dt_next = __half2float(dt0[(int64_t)tid * a.H + hh + 1]);
+        if (hh + 1 < heads && tid < len) dt_next = __half2float(dt0[(int64_t)tid * a.H + hh + 1]);
         asm volatile("cp.async.wait_all;");
         fence_async_smem();
         __syncthreads();
@@ -216,7 +220,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
         __syncthreads();
         const float chunk_decay = exp2_approx(cum_last);
         const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
-        const float *ring_in = a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
+        const float *ring_in = a.ring + (bh * 2 + ((c + 1) & 1)) * a.ring_slot;  // chunk c - 1's slot
         const bool last_chunk = c == a.nchunks - 1;
         float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
         float *final_state = a.final_state + bh * a.P * a.N;
@@ -229,15 +233,15 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                  * chunk's slot: float4 number (mt·8 + e/4)·128 + thread in warpgroup,
                  * so that a warp's 16-byte accesses are contiguous. */
                 const int64_t at = (int64_t)(mt * 8 * 128 + tid % 128) * 4;
+                /* Chunk 0 reads slot 1 too: the launcher put h0 there in this order
+                 * (ring_from_h0), or nothing is read without h0. */
                 float s_in[32];
+                const bool zero = c == 0 && !h0;
 #pragma unroll
-                for (int e = 0; e < 32; e++) {
-                    const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
-                    if (c == 0) s_in[e] = h0 && pi < a.P && ni < a.N ? h0[pi * a.N + ni] : 0.f;
-                    else if (e % 4 == 0) {
-                        const float4 v = __ldcg(reinterpret_cast<const float4 *>(ring_in + at + e * 128));
-                        s_in[e] = v.x; s_in[e + 1] = v.y; s_in[e + 2] = v.z; s_in[e + 3] = v.w;
-                    }
+                for (int e = 0; e < 32; e += 4) {
+                    const float4 v = zero ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                          : __ldcg(reinterpret_cast<const float4 *>(ring_in + at + e * 128));
+                    s_in[e] = v.x; s_in[e + 1] = v.y; s_in[e + 2] = v.z; s_in[e + 3] = v.w;
                 }
                 /* S_in to shared memory as (p, n): matrix m of a pair of p-blocks is
                  * n rows 8·(m & 1).. of p-block i + m / 2, stored transposed. */
@@ -292,7 +296,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_touch(yacc);
-        if (hh + 1 < a.heads_per_block) {
+        if (hh + 1 < heads) {
             /* The state's region is read: x of the next head goes there. */
             __syncthreads();
             load_swizzled<Q, 1>(Ss, x0 + (hh + 1) * a.P, x_row, len, (int)a.P, a.P % 8 == 0);
@@ -392,6 +396,21 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     }
 }
 
+/* h0 (b, h, p, N) into slot 1 of each (b, h) of the ring, where chunk 0 of
+ * versions 9 and 10 reads its entering state, in their fragment order: float
+ * i of a slot is element e = 4·((i / 4) % 1024 / 128) + i % 4 of thread
+ * t = (i / 4) % 128 of the warpgroup holding n-tile i / 4096; zero past p, N. */
+__global__ void ring_from_h0(float *ring, const float *h0, int64_t BH, int64_t P, int64_t N, int64_t slot) {
+    const int64_t total = BH * slot;
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < total; k += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t bh = k / slot;
+        const int i = (int)(k % slot), mt = i / 4096, t = (i / 4) % 128, e = 4 * ((i % 4096) / 512) + i % 4;
+        const int lane = t % 32, ni = mt * 64 + (t / 32) * 16 + lane / 4 + (e & 2) * 4,
+                  pi = (e / 4) * 8 + (lane % 4) * 2 + (e & 1);
+        ring[(bh * 2 + 1) * slot + i] = pi < P && ni < N ? h0[(bh * P + pi) * N + ni] : 0.f;
+    }
+}
+
 /* ---- launch ---- */
 
 /* The kernel's chunk: 128, or 64 where the problem's chunk is 64 or less. */
@@ -452,7 +471,7 @@ extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
     return wgmma_counter_bytes(s) + (size_t)(s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
 }
 
-template <bool FRAG_RING>
+template <bool FRAG_RING, bool HEAD_LOOP>
 static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
@@ -474,16 +493,21 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
-    void (*kernel)(WgmmaArgs) = Q == 128 ? (two ? ssd_fused_wgmma_kernel<2, 2, FRAG_RING> : ssd_fused_wgmma_kernel<2, 1, FRAG_RING>)
-                                         : (two ? ssd_fused_wgmma_kernel<1, 2, FRAG_RING> : ssd_fused_wgmma_kernel<1, 1, FRAG_RING>);
+    void (*kernel)(WgmmaArgs) =
+        Q == 128 ? (two ? ssd_fused_wgmma_kernel<2, 2, FRAG_RING, HEAD_LOOP> : ssd_fused_wgmma_kernel<2, 1, FRAG_RING, HEAD_LOOP>)
+                 : (two ? ssd_fused_wgmma_kernel<1, 2, FRAG_RING, HEAD_LOOP> : ssd_fused_wgmma_kernel<1, 1, FRAG_RING, HEAD_LOOP>);
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
+    if (FRAG_RING && a.h0) {
+        ring_from_h0<<<1024, 256>>>(a.ring, a.h0, s->batch * s->heads, s->headdim, s->dstate, a.ring_slot);
+        cuda_check_launch();
+    }
     kernel<<<(unsigned)wgmma_items(s, heads_per_block), Q * 2, smem>>>(a);
     cuda_check_launch();
 }
 
-extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) { launch_wgmma<false>(t, workspace, 1); }
-extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) { launch_wgmma<true>(t, workspace, 1); }
+extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) { launch_wgmma<false, false>(t, workspace, 1); }
+extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) { launch_wgmma<true, false>(t, workspace, 1); }
 extern "C" void ssd_wgmma_heads(const SsdTensors *t, void *workspace) {
-    launch_wgmma<true>(t, workspace, wgmma_heads_per_block(&t->s));
+    launch_wgmma<true, true>(t, workspace, wgmma_heads_per_block(&t->s));
 }
