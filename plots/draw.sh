@@ -17,12 +17,12 @@ header_chapter='chapter,version,name,dtype,batch,dim,'
 header_official='op,impl,'
 
 chapters=''     # chapter CSVs (the harness's schema)
-official=''     # official reference timings (the anchors' schema)
+official=''     # official reference timings (the anchors' schema), every such file
 for f in "$data"/*.csv; do
     [ -f "$f" ] || continue
     case "$(head -n 1 "$f")" in
         "$header_chapter"*) chapters="$chapters $f" ;;
-        "$header_official"*) official="$f" ;;
+        "$header_official"*) official="$official $f" ;;
         "seqlen,width,kv_cache_mib,"*) ;;  # 07's state-vs-KV-cache table: plots/decode.py
         "state_dtype,state_bytes,"*) ;;    # 07's 16-bit-state accuracy: plots/tables.py
         "sweep,version,tile,"*) ;;         # 04's plan and tile sweeps: read in 04's README, not drawn
@@ -91,14 +91,14 @@ blocks() {
 official_blocks() {
     [ -n "$official" ] || return 0
     awk -F, -v set="$1" -v dtypes=" $2 " '
-        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["op"] != "mamba1_scan_fwd" || $c["impl"] != "official_cuda_fwd" { next }
         $c["dim_or_heads"] != 2048 || index(dtypes, " " $c["dtype"] " ") == 0 { next }
         set == "s1" && $c["N"] == 32 && $c["L"] == 512 { x = $c["batch"] }
         set == "s2b1" && $c["N"] == 16 && $c["batch"] == 1 { x = $c["L"] }
         set == "s2b8" && $c["N"] == 16 && $c["batch"] == 8 { x = $c["L"] }
         x != "" { print $c["dtype"] "\t" x "\t" $c["ms_median"]; x = "" }
-    ' "$official" | sort -t "$(printf '\t')" -k1,1 -k2,2g | awk -F '\t' '
+    ' $official | sort -t "$(printf '\t')" -k1,1 -k2,2g | awk -F '\t' '
         $1 != dtype { if (NR > 1) printf "\n\n"; dtype = $1
                       printf "\"official selective_scan_fn %s (H200)\"\n", dtype }
         { print $2, $3 }
