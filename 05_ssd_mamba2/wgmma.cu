@@ -1,7 +1,23 @@
-/* 05_ssd_mamba2, GPU, version 8: the fused SSD on Hopper's warpgroup matrix
- * product (ssd_fused_wgmma, sm_90a).
+/* 05_ssd_mamba2, GPU, versions 8-10: the fused SSD on Hopper's warpgroup
+ * matrix product (sm_90a).
+ *   8 ssd_fused_wgmma      version 7's plan on wgmma, chunks of 128 (below)
+ *   9 ssd_wgmma_frag_ring  the state handed over in the accumulators' order
+ *  10 ssd_wgmma_heads      several heads of a group a block
  *
- * Version 7 (kernels.cu) gives each warp 16 rows and feeds mma.sync from
+ * Measured bounds (Nsight Compute, H200, S3 b 8 L 8192, clocks as found):
+ *   8 (85ce43f, 1.33 ms): issue slots 47% busy, the integer ALU the busiest
+ *     pipe; at b 1 the 64 chained handoffs of each (b, h) state, each 32
+ *     scattered 4-byte loads and stores a thread, set the time (0.585 ms).
+ *   9 (3773188, 0.942 ms): tensor pipe 16%, issue slots 53%, 7.35 cycles
+ *     between a warp's instructions, DRAM 15%, L2 44%, 16 warps an SM:
+ *     latency-bound, the phases of a block run one after another and two
+ *     blocks an SM cover too little of it; 29,000 warp instructions a
+ *     (b, h, chunk), mostly the scalar work around the products.
+ *  10 (3773188, 1.05 ms): issue slots 35%, 10.7 cycles between instructions:
+ *     the head loop spills 108 bytes a thread under the 128-register cap of
+ *     two blocks an SM.
+ *
+ * Version 8. Version 7 (kernels.cu) gives each warp 16 rows and feeds mma.sync from
  * registers: every 16x8x16 product needs its B fragment fetched by ldmatrix,
  * so shared-memory traffic, not the tensor cores, sets its pace (61% of the
  * shared-memory peak, tensor pipe 20% at S3 b 8 L 8192), and it computes
