@@ -53,6 +53,8 @@ void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace);  // x, dt, z, B,
  * once for all of them, x of the next head loaded while this one's outputs
  * are computed (the same unsupported shapes and workspace). */
 void ssd_wgmma_heads(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
+/* Version 9 with bf16 x, dt, z, B, C, y and bf16 tensor-core operands. */
+void ssd_wgmma_frag_ring_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

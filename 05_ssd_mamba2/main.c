@@ -42,6 +42,9 @@ static const SsdVersion versions[] = {
     {{"ssd_wgmma_heads",
       "version 9 with several heads a block: B, C loaded once, the next head's x during this one's y",
       true, DT_FP16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_wgmma_heads},
+    {{"ssd_wgmma_frag_ring_bf16",
+      "version 9 with bf16 inputs, outputs and tensor-core operands (Mamba-2 checkpoints' dtype)",
+      true, DT_BF16}, ssd_fused_wgmma_workspace, ssd_fused_wgmma_unsupported, ssd_wgmma_frag_ring_bf16},
 };
 
 int main(int argc, char **argv) {

@@ -73,10 +73,10 @@
 #define WG_PMAX 64
 
 struct WgmmaArgs {
-    const __half *x, *dt, *B, *C, *z;  // (b,L,h,p), (b,L,h), (b,L,g,N) x2, (b,L,h,p): fp16
+    const void *x, *dt, *B, *C, *z;    // (b,L,h,p), (b,L,h), (b,L,g,N) x2, (b,L,h,p): fp16 | bf16
     const float *A, *D, *dt_bias;      // (h,), (h,) | (h,p), (h,) fp32
     const float *h0;                   // (b, h, p, N) fp32, NULL without
-    __half *y;                         // (b, L, h, p) fp16
+    void *y;                           // (b, L, h, p) fp16 | bf16
     float *final_state;                // (b, h, p, N) fp32
     float *ring;                       // (b, h, 2, p, N) fp32: chunk c's end state in slot c % 2
     int *published;                    // (b, h): how many chunks have their end state in the ring
@@ -87,9 +87,34 @@ struct WgmmaArgs {
     bool softplus, D_per_channel;
 };
 
-/* Two fp16 in a 32-bit register, times w. */
-static __device__ __forceinline__ uint32_t hmul2_bits(uint32_t v, __half2 w) {
-    __half2 h = __hmul2(*reinterpret_cast<__half2 *>(&v), w);
+/* The two 16-bit element types (T: __half, __nv_bfloat16) and what the
+ * kernel does with them: two of them in a 32-bit register, packed from fp32
+ * (round to nearest), scaled by a pair, and taken apart. */
+template <typename T>
+struct Elem16;
+template <>
+struct Elem16<__half> {
+    using T2 = __half2;
+    static __device__ __forceinline__ T2 pair(float lo, float hi) { return __floats2half2_rn(lo, hi); }
+    static __device__ __forceinline__ float lo(T2 v) { return __low2float(v); }
+    static __device__ __forceinline__ float hi(T2 v) { return __high2float(v); }
+};
+template <>
+struct Elem16<__nv_bfloat16> {
+    using T2 = __nv_bfloat162;
+    static __device__ __forceinline__ T2 pair(float lo, float hi) { return __floats2bfloat162_rn(lo, hi); }
+    static __device__ __forceinline__ float lo(T2 v) { return __low2float(v); }
+    static __device__ __forceinline__ float hi(T2 v) { return __high2float(v); }
+};
+template <typename T>
+static __device__ __forceinline__ uint32_t pack16(float lo, float hi) {
+    typename Elem16<T>::T2 h = Elem16<T>::pair(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+template <typename T>
+static __device__ __forceinline__ uint32_t mul16(uint32_t v, uint32_t w) {
+    using T2 = typename Elem16<T>::T2;
+    T2 h = __hmul2(*reinterpret_cast<T2 *>(&v), *reinterpret_cast<T2 *>(&w));
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
@@ -97,8 +122,8 @@ static __device__ __forceinline__ uint32_t hmul2_bits(uint32_t v, __half2 w) {
  * slabs of 64 columns (slab s at dst + s·Q·128 bytes); rows past len and
  * columns past cols are zero. Rows whose length is a multiple of 8 go by
  * 16-byte cp.async. */
-template <int Q, int SLABS>
-static __device__ void load_swizzled(unsigned char *dst, const __half *src, int64_t stride, int len, int cols,
+template <int Q, int SLABS, typename T>
+static __device__ void load_swizzled(unsigned char *dst, const T *src, int64_t stride, int len, int cols,
                                      bool vec16) {
     constexpr int groups = SLABS * 8;  // 8-column groups a row
     for (int i = threadIdx.x; i < Q * groups; i += blockDim.x) {
@@ -108,9 +133,9 @@ static __device__ void load_swizzled(unsigned char *dst, const __half *src, int6
             if (r < len && col < cols) cp_async16(d, src + r * stride + col);
             else *reinterpret_cast<uint4 *>(d) = make_uint4(0, 0, 0, 0);
         } else {
-            __half v[8];
+            T v[8];
 #pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = r < len && col + e < cols ? src[r * stride + col + e] : __float2half_rn(0.f);
+            for (int e = 0; e < 8; e++) v[e] = r < len && col + e < cols ? src[r * stride + col + e] : from_float<T>(0.f);
             *reinterpret_cast<uint4 *>(d) = *reinterpret_cast<const uint4 *>(v);
         }
     }
@@ -123,7 +148,7 @@ static __device__ void load_swizzled(unsigned char *dst, const __half *src, int6
  * version 8 indexes every element as (p, N).
  * HEAD_LOOP (version 10): the block runs heads_per_block heads of one group
  * in turn; without it the loop runs once and compiles away. */
-template <int NWG, int SLABS, bool FRAG_RING, bool HEAD_LOOP>
+template <typename T, int NWG, int SLABS, bool FRAG_RING, bool HEAD_LOOP>
 __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_kernel(WgmmaArgs a) {
     constexpr int Q = 64 * NWG, KQ = Q / 16;  // k-steps over the chunk
     extern __shared__ unsigned char smem_raw[];
@@ -140,7 +165,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     float *cum2 = reinterpret_cast<float *>(regions + 2 * kRegion);  // (Q,) log2e · cumsum(dt·A)
     float *dts = cum2 + Q;                                           // (Q,) dt after bias and softplus
     float *vdt = dts + Q;                                            // (Q,) dt_j·exp(cum_e − cum_j), e: j's tile end
-    __half *wts = reinterpret_cast<__half *>(vdt + Q);               // (Q,) dt_j·exp(cum_last − cum_j)
+    T *wts = reinterpret_cast<T *>(vdt + Q);                         // (Q,) dt_j·exp(cum_last − cum_j)
     __shared__ int item;
 
     const int tid = threadIdx.x, wg = tid / 128, wq = (tid / 32) % 4, lane = tid % 32;
@@ -154,14 +179,16 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     const int64_t t0 = (int64_t)c * Q;
     const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
     const int64_t x_row = a.H * a.P;                // x's stride between steps
-    const __half *x0 = a.x + ((b * a.L + t0) * a.H + h_first) * a.P;
-    const __half *dt0 = a.dt + (b * a.L + t0) * a.H + h_first;
+    const T *x0 = static_cast<const T *>(a.x) + ((b * a.L + t0) * a.H + h_first) * a.P;
+    const T *dt0 = static_cast<const T *>(a.dt) + (b * a.L + t0) * a.H + h_first;
 
     load_swizzled<Q, 1>(regions, x0, x_row, len, (int)a.P, a.P % 8 == 0);
-    load_swizzled<Q, SLABS>(Bs, a.B + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
-    load_swizzled<Q, SLABS>(Cs, a.C + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len, (int)a.N, a.N % 8 == 0);
+    load_swizzled<Q, SLABS>(Bs, static_cast<const T *>(a.B) + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len,
+                            (int)a.N, a.N % 8 == 0);
+    load_swizzled<Q, SLABS>(Cs, static_cast<const T *>(a.C) + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len,
+                            (int)a.N, a.N % 8 == 0);
     asm volatile("cp.async.commit_group;");
-    float dt_next = tid < len ? __half2float(dt0[(int64_t)tid * a.H]) : 0.f;  // dt of the head to come
+    float dt_next = tid < len ? to_float(dt0[(int64_t)tid * a.H]) : 0.f;  // dt of the head to come
 
     const int heads = HEAD_LOOP ? a.heads_per_block : 1;
     for (int hh = 0; hh < heads; hh++) {
@@ -181,10 +208,10 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
         __syncthreads();
         const float cum_last = cum2[len - 1];
         if (tid < Q) {
-            wts[tid] = __float2half_rn(dts[tid] * exp2_approx(cum_last - cum2[tid]));
+            wts[tid] = from_float<T>(dts[tid] * exp2_approx(cum_last - cum2[tid]));
             vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
         }
-        if (hh + 1 < heads && tid < len) dt_next = __half2float(dt0[(int64_t)tid * a.H + hh + 1]);
+        if (hh + 1 < heads && tid < len) dt_next = to_float(dt0[(int64_t)tid * a.H + hh + 1]);
         asm volatile("cp.async.wait_all;");
         fence_async_smem();
         __syncthreads();
@@ -210,18 +237,18 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                     const int kk = half * KQ / 2 + k2;
                     const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
                     ldsm_x4_trans(af[k2], bs + mt * Q * 128 + sw128_offset(j, col));
-                    const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + kk * 16 + t4 * 2);
-                    const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + kk * 16 + 8 + t4 * 2);
-                    af[k2][0] = hmul2_bits(af[k2][0], w_lo);
-                    af[k2][1] = hmul2_bits(af[k2][1], w_lo);
-                    af[k2][2] = hmul2_bits(af[k2][2], w_hi);
-                    af[k2][3] = hmul2_bits(af[k2][3], w_hi);
+                    const uint32_t w_lo = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + t4 * 2);
+                    const uint32_t w_hi = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + 8 + t4 * 2);
+                    af[k2][0] = mul16<T>(af[k2][0], w_lo);
+                    af[k2][1] = mul16<T>(af[k2][1], w_lo);
+                    af[k2][2] = mul16<T>(af[k2][2], w_hi);
+                    af[k2][3] = mul16<T>(af[k2][3], w_hi);
                 }
                 wgmma_fence();
 #pragma unroll
                 for (int k2 = 0; k2 < KQ / 2; k2++) {
                     const int kk = half * KQ / 2 + k2;
-                    wgmma_64x64_rs<1>(st[k], af[k2], sw128_desc(xs + kk * 2048), kk > 0);
+                    wgmma_64x64_rs<T, 1>(st[k], af[k2], sw128_desc(xs + kk * 2048), kk > 0);
                 }
                 wgmma_commit();
                 wgmma_wait<0>();
@@ -263,8 +290,8 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                  * n rows 8·(m & 1).. of p-block i + m / 2, stored transposed. */
 #pragma unroll
                 for (int i = 0; i < 8; i += 2) {
-                    const uint32_t r[4] = {pack_half2(s_in[4 * i], s_in[4 * i + 1]), pack_half2(s_in[4 * i + 2], s_in[4 * i + 3]),
-                                           pack_half2(s_in[4 * i + 4], s_in[4 * i + 5]), pack_half2(s_in[4 * i + 6], s_in[4 * i + 7])};
+                    const uint32_t r[4] = {pack16<T>(s_in[4 * i], s_in[4 * i + 1]), pack16<T>(s_in[4 * i + 2], s_in[4 * i + 3]),
+                                           pack16<T>(s_in[4 * i + 4], s_in[4 * i + 5]), pack16<T>(s_in[4 * i + 6], s_in[4 * i + 7])};
                     stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
                 }
 #pragma unroll
@@ -290,7 +317,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                 const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
                 const bool real = pi < a.P && ni < a.N;
                 const float s_in = real && prev ? __ldcg(prev + pi * a.N + ni) : 0.f;
-                *reinterpret_cast<__half *>(Ss + mt * 64 * 128 + sw128_offset(pi, ni % 64)) = __float2half_rn(s_in);
+                *reinterpret_cast<T *>(Ss + mt * 64 * 128 + sw128_offset(pi, ni % 64)) = from_float<T>(s_in);
                 if (real) next[pi * a.N + ni] = chunk_decay * s_in + st[k][e];
             }
         }
@@ -307,7 +334,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
         for (int kk = 0; kk < WG_NMAX / 16; kk++) {
             if (kk >= slabs * 4) break;
             const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
-            wgmma_64x64_ss(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
+            wgmma_64x64_ss<T>(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
         }
         wgmma_commit();
         wgmma_wait<0>();
@@ -335,7 +362,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                 if (kk >= slabs * 4) break;
                 const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
                 const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
-                wgmma_64x64_ss(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
+                wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
             }
             wgmma_commit();
             wgmma_wait<0>();
@@ -352,7 +379,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                     const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
                     const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
                     const float u = (e & 2) ? ub : ua;
-                    pf[e / 8][(e % 8) / 2] = pack_half2(s[e] * u * v.x, s[e + 1] * u * v.y);
+                    pf[e / 8][(e % 8) / 2] = pack16<T>(s[e] * u * v.x, s[e + 1] * u * v.y);
                 }
             } else {
 #pragma unroll
@@ -361,13 +388,13 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                     const float ci = (e & 2) ? cb : ca;
                     const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
                     const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
-                    pf[e / 8][(e % 8) / 2] = pack_half2(p0, p1);
+                    pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
                 }
             }
             /* acc += tl.dot(cb, x) */
             wgmma_fence();
 #pragma unroll
-            for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
+            for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
             wgmma_commit();
             wgmma_wait<0>();
             wgmma_touch(yacc);
@@ -375,7 +402,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
 
         /* ---- 4. y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows row0, row0 + 8. */
         const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
-        const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
+        const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte pair stores
+        T *y = static_cast<T *>(a.y);
+        const T *zt = static_cast<const T *>(a.z);
 #pragma unroll
         for (int half_row = 0; half_row < 2; half_row++) {
             const int i = row0 + half_row * 8;
@@ -386,25 +415,25 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
                 const int pi = nt * 8 + t4 * 2;
                 if (pi >= a.P) continue;
                 const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-                const __half2 xv = *reinterpret_cast<const __half2 *>(Xs + sw128_offset(i, pi));
+                const typename Elem16<T>::T2 xv = *reinterpret_cast<const typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
                 float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
-                const float xf[2] = {__low2float(xv), __high2float(xv)};
+                const float xf[2] = {Elem16<T>::lo(xv), Elem16<T>::hi(xv)};
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     if (e >= ncol) continue;
                     // out = acc + x * D
                     if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
-                    if (a.z) {
+                    if (zt) {
                         // out = out * F.silu(z)
-                        const float zv = __half2float(a.z[row + pi + e]);
+                        const float zv = to_float(zt[row + pi + e]);
                         v[e] *= zv / (1.f + __expf(-zv));
                     }
                 }
                 if (pairs) {
-                    store_pair(a.y + row + pi, v[0], v[1]);
+                    *reinterpret_cast<typename Elem16<T>::T2 *>(y + row + pi) = Elem16<T>::pair(v[0], v[1]);
                 } else {
-                    store_out(a.y + row + pi, v[0]);
-                    if (ncol > 1) store_out(a.y + row + pi + 1, v[1]);
+                    y[row + pi] = from_float<T>(v[0]);
+                    if (ncol > 1) y[row + pi + 1] = from_float<T>(v[1]);
                 }
             }
         }
@@ -437,7 +466,7 @@ static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64);
 static size_t wgmma_smem_bytes(const SsdShape *s) {
     const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
     const size_t region = (Q > 64 * slabs ? Q : 64 * slabs) * 128;  // x or the state, by turns
-    return 1024 + 2 * slabs * Q * 128 + 2 * region + Q * (3 * sizeof(float) + sizeof(__half));
+    return 1024 + 2 * slabs * Q * 128 + 2 * region + Q * (3 * sizeof(float) + 2);
 }
 
 static int64_t wgmma_items(const SsdShape *s, int heads_per_block) {
@@ -487,17 +516,13 @@ extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
     return wgmma_counter_bytes(s) + (size_t)(s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
 }
 
-template <bool FRAG_RING, bool HEAD_LOOP>
+template <typename T, bool FRAG_RING, bool HEAD_LOOP>
 static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
-    a.x = static_cast<const __half *>(t->x);
-    a.dt = static_cast<const __half *>(t->dt);
-    a.B = static_cast<const __half *>(t->B);
-    a.C = static_cast<const __half *>(t->C);
-    a.z = static_cast<const __half *>(t->z);
+    a.x = t->x; a.dt = t->dt; a.B = t->B; a.C = t->C; a.z = t->z;
     a.A = t->A; a.D = t->D; a.dt_bias = t->dt_bias; a.h0 = t->initial_states;
-    a.y = static_cast<__half *>(t->y); a.final_state = t->final_state;
+    a.y = t->y; a.final_state = t->final_state;
     a.published = static_cast<int *>(workspace);
     a.ticket = a.published + s->batch * s->heads;
     a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + wgmma_counter_bytes(s));
@@ -510,8 +535,10 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
     void (*kernel)(WgmmaArgs) =
-        Q == 128 ? (two ? ssd_fused_wgmma_kernel<2, 2, FRAG_RING, HEAD_LOOP> : ssd_fused_wgmma_kernel<2, 1, FRAG_RING, HEAD_LOOP>)
-                 : (two ? ssd_fused_wgmma_kernel<1, 2, FRAG_RING, HEAD_LOOP> : ssd_fused_wgmma_kernel<1, 1, FRAG_RING, HEAD_LOOP>);
+        Q == 128 ? (two ? ssd_fused_wgmma_kernel<T, 2, 2, FRAG_RING, HEAD_LOOP>
+                        : ssd_fused_wgmma_kernel<T, 2, 1, FRAG_RING, HEAD_LOOP>)
+                 : (two ? ssd_fused_wgmma_kernel<T, 1, 2, FRAG_RING, HEAD_LOOP>
+                        : ssd_fused_wgmma_kernel<T, 1, 1, FRAG_RING, HEAD_LOOP>);
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
     if (FRAG_RING && a.h0) {
@@ -522,8 +549,15 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     cuda_check_launch();
 }
 
-extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) { launch_wgmma<false, false>(t, workspace, 1); }
-extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) { launch_wgmma<true, false>(t, workspace, 1); }
+extern "C" void ssd_fused_wgmma(const SsdTensors *t, void *workspace) {
+    launch_wgmma<__half, false, false>(t, workspace, 1);
+}
+extern "C" void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace) {
+    launch_wgmma<__half, true, false>(t, workspace, 1);
+}
 extern "C" void ssd_wgmma_heads(const SsdTensors *t, void *workspace) {
-    launch_wgmma<true, true>(t, workspace, wgmma_heads_per_block(&t->s));
+    launch_wgmma<__half, true, true>(t, workspace, wgmma_heads_per_block(&t->s));
+}
+extern "C" void ssd_wgmma_frag_ring_bf16(const SsdTensors *t, void *workspace) {
+    launch_wgmma<__nv_bfloat16, true, false>(t, workspace, 1);
 }

@@ -1,5 +1,5 @@
-/* Hopper's warpgroup matrix product (wgmma, sm_90a only) for fp16 operands
- * and fp32 accumulators, and the shared-memory tile layout it reads.
+/* Hopper's warpgroup matrix product (wgmma, sm_90a only) for fp16 or bf16
+ * operands (T = __half or __nv_bfloat16) and fp32 accumulators, and the shared-memory tile layout it reads.
  *
  * A warpgroup is four consecutive warps (128 threads, the first warp's index
  * a multiple of 4). One wgmma.mma_async m64n64k16 multiplies a 64 x 16 tile A
@@ -26,7 +26,11 @@
 #ifndef WGMMA_SM90_CUH
 #define WGMMA_SM90_CUH
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 /* Byte address of fp16 element (r, col) in a 128-byte-swizzled slab, col < 64. */
 static __host__ __device__ __forceinline__ uint32_t sw128_offset(int r, int col) {
@@ -84,25 +88,39 @@ static __device__ __forceinline__ void fence_async_smem() {
 }
 
 /* d (64x64 fp32) = A·B + (accumulate ? d : 0), A and B both K-major tiles
- * in shared memory (descriptors a, b). */
+ * of T in shared memory (descriptors a, b). */
+template <typename T>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}"
-                 : WGMMA_D32_OPERANDS(d)
-                 : "l"(a), "l"(b), "r"(accumulate));
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}"
+                     : WGMMA_D32_OPERANDS(d)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}"
+                     : WGMMA_D32_OPERANDS(d)
+                     : "l"(a), "l"(b), "r"(accumulate));
 }
 
 /* d (64x64 fp32) = A·B + (accumulate ? d : 0), A from registers (this
  * warp's m16k16 fragment), B in shared memory, K-major (TRANS_B 0) or
  * MN-major (TRANS_B 1). */
-template <int TRANS_B>
+template <typename T, int TRANS_B>
 static __device__ __forceinline__ void wgmma_64x64_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
                                                       int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " WGMMA_D32
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}"
-                 : WGMMA_D32_OPERANDS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TRANS_B));
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " WGMMA_D32
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}"
+                     : WGMMA_D32_OPERANDS(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TRANS_B));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " WGMMA_D32
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}"
+                     : WGMMA_D32_OPERANDS(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TRANS_B));
 }
 #else
 /* Built for another target: the kernels that call these never run there
@@ -114,8 +132,9 @@ static __device__ __forceinline__ void wgmma_wait() { __trap(); }
 static __device__ __forceinline__ void wgmma_touch(float (&)[32]) {}
 static __device__ __forceinline__ void fence_async_smem() { __trap(); }
 static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
+template <typename T>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&)[32], uint64_t, uint64_t, int) { __trap(); }
-template <int TRANS_B>
+template <typename T, int TRANS_B>
 static __device__ __forceinline__ void wgmma_64x64_rs(float (&)[32], const uint32_t (&)[4], uint64_t, int) {
     __trap();
 }
