@@ -8,8 +8,7 @@
 const Tol TOLERANCES[TOL_COUNT] = {
     [TOL_FP32_SCAN] = {"fp32", 6e-4, 2e-3, 0.0},
     [TOL_FP16] = {"fp16", 3e-3, 5e-3, 0.0},
-    [TOL_BF16_SCAN] = {"bf16", 3e-2, 5e-2, 0.0},
-    [TOL_BF16_SSD] = {"bf16 ssd", 1e-2, 3e-3, 0.0},
+    [TOL_BF16] = {"bf16", 3e-2, 5e-2, 0.0},
     [TOL_DECODE_FP32] = {"decode fp32", 3e-4, 1e-3, 0.0},
     [TOL_DECODE_FP16] = {"decode fp16", 5e-3, 1e-2, 0.0},
     [TOL_DECODE_BF16] = {"decode bf16", 1e-2, 5e-2, 0.0},
