@@ -26,8 +26,10 @@ for step in $steps; do
           for v in $fused; do
               $bin "$v" --check --batch 2 --seqlen 1,129,1000,2100 --heads 4 --headdim 64 --dstate 128 --groups 2 --h0
               $bin "$v" --check --batch 3 --seqlen 700 --heads 2 --headdim 40 --dstate 72 --chunk 64 --no-softplus
-              # enough work that version 10 puts several heads in a block
-              $bin "$v" --check --batch 4 --seqlen 8191 --heads 16 --headdim 64 --dstate 128 --groups 2
+              # enough work that version 10 puts several heads in a block (2 and 4)
+              for q in 64 128; do
+                  $bin "$v" --check --batch 2 --seqlen 4224 --heads 32 --headdim 64 --dstate 128 --chunk $q --h0 --no-z
+              done
           done; } >"$out/check.log" 2>&1 || status=1
         grep -cE "PASS" "$out/check.log" | sed 's/^/check: PASS lines /'
         grep -E "FAIL|Error|error" "$out/check.log" | head -n 20 ;;
