@@ -2,6 +2,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,29 +66,39 @@ static void usage(unsigned allowed, const char *summary) {
            "            3 passed but the GPU parts were skipped (no usable CUDA device)\n");
 }
 
-static int64_t parse_size(const char *flag, const char *s) {
+/* The one reader of a number on the command line: an integer in [lo, hi],
+ * the whole of s, else one line naming the flag and the range. */
+static int64_t parse_int(const char *flag, const char *s, int64_t lo, int64_t hi) {
     if (!s) die_usage("%s needs a value (try --help)", flag);
     errno = 0;
     char *end = NULL;
     long long v = strtoll(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0')
-        die_usage("%s: '%s' is not an integer (try --help)", flag, s);
-    if (v < 1) die_usage("%s: must be at least 1, got %lld", flag, v);
-    if (v > ((int64_t)1 << 40)) die_usage("%s: %lld is out of range", flag, v);
+    if (end == s || *end != '\0') die_usage("%s: '%s' is not an integer (try --help)", flag, s);
+    if (errno == ERANGE || v < lo || v > hi)
+        die_usage("%s: '%s' is out of range: need %lld..%lld", flag, s, (long long)lo, (long long)hi);
     return (int64_t)v;
 }
 
+/* Sizes: at least 1, at most 2^40. */
+static int64_t parse_size(const char *flag, const char *s) { return parse_int(flag, s, 1, (int64_t)1 << 40); }
+
+/* "1,2,4": every item a size, none empty. */
 static int parse_list(const char *flag, const char *s, int64_t *out) {
     if (!s) die_usage("%s needs a value (try --help)", flag);
     char buf[512];
     if (strlen(s) >= sizeof(buf)) die_usage("%s: list too long", flag);
-    strcpy(buf, s);
     int n = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    for (const char *item = s;; item++) {
+        const char *comma = strchr(item, ',');
+        size_t len = comma ? (size_t)(comma - item) : strlen(item);
+        if (len == 0) die_usage("%s: '%s' has an empty item", flag, s);
         if (n == ARGS_MAX_LIST) die_usage("%s: at most %d values", flag, ARGS_MAX_LIST);
-        out[n++] = parse_size(flag, tok);
+        memcpy(buf, item, len);
+        buf[len] = '\0';
+        out[n++] = parse_size(flag, buf);
+        if (!comma) break;
+        item = comma;
     }
-    if (n == 0) die_usage("%s: empty list", flag);
     return n;
 }
 
@@ -111,7 +122,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
             if (a->given & ARG_VERSION) die_usage("more than one version given ('%s')", arg);
             a->given |= ARG_VERSION;
             if (strcmp(arg, "all") == 0) { a->version = 0; continue; }
-            a->version = (int)parse_size("VERSION", arg);
+            a->version = (int)parse_int("VERSION", arg, 1, INT_MAX);
             continue;
         }
         int f = -1;
@@ -120,6 +131,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         if (f < 0) die_usage("unknown flag '%s' (try --help)", arg);
         unsigned bit = FLAGS[f].bit;
         if (!(allowed & bit)) die_usage("flag %s is not used by this chapter (try --help)", arg);
+        if (a->given & bit) die_usage("%s given twice", arg);
         a->given |= bit;
         switch (bit) {
         case ARG_CHECK: a->check = true; break;
@@ -141,8 +153,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         case ARG_CHUNK: a->chunk = parse_size(arg, val); i++; break;
         case ARG_SEED: a->seed = (uint64_t)parse_size(arg, val); i++; break;
         case ARG_REPS:
-            a->reps = (int)parse_size(arg, val); i++;
-            if (a->reps < 20 || a->reps > 100000) die_usage("--reps: need 20..100000, got %d", a->reps);
+            a->reps = (int)parse_int(arg, val, 20, 100000); i++;
             break;
         case ARG_DTYPE:
             if (!val) die_usage("--dtype needs fp32 or fp16");

@@ -28,7 +28,7 @@ static CheckResult compare(const float *got32, const double *got64, const double
         double e = fabs(g - ref[i]);
         /* Written so that NaN fails: a comparison with NaN is false. */
         if (!(e <= tol.atol + tol.rtol * (scale ? scale[i] : fabs(ref[i])))) r.n_bad++;
-        if (!(e <= r.max_abs)) r.max_abs = e;  // NaN sticks
+        if (!isnan(r.max_abs) && !(e <= r.max_abs)) r.max_abs = e;  // a NaN error sticks
         err2 += e * e;
         ref2 += ref[i] * ref[i];
     }

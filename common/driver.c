@@ -751,11 +751,34 @@ static void list_versions(const Session *se) {
     }
 }
 
+/* The output paths, before any work: --csv takes --bench's rows and must be
+ * writable, --dump a --check or --load run's problem, and the two differ. */
+static void check_output_paths(const Args *a) {
+    if (a->csv && !a->bench) die_usage("--csv takes the rows of --bench: add --bench, or drop --csv");
+    if (a->dump && a->bench && !a->check && !a->load)
+        die_usage("--dump writes the problem that --check or --load checks, not --bench's: add --check, or drop --dump");
+    if (a->csv && a->dump && strcmp(a->csv, a->dump) == 0)
+        die_usage("--csv and --dump name the same path, '%s'", a->csv);
+    if (!a->csv) return;
+    if (access(a->csv, F_OK) == 0) {
+        if (access(a->csv, W_OK) != 0) die_usage("--csv: cannot write %s", a->csv);
+        return;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", a->csv);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(dir, sizeof(dir), ".");
+    if (access(dir, W_OK) != 0) die_usage("--csv: cannot create %s (its folder is missing or not writable)", a->csv);
+}
+
 int chapter_main(const Chapter *ch, int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const Op *op = ch->op;
     Args a;
     args_parse(&a, argc, argv, op->args, ch->title);
+    check_output_paths(&a);
     Session se = {ch, op, 0, ch->nversions - 1, false, a.dump};
     if (a.list) { list_versions(&se); return EXIT_OK; }
     if (a.version > ch->nversions)

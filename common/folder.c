@@ -51,36 +51,67 @@ void folder_write(const char *dir, const TensorSpec *t, int n, const float *cons
     printf("wrote %s/{%s}.npy and meta.json\n", dir, names);
 }
 
-void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, float **x) {
-    memset(f, 0, sizeof(*f));
-    f->dir = dir;
-    char path[4096], err[512];
-    snprintf(path, sizeof(path), "%s/meta.json", dir);
-    FILE *m = fopen(path, "r");
-    if (m) {
-        f->meta[fread(f->meta, 1, sizeof(f->meta) - 1, m)] = '\0';
-        fclose(m);
-    }
-    for (int k = 0; k < n; k++) {
-        x[k] = NULL;
-        snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
-        FILE *probe = fopen(path, "rb");
-        if (!probe) {
-            if (t[k].role == INPUT) die_usage("--load: %s is missing", path);
-            continue;
-        }
-        fclose(probe);
-        x[k] = npy_read_f32(path, &f->shape[k], err, sizeof(err));
-        if (!x[k]) die_usage("--load: %s", err);
-        f->given[k] = true;
-    }
-}
-
 /* "2,6,5" */
 static void dims_text(const NpyShape *s, char *buf, size_t len) {
     buf[0] = '\0';
     for (int i = 0; i < s->ndim; i++)
         snprintf(buf + strlen(buf), len - strlen(buf), "%s%lld", i ? "," : "", (long long)s->shape[i]);
+}
+
+/* Whether path exists; a path that exists must be a regular file (a FIFO or
+ * a folder named like a tensor would block a read or fail it). */
+static bool regular_file(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return false;
+        die_usage("--load: cannot read %s (%s)", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) die_usage("--load: %s is not a regular file", path);
+    return true;
+}
+
+/* meta.json: a JSON object, `{` first and `}` last, read whole. */
+static void read_meta(LoadFolder *f, const char *path) {
+    if (!regular_file(path)) return;
+    FILE *m = fopen(path, "r");
+    if (!m) die_usage("--load: cannot read %s (%s)", path, strerror(errno));
+    size_t len = fread(f->meta, 1, sizeof(f->meta) - 1, m);
+    bool whole = feof(m) && !ferror(m);
+    fclose(m);
+    if (!whole) die_usage("--load: %s is longer than %zu bytes or unreadable", path, sizeof(f->meta) - 1);
+    f->meta[len] = '\0';
+    const char *first = f->meta + strspn(f->meta, " \t\r\n");
+    size_t end = len;
+    while (end > 0 && strchr(" \t\r\n", f->meta[end - 1])) end--;
+    if (*first != '{' || end == 0 || f->meta[end - 1] != '}')
+        die_usage("--load: %s is not a JSON object ({\"key\": value, ...})", path);
+}
+
+void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, float **x) {
+    memset(f, 0, sizeof(*f));
+    f->dir = dir;
+    char path[4096], err[512];
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) die_usage("--load: %s is not a folder", dir);
+    snprintf(path, sizeof(path), "%s/meta.json", dir);
+    read_meta(f, path);
+    for (int k = 0; k < n; k++) {
+        x[k] = NULL;
+        snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
+        if (!regular_file(path)) {
+            if (t[k].role == INPUT) die_usage("--load: %s is missing", path);
+            continue;
+        }
+        x[k] = npy_read_f32(path, &f->shape[k], err, sizeof(err));
+        if (!x[k]) die_usage("--load: %s", err);
+        for (int i = 0; i < f->shape[k].ndim; i++)
+            if (f->shape[k].shape[i] < 1) {
+                char dims[128];
+                dims_text(&f->shape[k], dims, sizeof(dims));
+                die_usage("--load: %s has shape (%s): every size must be at least 1", path, dims);
+            }
+        f->given[k] = true;
+    }
 }
 
 void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k) {
@@ -108,11 +139,17 @@ static const char *meta_value(const LoadFolder *f, const char *key) {
     return v;
 }
 
+/* Whether a value ends at v: the next thing is a comma or the closing brace. */
+static bool value_ends(const char *v) {
+    v += strspn(v, " \t\r\n");
+    return *v == ',' || *v == '}';
+}
+
 bool meta_bool(const LoadFolder *f, const char *key, bool dflt) {
     const char *v = meta_value(f, key);
     if (!v) return dflt;
-    if (strncmp(v, "true", 4) == 0) return true;
-    if (strncmp(v, "false", 5) == 0) return false;
+    if (strncmp(v, "true", 4) == 0 && value_ends(v + 4)) return true;
+    if (strncmp(v, "false", 5) == 0 && value_ends(v + 5)) return false;
     die_usage("--load: %s/meta.json: %s must be true or false", f->dir, key);
     return dflt;
 }
@@ -123,6 +160,7 @@ int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt) {
     char *end = NULL;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno != 0 || end == v) die_usage("--load: %s/meta.json: %s must be an integer", f->dir, key);
+    if (errno != 0 || end == v || !value_ends(end))
+        die_usage("--load: %s/meta.json: %s must be an integer", f->dir, key);
     return (int64_t)x;
 }

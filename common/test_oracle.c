@@ -283,6 +283,17 @@ static void check_discretize(void) {
     check_report_bool("softplus: threshold 20 as torch's F.softplus", sp, NULL);
 }
 
+/* A NaN error is the max_abs of a check, wherever it stands among finite
+ * errors, and fails the check. */
+static void check_compare(void) {
+    const double ref[3] = {0.0, 0.0, 0.0};
+    const float nan_first[3] = {NAN, 1.0f, 0.5f}, nan_between[3] = {0.25f, NAN, 2.0f};
+    CheckResult a = compare_f32(nan_first, ref, 3, TOLERANCES[TOL_FP32_SCAN]);
+    CheckResult b = compare_f32(nan_between, ref, 3, TOLERANCES[TOL_FP32_SCAN]);
+    check_report_bool("check: a NaN error is the max_abs and fails",
+                      isnan(a.max_abs) && !a.pass && isnan(b.max_abs) && !b.pass, NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
         bool help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
@@ -296,6 +307,7 @@ int main(int argc, char **argv) {
     check_npy();
     check_rng();
     check_discretize();
+    check_compare();
     printf("oracle vs the official fixtures (%s)\n", dir);
     fixtures_check_all(dir);
     check_summary("test_oracle");

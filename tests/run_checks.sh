@@ -113,6 +113,38 @@ bad "decode --form m1 --heads 4" 2 "$BIN/07_decode_kernel" --check --form m1 --h
 bad "decode --heads 6 --groups 4" 2 "$BIN/07_decode_kernel" --check --heads 6 --groups 4
 bad "decode --form m3" 2 "$BIN/07_decode_kernel" --form m3
 bad "decode flag the chapter does not use" 2 "$BIN/07_decode_kernel" --chunk 64
+# An fp32 .npy with the shape in $2 ("2, 37, 0, 5") and no data: a header padded to 128 bytes.
+npy_empty() {
+    h="{'descr': '<f4', 'fortran_order': False, 'shape': ($2), }"
+    pad=$((117 - ${#h}))
+    { printf '\223NUMPY\001\000\166\000%s' "$h"; printf '%*s\n' "$pad" ''; } >"$1"
+}
+cp -r "$tmp/ssd" "$tmp/g0" && npy_empty "$tmp/g0/B.npy" "2, 37, 0, 5"
+cp -r "$tmp/ok" "$tmp/l0" && npy_empty "$tmp/l0/u.npy" "2, 6, 0"
+cp -r "$tmp/ok" "$tmp/fifo" && rm "$tmp/fifo/u.npy" && mkfifo "$tmp/fifo/u.npy"
+cp -r "$tmp/ssd" "$tmp/metadir" && rm "$tmp/metadir/meta.json" && mkdir "$tmp/metadir/meta.json"
+cp -r "$tmp/ssd" "$tmp/metabad" && echo 'dt_softplus: yes' >"$tmp/metabad/meta.json"
+cp -r "$tmp/ssd" "$tmp/metaint" && echo '{"dt_softplus": true, "chunk_size": 16abc}' >"$tmp/metaint/meta.json"
+cp -r "$tmp/ssd" "$tmp/metafrac" && echo '{"dt_softplus": true, "chunk_size": 16.9}' >"$tmp/metafrac/meta.json"
+bad "VERSION 2^31" 2 "$BIN/05_ssd_mamba2" 2147483648 --check
+bad "VERSION 2^32 + 1" 2 "$BIN/06_bidirectional" 4294967297 --check
+bad "VERSION 2^40" 2 "$BIN/07_decode_kernel" 1099511627776 --check
+bad "--reps 2^32 + 20" 2 "$BIN/05_ssd_mamba2" 3 --bench --reps 4294967316
+bad "--batch 1,,2" 2 "$BIN/05_ssd_mamba2" --check --batch 1,,2
+bad "--seqlen ,64," 2 "$BIN/01_naive_scan" --check --seqlen ,64,
+bad "--dim given twice" 2 "$BIN/01_naive_scan" --check --dim 4 --dim 8
+bad "--form given twice" 2 "$BIN/07_decode_kernel" --check --form m1 --form m2
+bad "--load B.npy with 0 groups" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/g0"
+bad "--load u.npy with L 0" 2 "$BIN/01_naive_scan" 2 --load "$tmp/l0"
+bad "--load a FIFO named u.npy" 2 timeout 20 "$BIN/01_naive_scan" 2 --load "$tmp/fifo"
+bad "--load meta.json a folder" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metadir"
+bad "--load meta.json not JSON" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metabad"
+bad "--load chunk_size 16abc" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metaint"
+bad "--load chunk_size 16.9" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metafrac"
+bad "--csv into a missing folder" 2 "$BIN/01_naive_scan" 2 --bench --csv "$tmp/nothing/rows.csv"
+bad "--csv without --bench" 2 "$BIN/01_naive_scan" 2 --check --csv "$tmp/rows.csv"
+bad "--dump with --bench alone" 2 "$BIN/01_naive_scan" 2 --bench --dump "$tmp/benchdump"
+bad "--csv and --dump the same path" 2 "$BIN/01_naive_scan" 2 --check --bench --csv "$tmp/same" --dump "$tmp/same"
 bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
 
 echo
