@@ -22,7 +22,7 @@ fused=${FUSED:-$($bin --list | awk '$2 == "gpu" && $1 >= 7 { print $1 }')}
 for step in $steps; do
     case $step in
     check)
-        { for c in test_oracle 05_ssd_mamba2; do build/$c --check; done
+        { build/test_oracle; $bin --check
           for v in $fused; do
               $bin "$v" --check --batch 2 --seqlen 1,129,1000,2100 --heads 4 --headdim 64 --dstate 128 --groups 2 --h0
               $bin "$v" --check --batch 3 --seqlen 700 --heads 2 --headdim 40 --dstate 72 --chunk 64 --no-softplus
