@@ -378,12 +378,13 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
     int n = se->op->tensors(&se->op->check_base, names);
     LoadFolder f;
     float *file[MAX_TENSORS];       // (its shape) fp32, what each file held; NULL where absent
-    folder_read(&f, dir, names, n, file);
+    folder_read(&f, dir, names, n);
     memset(hp, 0, sizeof(*hp));
     se->op->infer(&hp->p, &f);
     hp->n = problem_table(se->op, &hp->p, hp->t);
     for (int k = 0; k < hp->n; k++)
-        if (file[k]) folder_expect_shape(&f, &hp->t[k], k);
+        if (f.given[k]) folder_expect_shape(&f, &hp->t[k], k);
+    folder_read_data(&f, names, n, file);  // only once every shape is what the problem expects
     reference_keep(hp, &hp->given, file);
     for (int k = 0; k < hp->n; k++) {
         if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];

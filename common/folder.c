@@ -87,7 +87,7 @@ static void read_meta(LoadFolder *f, const char *path) {
         die_usage("--load: %s is not a JSON object ({\"key\": value, ...})", path);
 }
 
-void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, float **x) {
+void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
     memset(f, 0, sizeof(*f));
     f->dir = dir;
     char path[4096], err[512];
@@ -96,14 +96,12 @@ void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, flo
     snprintf(path, sizeof(path), "%s/meta.json", dir);
     read_meta(f, path);
     for (int k = 0; k < n; k++) {
-        x[k] = NULL;
         snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
         if (!regular_file(path)) {
             if (t[k].role == INPUT) die_usage("--load: %s is missing", path);
             continue;
         }
-        x[k] = npy_read_f32(path, &f->shape[k], err, sizeof(err));
-        if (!x[k]) die_usage("--load: %s", err);
+        if (!npy_read_shape(path, &f->shape[k], err, sizeof(err))) die_usage("--load: %s", err);
         for (int i = 0; i < f->shape[k].ndim; i++)
             if (f->shape[k].shape[i] < 1) {
                 char dims[128];
@@ -111,6 +109,18 @@ void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n, flo
                 die_usage("--load: %s has shape (%s): every size must be at least 1", path, dims);
             }
         f->given[k] = true;
+    }
+}
+
+void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x) {
+    char path[4096], err[512];
+    for (int k = 0; k < n; k++) {
+        x[k] = NULL;
+        if (!f->given[k]) continue;
+        snprintf(path, sizeof(path), "%s/%s.npy", f->dir, t[k].name);
+        NpyShape shape;
+        x[k] = npy_read_f32(path, &shape, err, sizeof(err));
+        if (!x[k]) die_usage("--load: %s", err);
     }
 }
 

@@ -196,14 +196,16 @@ static uint32_t le32(const unsigned char *b) {
 
 /* ---- reader ---- */
 
-float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen) {
+/* The header, checked against the file's size, then (data not NULL) the
+ * values widened to fp32 into a new array. */
+static bool npy_read(const char *path, NpyShape *shape, float **data, char *err, int errlen) {
     float *out = NULL;
     unsigned char *raw = NULL;
     char *text = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+        return false;
     }
 
     unsigned char pre[12];
@@ -296,6 +298,12 @@ float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen) {
                 (long long)have);
         goto fail;
     }
+    if (!data) {
+        free(text);
+        fclose(f);
+        *shape = h.shape;
+        return true;
+    }
     if ((uint64_t)numel > SIZE_MAX / sizeof(float)) {
         set_err(err, errlen, "%s: shape %s does not fit in memory", path, dims);
         goto fail;
@@ -323,14 +331,24 @@ float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen) {
     free(text);
     fclose(f);
     *shape = h.shape;
-    return out;
+    *data = out;
+    return true;
 
 fail:
     free(out);
     free(raw);
     free(text);
     fclose(f);
-    return NULL;
+    return false;
+}
+
+float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen) {
+    float *x = NULL;
+    return npy_read(path, shape, &x, err, errlen) ? x : NULL;
+}
+
+bool npy_read_shape(const char *path, NpyShape *shape, char *err, int errlen) {
+    return npy_read(path, shape, NULL, err, errlen);
 }
 
 /* ---- writer (format 1.0, header padded to a multiple of 64 bytes) ---- */

@@ -20,6 +20,10 @@ int64_t npy_numel(const NpyShape *s);
  * NULL and writes one clear line into err (size errlen). */
 float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen);
 
+/* The same checks, reading the header alone: the shape, with the file's size
+ * checked against it, and no data read. */
+bool npy_read_shape(const char *path, NpyShape *shape, char *err, int errlen);
+
 /* Write n values as '<f4' or '<f2' with the given shape; returns false and
  * fills err on failure. */
 bool npy_write_f32(const char *path, const float *x, const NpyShape *shape, char *err, int errlen);

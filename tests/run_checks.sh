@@ -126,6 +126,10 @@ cp -r "$tmp/ssd" "$tmp/metadir" && rm "$tmp/metadir/meta.json" && mkdir "$tmp/me
 cp -r "$tmp/ssd" "$tmp/metabad" && echo 'dt_softplus: yes' >"$tmp/metabad/meta.json"
 cp -r "$tmp/ssd" "$tmp/metaint" && echo '{"dt_softplus": true, "chunk_size": 16abc}' >"$tmp/metaint/meta.json"
 cp -r "$tmp/ssd" "$tmp/metafrac" && echo '{"dt_softplus": true, "chunk_size": 16.9}' >"$tmp/metafrac/meta.json"
+# A 1 GiB D.npy (sparse) where (6,) is expected: refused from its header, before any data is read.
+cp -r "$tmp/ok" "$tmp/bigD" && npy_empty "$tmp/bigD/D.npy" "268435456," && truncate -s $((128 + 1073741824)) "$tmp/bigD/D.npy"
+bad "--load a 1 GiB D.npy where (6) is expected" 2 timeout 5 "$BIN/01_naive_scan" 2 --load "$tmp/bigD"
+grep -q "expected (6)" "$tmp/stderr"; count "bad input: ... and the line names the expected shape" $?
 bad "VERSION 2^31" 2 "$BIN/05_ssd_mamba2" 2147483648 --check
 bad "VERSION 2^32 + 1" 2 "$BIN/06_bidirectional" 4294967297 --check
 bad "VERSION 2^40" 2 "$BIN/07_decode_kernel" 1099511627776 --check
