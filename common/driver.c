@@ -787,6 +787,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
                   a.version, ch->nversions);
     if (a.version) se.first = se.last = a.version - 1;
     if (a.load && sizes_given(&a)) die_usage("--load takes the shape from its files; drop the shape flags");
+    if (a.load && (a.given & ARG_SEED)) die_usage("--load takes its inputs from the files; drop --seed");
     if ((a.given & (ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_HYDRA | ARG_FORM)) && a.load)
         die_usage("--load takes the flags from its files; drop the flag options");
     bool quick = !a.check && !a.bench && !a.load;  // what a reader runs

@@ -175,6 +175,9 @@ static void ssd_infer(Problem *p, const LoadFolder *f) {
     p->has_h0 = f->given[T_INITIAL_STATES];
     p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
     p->chunk = meta_int(f, "chunk_size", 256);          // Mamba2's default
+    if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
+        die_usage("--load: %s/meta.json: chunk_size %lld is not a power of two in 16..256", f->dir,
+                  (long long)p->chunk);
 }
 
 static void ssd_meta_text(const Problem *p, char *buf, size_t len) {

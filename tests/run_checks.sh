@@ -145,6 +145,10 @@ bad "--load meta.json a folder" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metadir"
 bad "--load meta.json not JSON" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metabad"
 bad "--load chunk_size 16abc" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metaint"
 bad "--load chunk_size 16.9" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metafrac"
+cp -r "$tmp/ssd" "$tmp/meta48" && echo '{"dt_softplus": true, "chunk_size": 48}' >"$tmp/meta48/meta.json"
+bad "--load chunk_size 48" 2 "$BIN/06_bidirectional" 2 --load "$tmp/meta48"
+grep -q "meta.json: chunk_size 48" "$tmp/stderr"; count "bad input: ... and the line names meta.json, not --chunk" $?
+bad "--seed with --load" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" --seed 7
 bad "--csv into a missing folder" 2 "$BIN/01_naive_scan" 2 --bench --csv "$tmp/nothing/rows.csv"
 bad "--csv without --bench" 2 "$BIN/01_naive_scan" 2 --check --csv "$tmp/rows.csv"
 bad "--dump with --bench alone" 2 "$BIN/01_naive_scan" 2 --bench --dump "$tmp/benchdump"
