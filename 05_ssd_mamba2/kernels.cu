@@ -45,7 +45,7 @@
  * states on chip, removes.
  *
  * The previous stage, ssd_via_scan_fused_tuned: the same problem as a Mamba-1
- * scan of b x (h·p) channels (DESIGN §2), the official ssd_selective_scan's
+ * scan of b x (h·p) channels (docs/design.md §2), the official ssd_selective_scan's
  * rearranges done by small kernels, then 03's scan_fused_tuned. */
 #include "kernels.h"
 
@@ -74,7 +74,7 @@ static __device__ __forceinline__ int count_left(int64_t n, int64_t at, int cap)
  * The official four steps on CUDA cores (ssd_steps)
  * ====================================================================== */
 
-constexpr int kMaxChunk = 256;  // the largest chunk size Q (DESIGN: a power of two, 16..256)
+constexpr int kMaxChunk = 256;  // the largest chunk size Q (docs/design.md §2: a power of 2, 16..256)
 
 /* ---- Step 1: chunk_cumsum ---- */
 

@@ -1,4 +1,4 @@
-/* The one command line every chapter shares (DESIGN section 5):
+/* The one command line every chapter shares (docs/design.md §5):
  *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
  *     [--dim D] [--dstate N] [--seqlen 512,2048] [--heads H] [--headdim P]
  *     [--groups G] [--chunk Q] [--dtype fp32|fp16] [--no-z] [--no-D] [--no-bias]

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Never looser than the official tests (DESIGN section 3). */
+/* Never looser than the official tests (docs/design.md §3). */
 const Tol TOLERANCES[TOL_COUNT] = {
     [TOL_FP32_SCAN] = {"fp32", 6e-4, 2e-3, 0.0},
     [TOL_FP16] = {"fp16", 3e-3, 5e-3, 0.0},

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Exit codes of every chapter program (DESIGN section 3). */
+/* Exit codes of every chapter program (docs/design.md §3). */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_GPU_SKIPPED = 3 };
 
 typedef enum {

@@ -1,4 +1,4 @@
-/* The benchmark CSV (DESIGN section 5): one row per (version, config). */
+/* The benchmark CSV (docs/design.md §5): one row per (version, config). */
 #ifndef CSV_H
 #define CSV_H
 

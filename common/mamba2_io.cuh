@@ -26,7 +26,7 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 /* Δ from dt, as the official code forms it: _chunk_cumsum_fwd_kernel (SSD)
  * and selective_state_update both add dt_bias, then take F.softplus with
  * threshold 20. (The SSD kernel then clamps Δ to dt_limit, by default
- * [0, inf): a no-op with softplus on, and not part of the recurrence, DESIGN
+ * [0, inf): a no-op with softplus on, and not part of the recurrence, docs/design.md
  * §2, so not done here.) */
 static __device__ __forceinline__ float delta_of(float dt, float bias, bool softplus) {
     // dt = dt + dt_bias

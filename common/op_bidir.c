@@ -178,7 +178,7 @@ static void bidir_meta_text(const Problem *p, char *buf, size_t len) {
 
 /* ----------------------------------------------------------------- shapes */
 
-/* Small and awkward (DESIGN section 3), both forms: L = 1, L = 2, L not a
+/* Small and awkward (docs/design.md §3), both forms: L = 1, L = 2, L not a
  * multiple of the chunk, odd p and N, g > 1, D per channel, flags on and
  * off (softplus off with a bias), both initial states, dt + bias above 20
  * with and without a bias (then on dt and Hydra's dt_bwd), the S3 head shape. */
@@ -200,7 +200,7 @@ static const Problem CHECK_CASES[] = {
     {1, 70,   0, 9,   1, 4, 6,  32,  true,  true,  false, true,  true,  true,  true,  0, false},
 };
 
-/* Benchmark sets (DESIGN section 7): S3 in each form. */
+/* Benchmark sets (docs/design.md §7): S3 in each form. */
 static const BenchGrid BENCH[] = {
     {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
      {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},

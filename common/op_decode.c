@@ -236,7 +236,7 @@ static void decode_meta_text(const Problem *p, char *buf, size_t len) {
 
 /* ----------------------------------------------------------------- shapes */
 
-/* Small and awkward (DESIGN section 3), both forms: T = 1 and T > 1, N and p
+/* Small and awkward (docs/design.md §3), both forms: T = 1 and T > 1, N and p
  * not powers of two (and N not a multiple of 4), g > 1, flags on and off,
  * dt + bias above 20, the S4 shapes, and rows longer than one pass of the
  * coalesced kernels' lanes (N 600 in 16-byte pieces, N 130 in floats). */
@@ -257,7 +257,7 @@ static const Problem CHECK_CASES[] = {
     {2, 3,   0,    130, 2, 4,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
 };
 
-/* Benchmark sets (DESIGN section 7, S4): one token, batch 1..256 (the state
+/* Benchmark sets (docs/design.md §7, S4): one token, batch 1..256 (the state
  * fp32, except in a DT_FP16_STATE16 version);
  * Mamba-2 h 32, p 64, N 128, g 1, no z; Mamba-1 d 2048, N 16, z given. Then
  * T tokens per launch at batch 8, where the state's bytes are paid once. */

@@ -157,7 +157,7 @@ static void scan_meta_text(const Problem *p, char *buf, size_t len) {
 
 /* ----------------------------------------------------------------- shapes */
 
-/* Small and awkward (DESIGN section 3): L = 1, odd L, L not a multiple of
+/* Small and awkward (docs/design.md §3): L = 1, odd L, L not a multiple of
  * any block or chunk, N not a power of two, N = 256, G > 1, flags on and off,
  * delta + bias above 20, long L. */
 static const Problem CHECK_CASES[] = {
@@ -174,7 +174,7 @@ static const Problem CHECK_CASES[] = {
     {1, 8192, 16, 32,  1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
 };
 
-/* Benchmark sets (DESIGN section 7): z, D, delta_bias and softplus on; B/C (b, N, L). */
+/* Benchmark sets (docs/design.md §7): z, D, delta_bias and softplus on; B/C (b, N, L). */
 static const BenchGrid BENCH[] = {
     // S1: d 2048, N 32, L 512
     {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 2, 4, 8, 16}, {512}},

@@ -135,7 +135,7 @@ static double ssd_exps(const Problem *p) {
     return (double)p->batch * p->seqlen * p->heads * (2 + (p->softplus ? 1 : 0));
 }
 
-/* Matrix FLOPs of one chunk of q steps, counted as PERF_NOTES.md does:
+/* Matrix FLOPs of one chunk of q steps, counted as docs/performance.md does:
  *   C B^T           2 q^2 N per group (the full square: the mask comes after)
  *   (L o C B^T) X   2 q^2 p per head
  *   chunk state     2 q N p per head (B^T X, decay-weighted)
@@ -187,7 +187,7 @@ static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
 
 /* ----------------------------------------------------------------- shapes */
 
-/* Small and awkward (DESIGN section 3), cheap for the CPU forms: L = 1, L
+/* Small and awkward (docs/design.md §3), cheap for the CPU forms: L = 1, L
  * not a multiple of the chunk, odd p and N, g > 1, D per channel, flags on
  * and off, dt + bias above 20, the S3 head shape, and L up to 4100. */
 static const Problem CHECK_CASES[] = {
@@ -202,7 +202,7 @@ static const Problem CHECK_CASES[] = {
     {1, 2048, 0, 16,  1, 2, 32, 256, true,  true,  true,  true,  false, false, false, 0, false},
 };
 
-/* Benchmark sets (DESIGN section 7): S3 is the official timing's configuration,
+/* Benchmark sets (docs/design.md §7): S3 is the official timing's configuration,
  * D, dt_bias and softplus on, no z. */
 static const BenchGrid BENCH[] = {
     {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},

@@ -61,7 +61,7 @@ extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
 extern const Op OP_BIDIR;   // bidirectional Mamba-2, both forms; versions are BidirVersion
 extern const Op OP_DECODE;  // decode step, both forms, T tokens; versions are DecodeVersion
 
-/* Benchmark sets (DESIGN section 7): bit k of a chapter's bench_sets picks
+/* Benchmark sets (docs/design.md §7): bit k of a chapter's bench_sets picks
  * its operation's k-th set. */
 enum {
     BENCH_S1 = 1 << 0,    // OP_SCAN: d 2048, N 32, L 512, batch 1, 2, 4, 8, 16

@@ -70,7 +70,13 @@ for form in m1 m2; do
     count "decode $form dump/load round trip" $?
 done
 
-# Bad input: one clear line on stderr and exit 2 (DESIGN section 5).
+# The repository stands on its own: no file cites notes that live outside it.
+echo "=== self-contained"
+outside=$(grep -rlE --exclude-dir=".?*" --exclude-dir=build "DESIGN""(\.md| §| section)|PERF""_NOTES|\.\./shar""ed/" . 2>/dev/null)
+[ -z "$outside" ] || echo "      cite files outside the repository: $outside"
+count "no reference to files outside the repository" "$([ -z "$outside" ] && echo 0 || echo 1)"
+
+# Bad input: one clear line on stderr and exit 2 (docs/design.md §5).
 bad() {  # name expected-codes command...
     name=$1; codes=$2; shift 2
     "$@" >"$tmp/stdout" 2>"$tmp/stderr"
