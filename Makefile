@@ -54,10 +54,14 @@ OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_k
 PROGRAMS := test_oracle $(CHAPTERS)
 BINS := $(PROGRAMS:%=build/%)
 
-.PHONY: all check bench plots run sanitize asan clean help FORCE
+.PHONY: all programs check bench plots run sanitize asan clean help FORCE
 # Every .cu file is compiled, linked or not, so a kernel that does not build fails.
 ALL_CU_OBJ := $(patsubst %.cu,build/obj/%.o,$(wildcard */*.cu))
-all: $(BINS) $(ALL_CU_OBJ)
+# `make` builds in parallel, one job a core, unless the caller already gave -j.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+all:
+	@$(MAKE) --no-print-directory $(if $(findstring j,$(filter-out --%,$(MAKEFLAGS))),,-j$(NPROC)) programs
+programs: $(BINS) $(ALL_CU_OBJ)
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# //'

@@ -2,6 +2,7 @@
 #include "gpu.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,16 @@ bool gpu_available(void) {
     if (err == cudaSuccess) err = cudaGetDeviceProperties(&g_prop, 0);
     if (err == cudaSuccess) err = cudaSetDevice(0);
     if (err != cudaSuccess) {
-        snprintf(g_reason, sizeof(g_reason), "no usable CUDA device: %s", cudaGetErrorString(err));
+        /* The runtime reports a machine without a driver as a driver too old:
+         * tell the two apart by looking for the driver's library. */
+        void *driver = err == cudaErrorInsufficientDriver ? dlopen("libcuda.so.1", RTLD_LAZY) : NULL;
+        if (err == cudaErrorInsufficientDriver && !driver)
+            snprintf(g_reason, sizeof(g_reason), "no CUDA driver on this machine: libcuda.so.1 not found");
+        else if (err == cudaErrorNoDevice)
+            snprintf(g_reason, sizeof(g_reason), "no CUDA device on this machine");
+        else
+            snprintf(g_reason, sizeof(g_reason), "no usable CUDA device: %s", cudaGetErrorString(err));
+        if (driver) dlclose(driver);
         g_state = 0;
         return false;
     }
