@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "csv.h"
+#include "fixtures.h"
 #include "floors.h"
 #include "gpu.h"
 #include "half.h"
@@ -814,7 +815,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         with_flags(op, &a, problems, n);
         if (ch->check_fixtures) {
             printf("oracle vs the official fixtures\n");
-            op->fixtures("common/fixtures");
+            op->fixtures(fixtures_dir());
         }
         for (int i = 0; i < n; i++) {
             HostProblem hp;

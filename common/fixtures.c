@@ -2,6 +2,7 @@
  * inputs (a missing optional file means "not given"), read the flags from
  * meta.json, check every shape against the others before anything is
  * indexed, run the oracle, and compare with each output the folder holds. */
+#define _POSIX_C_SOURCE 200809L  // readlink
 #include "fixtures.h"
 
 #include <errno.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "npy.h"
@@ -511,4 +514,22 @@ void fixtures_check_all(const char *dir) {
     fixtures_check_ssd(dir);
     fixtures_check_bidir(dir);
     fixtures_check_decode(dir);
+}
+
+const char *fixtures_dir(void) {
+    static char dir[4096];
+    char exe[4000];  // leaves room in dir for "/common/fixtures"
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        for (int up = 0; up < 2; up++) {  // drop the program's name, then build/
+            char *slash = strrchr(exe, '/');
+            if (!slash) break;
+            *slash = '\0';
+        }
+        struct stat st;
+        snprintf(dir, sizeof(dir), "%s/common/fixtures", exe);
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return dir;
+    }
+    return "common/fixtures";
 }

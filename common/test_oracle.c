@@ -300,7 +300,7 @@ int main(int argc, char **argv) {
         fprintf(help ? stdout : stderr, "usage: %s [FIXTURE_DIR]   (default common/fixtures)\n", argv[0]);
         return help ? EXIT_OK : EXIT_USAGE;
     }
-    const char *dir = argc == 2 ? argv[1] : "common/fixtures";
+    const char *dir = argc == 2 ? argv[1] : fixtures_dir();
 
     check_half();
     check_bf16();

@@ -70,6 +70,12 @@ for form in m1 m2; do
     count "decode $form dump/load round trip" $?
 done
 
+# A program finds the fixtures from any folder it is run in.
+echo "=== run from another folder"
+abs_bin=$(cd "$BIN" && pwd)
+(cd "$tmp" && "$abs_bin/01_naive_scan" 2 --check >"$tmp/out" 2>&1) && grep -q "fixture mamba1: y .*PASS" "$tmp/out"
+count "01_naive_scan run from another folder finds the fixtures" $?
+
 # The repository stands on its own: no file cites notes that live outside it.
 echo "=== self-contained"
 outside=$(grep -rlE --exclude-dir=".?*" --exclude-dir=build "DESIGN""(\.md| §| section)|PERF""_NOTES|\.\./shar""ed/" . 2>/dev/null)
