@@ -522,14 +522,15 @@ const char *fixtures_dir(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n > 0) {
         exe[n] = '\0';
-        for (int up = 0; up < 2; up++) {  // drop the program's name, then build/
+        /* The folders above the program, nearest first (build/, or build/asan/). */
+        for (int up = 0; up < 4; up++) {
             char *slash = strrchr(exe, '/');
             if (!slash) break;
             *slash = '\0';
+            struct stat st;
+            snprintf(dir, sizeof(dir), "%s/common/fixtures", exe);
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return dir;
         }
-        struct stat st;
-        snprintf(dir, sizeof(dir), "%s/common/fixtures", exe);
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return dir;
     }
     return "common/fixtures";
 }

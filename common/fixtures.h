@@ -20,9 +20,10 @@ void fixtures_check_decode(const char *dir);
 /* All seven: mamba1, mamba1_plain, ssd, bidir, bidir_hydra, decode_m1, decode_m2. */
 void fixtures_check_all(const char *dir);
 
-/* The repository's common/fixtures, found from the program's own path
- * (build/<program> sits one folder below the repository's root), so that a
- * program run from any folder finds them; "common/fixtures" if that fails. */
+/* The repository's common/fixtures, found from the program's own path (the
+ * nearest folder above it that holds common/fixtures: build/ is one below the
+ * root, build/asan/ two), so that a program run from any folder finds them;
+ * "common/fixtures" if that fails. */
 const char *fixtures_dir(void);
 
 #endif
