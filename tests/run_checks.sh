@@ -1,9 +1,12 @@
 #!/bin/sh
 # make check: every program's checks, then the bad-input cases.
 # A program passes with exit 0, is skipped with exit 3 (no usable GPU); with
-# REQUIRE_GPU=1 a skip counts as a failure. Ends with the summary line.
+# REQUIRE_GPU=1 a skip counts as a failure. Ends with two summary lines: the
+# programs and cases, then the checks (every program's check lines, and each
+# case of this script as one check).
 BIN=${BIN:-build}
 pass=0; fail=0; skip=0; failed=""
+cpass=0; cfail=0; cskip=0  # the programs' own check lines
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 count() {  # name exit-code
@@ -18,9 +21,22 @@ count() {  # name exit-code
 run_program() {  # name command...
     name=$1; shift
     echo "=== $name: $*"
-    "$@"
-    count "$name" $?
+    "$@" >"$tmp/program" 2>&1
+    rc=$?
+    cat "$tmp/program"
+    line=$(grep -E "checks: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped" "$tmp/program" | tail -n 1)
+    if [ -n "$line" ]; then
+        set -- $(echo "$line" | sed -E 's/.*checks: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/')
+        cpass=$((cpass + $1)); cfail=$((cfail + $2)); cskip=$((cskip + $3))
+        case $rc in  # the program itself is then not one more check
+        0) ppass=$((ppass + 1)) ;;
+        3) if [ "$REQUIRE_GPU" = 1 ]; then pfail=$((pfail + 1)); else pskip=$((pskip + 1)); fi ;;
+        *) pfail=$((pfail + 1)) ;;
+        esac
+    fi
+    count "$name" $rc
 }
+ppass=0; pfail=0; pskip=0  # programs counted by their check lines, by outcome
 
 run_program test_oracle "$BIN/test_oracle" common/fixtures
 run_program 00_ssm_basics "$BIN/00_ssm_basics" --check
@@ -169,5 +185,8 @@ bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 1
 
 echo
 [ -n "$failed" ] && echo "failed:$failed"
-echo "check: $pass passed, $fail failed, $skip skipped"
+# Each program that printed its check lines is counted by them, not as a case.
+[ "$REQUIRE_GPU" = 1 ] && { cfail=$((cfail + cskip)); cskip=0; }
+echo "programs and cases: $pass passed, $fail failed, $skip skipped"
+echo "check: $((cpass + pass - ppass)) passed, $((cfail + fail - pfail)) failed, $((cskip + skip - pskip)) skipped"
 [ $fail -eq 0 ]
