@@ -697,6 +697,14 @@ static int command_line_grid(const Op *op, Problem base, bool bench, const Args 
     if (a->heads) base.heads = a->heads;
     if (a->headdim) base.headdim = a->headdim;
     if (a->chunk) base.chunk = a->chunk;
+    /* A size the user gave against a group count the user did not: say the
+     * groups are the default, not a value typed. */
+    if (!(a->given & ARG_GROUPS) && base.groups > 1) {
+        const int64_t split = base.heads ? base.heads : base.dim;  // what the groups divide
+        if (split % base.groups != 0)
+            die_usage("%s %lld is not a multiple of %lld, the default --groups here: give --groups",
+                      base.heads ? "--heads" : "--dim", (long long)split, (long long)base.groups);
+    }
     int n = 0;
     add_grid(base, a->batch, a->nbatch, a->seqlen, a->nseqlen, out, &n);
     return n;

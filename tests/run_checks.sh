@@ -158,6 +158,8 @@ cp -r "$tmp/ssd" "$tmp/metafrac" && echo '{"dt_softplus": true, "chunk_size": 16
 cp -r "$tmp/ok" "$tmp/bigD" && npy_empty "$tmp/bigD/D.npy" "268435456," && truncate -s $((128 + 1073741824)) "$tmp/bigD/D.npy"
 bad "--load a 1 GiB D.npy where (6) is expected" 2 timeout 5 "$BIN/01_naive_scan" 2 --load "$tmp/bigD"
 grep -q "expected (6)" "$tmp/stderr"; count "bad input: ... and the line names the expected shape" $?
+bad "--heads 3 with the default --groups" 2 "$BIN/05_ssd_mamba2" --check --heads 3
+grep -q "the default --groups" "$tmp/stderr"; count "bad input: ... and the line says the groups are the default" $?
 bad "VERSION 2^31" 2 "$BIN/05_ssd_mamba2" 2147483648 --check
 bad "VERSION 2^32 + 1" 2 "$BIN/06_bidirectional" 4294967297 --check
 bad "VERSION 2^40" 2 "$BIN/07_decode_kernel" 1099511627776 --check
