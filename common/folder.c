@@ -133,7 +133,8 @@ void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k) {
     char g[128], w[128];
     dims_text(got, g, sizeof(g));
     dims_text(&want, w, sizeof(w));
-    die_usage("--load: %s/%s.npy has shape (%s), expected (%s)", f->dir, t->name, g, w);
+    die_usage("--load: %s/%s.npy has shape (%s), expected (%s) from the shapes of the folder's other files", f->dir,
+              t->name, g, w);
 }
 
 /* The text after "key": in meta.json, NULL when the key is absent. */
