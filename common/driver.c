@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -632,6 +633,49 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
     host_free(&hp);
 }
 
+/* What a reader without a GPU sees timed: every CPU version of the chapter on
+ * the first of its quick shapes at batch 1 and at most 512 tokens (06's CPU
+ * versions take half a minute each at 8192), the median of 3 runs by the wall
+ * clock (no CSV: the committed rows are the GPU's). */
+static void cpu_timing(Session *se, const Problem *problems, int n, uint64_t seed) {
+    bool any_cpu = false;
+    for (int k = se->first; k <= se->last; k++) any_cpu |= !version_at(se, k)->gpu;
+    if (!any_cpu || n == 0) return;
+    Problem p = problems[0];
+    p.batch = 1;
+    if (p.seqlen > 512) p.seqlen = 512;
+    HostProblem hp;
+    host_random(se, &hp, &p, seed);
+    char shape[128];
+    se->op->bench_text(&p, shape, sizeof(shape));
+    printf("\ntiming of the CPU versions on this machine (median of 3 runs, wall clock)\n");
+    for (int i = se->first; i <= se->last; i++) {
+        const VersionInfo *v = version_at(se, i);
+        if (v->gpu) continue;
+        printf("  %2d %-26s %s %s", i + 1, v->name, dtype_name(v->dtype), shape);
+        const char *why = se->op->unsupported(v, &p);
+        if (why) { printf(" SKIP (%s)\n", why); continue; }
+        int set = input_set(se, v);
+        need_inputs(&hp, set);
+        float *out[MAX_TENSORS] = {NULL};
+        double ms[3];
+        for (int r = 0; r < 3; r++) {
+            outputs_alloc(&hp, out);
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            run_cpu(se, v, &hp, set, out);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+            outputs_free(&hp, out);
+        }
+        for (int a = 0; a < 3; a++)  // sort the three
+            for (int b = a + 1; b < 3; b++)
+                if (ms[b] < ms[a]) { double x = ms[a]; ms[a] = ms[b]; ms[b] = x; }
+        printf(" %10.3f ms\n", ms[1]);
+    }
+    host_free(&hp);
+}
+
 static void bench(Session *se, const Problem *problems, int n, const Args *a, bool quick) {
     bool any_gpu = false;
     for (int k = se->first; k <= se->last; k++) any_gpu |= version_at(se, k)->gpu;
@@ -835,6 +879,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     if (a.bench || quick) {
         int n = bench_problems(&se, &a, quick, problems);
         with_flags(op, &a, problems, n);
+        if (quick) cpu_timing(&se, problems, n, a.seed);
         bench(&se, problems, n, &a, quick);
         if (ch->lesson) ch->lesson(&a);
     }
