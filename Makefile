@@ -12,51 +12,37 @@ GPU_CC    := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>
 CUDA_ARCH ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
 
-CFLAGS   := -MMD -MP -std=c11 -O2 -g -Wall -Wextra -Werror -Icommon -Ibuild -I$(CUDA_HOME)/include
-NVFLAGS  := -MMD -MP -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 -Icommon -Werror all-warnings \
+# The tree: chapters (NN_name/) over operations (ops/<op>/: descriptor, oracle,
+# fixtures) over the harness (common/, its shared device headers in common/cuda/).
+# Every folder is found by pattern: a new chapter or operation needs no line here.
+CHAPTERS := $(patsubst %/,%,$(sort $(wildcard [0-9][0-9]_*/)))
+GPU_CHAPTERS := $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu)))
+OPS      := $(patsubst %/,%,$(sort $(wildcard ops/*/)))
+INCLUDES := -Icommon -Icommon/cuda $(OPS:%=-I%)
+
+CFLAGS   := -MMD -MP -std=c11 -O2 -g -Wall -Wextra -Werror $(INCLUDES) -Ibuild -I$(CUDA_HOME)/include
+NVFLAGS  := -MMD -MP -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 $(INCLUDES) -Werror all-warnings \
             -Xcompiler -Wall,-Wextra,-Werror
 LDFLAGS  := -arch=$(CUDA_ARCH)
 LDLIBS   := -lm
 
-CHAPTERS := 00_ssm_basics 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 \
-            06_bidirectional 07_decode_kernel
-GPU_CHAPTERS := 01_naive_scan 02_parallel_scan 03_fused_cuda 04_fp16_half2 05_ssd_mamba2 06_bidirectional \
-                07_decode_kernel
+# What every program links: the harness and every operation.
+COMMON_OBJ := $(patsubst %.c,build/obj/%.o,$(wildcard common/*.c $(OPS:%=%/*.c))) \
+              $(patsubst %.cu,build/obj/%.o,$(wildcard common/*.cu common/cuda/*.cu))
 
-COMMON_C  := args check csv driver fixtures folder gpu half npy op_bidir op_decode op_scan op_ssd oracle rng
-COMMON_CU := floors transpose
-COMMON_OBJ := $(COMMON_C:%=build/obj/common/%.o) $(COMMON_CU:%=build/obj/common/%.o)
-
-# What each program links: its own files, then the previous stage it checks against.
-OBJS_test_oracle    := build/obj/common/test_oracle.o
-OBJS_00_ssm_basics  := build/obj/00_ssm_basics/main.o build/obj/00_ssm_basics/cpu.o
-OBJS_01_naive_scan  := build/obj/01_naive_scan/main.o build/obj/01_naive_scan/cpu.o \
-                       build/obj/01_naive_scan/kernels.o
-OBJS_02_parallel_scan := build/obj/02_parallel_scan/main.o build/obj/02_parallel_scan/cpu.o \
-                       build/obj/02_parallel_scan/kernels.o build/obj/01_naive_scan/cpu.o \
-                       build/obj/01_naive_scan/kernels.o
-OBJS_03_fused_cuda  := build/obj/03_fused_cuda/main.o build/obj/03_fused_cuda/cpu.o \
-                       build/obj/03_fused_cuda/kernels.o build/obj/02_parallel_scan/kernels.o
-OBJS_04_fp16_half2  := build/obj/04_fp16_half2/main.o build/obj/04_fp16_half2/cpu.o \
-                       build/obj/04_fp16_half2/kernels.o build/obj/04_fp16_half2/tiles16.o \
-                       build/obj/03_fused_cuda/kernels.o
-OBJS_05_ssd_mamba2  := build/obj/05_ssd_mamba2/main.o build/obj/05_ssd_mamba2/cpu.o \
-                       build/obj/05_ssd_mamba2/kernels.o build/obj/05_ssd_mamba2/wgmma.o \
-                       build/obj/03_fused_cuda/kernels.o
-OBJS_06_bidirectional := build/obj/06_bidirectional/main.o build/obj/06_bidirectional/cpu.o \
-                       build/obj/06_bidirectional/kernels.o build/obj/05_ssd_mamba2/cpu.o \
-                       build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
-OBJS_07_decode_kernel := build/obj/07_decode_kernel/main.o build/obj/07_decode_kernel/cpu.o \
-                       build/obj/07_decode_kernel/lessons.o \
-                       build/obj/07_decode_kernel/kernels.o build/obj/05_ssd_mamba2/kernels.o \
-                       build/obj/03_fused_cuda/kernels.o
+# What a chapter links: its own files, then what its <chapter>/chapter.mk names
+# of earlier chapters (the previous stage it checks against): LINKS_<chapter>.
+-include $(CHAPTERS:%=%/chapter.mk)
+OBJS_test_oracle := build/obj/tests/test_oracle.o
+$(foreach c,$(CHAPTERS),$(eval OBJS_$(c) := $(patsubst %,build/obj/%.o,$(basename \
+    $(wildcard $(c)/*.c $(c)/*.cu))) $(LINKS_$(c))))
 
 PROGRAMS := test_oracle $(CHAPTERS)
 BINS := $(PROGRAMS:%=build/%)
 
 .PHONY: all programs check bench plots run sanitize asan clean help FORCE
 # Every .cu file is compiled, linked or not, so a kernel that does not build fails.
-ALL_CU_OBJ := $(patsubst %.cu,build/obj/%.o,$(wildcard */*.cu))
+ALL_CU_OBJ := $(patsubst %.cu,build/obj/%.o,$(wildcard */*.cu common/cuda/*.cu))
 # `make` builds in parallel, one job a core, unless the caller already gave -j.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 all:
@@ -83,18 +69,8 @@ build/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-# Kernels on wgmma need sm_90a code, which runs on compute capability 9.0 alone: where the
-# target is sm_90 they are built for sm_90a (SSD_SM90A tells their launchers), elsewhere
-# their launchers refuse.
-comma := ,
-build/obj/05_ssd_mamba2/wgmma.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
-    -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
-
-# 07's kernels go to the per-thread default stream, so its token loop can be captured in a CUDA graph.
-build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
-
 # The ASan build recompiles the C files; CUDA objects are linked as they are.
-asan_objs = $(foreach o,$(1),$(if $(filter %/kernels.o %/tiles16.o %/wgmma.o %/floors.o %/transpose.o,$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
+asan_objs = $(foreach o,$(1),$(if $(filter $(ALL_CU_OBJ),$(o)),$(o),$(o:build/obj/%=build/asan/obj/%)))
 
 define link_rules
 build/$(1): $$(OBJS_$(1)) $$(COMMON_OBJ)
@@ -144,20 +120,15 @@ run: all
 	@for c in $(CHAPTERS); do echo; echo "=== $$c ==="; build/$$c; rc=$$?; \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; done
 
-# compute-sanitizer on every GPU version's check at small awkward shapes.
+# compute-sanitizer on every GPU version's check at small awkward shapes. A chapter's
+# SANITIZE_<chapter> (in its chapter.mk) lists its runs as "CHAPTER" "SHAPE FLAGS" "N..."
+# triples; without one, the Mamba-1 shapes below, at a generic N and the N = 32 of
+# specialized versions.
 SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
 SANITIZE_DSTATES := 7 32
-# SSD (05, 06 in both forms): p 64 with N 128 is the fused kernels' compiled-in tile, N 7 their generic path.
-SANITIZE_SSD_SHAPES := --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
-SANITIZE_SSD_DSTATES := 7 128
-# Decode: both forms, one token and five, N 7 (no 16-byte rows) and each form's S4 N.
-SANITIZE_M2_SHAPES := --form m2 --batch 2 --tokens 1,5 --heads 6 --headdim 24 --groups 3
-SANITIZE_M1_SHAPES := --form m1 --batch 2 --tokens 1,5 --dim 40
 sanitize: all
-	@sh tests/sanitize.sh "$(filter-out 05_ssd_mamba2 06_bidirectional 07_decode_kernel,$(GPU_CHAPTERS))" \
-	  "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)" "05_ssd_mamba2 06_bidirectional" "$(SANITIZE_SSD_SHAPES)" \
-	  "$(SANITIZE_SSD_DSTATES)" "06_bidirectional" "$(SANITIZE_SSD_SHAPES) --hydra" "$(SANITIZE_SSD_DSTATES)" \
-	  "07_decode_kernel" "$(SANITIZE_M2_SHAPES)" "7 128" "07_decode_kernel" "$(SANITIZE_M1_SHAPES)" "7 16"
+	@sh tests/sanitize.sh $(foreach c,$(GPU_CHAPTERS),$(if $(SANITIZE_$(c)),$(SANITIZE_$(c)),\
+	  "$(c)" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)"))
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "oracle.h"
+#include "op_scan.h"
 
 /* A diagonal continuous-time SSM with N modes, started at rest:
  *   x_n'(t) = a_n x_n(t) + b_n u(t),   y(t) = sum_n c_n x_n(t),   x(0) = 0 */

@@ -13,7 +13,7 @@
 #include "args.h"
 #include "check.h"
 #include "cpu.h"
-#include "oracle.h"
+#include "op_scan.h"
 #include "rng.h"
 
 typedef struct {

@@ -249,7 +249,7 @@ extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
  *
  * The pieces that do not depend on fp32 rows (tile geometry, the block's
  * place, the per-tile scan, cp.async, the chunk carries and the plans) are in
- * common/scan_tiles.cuh: 04's version 8 runs them on 16-bit rows.
+ * common/cuda/scan_tiles.cuh: 04's version 8 runs them on 16-bit rows.
  * ====================================================================== */
 
 constexpr int kTileSync = 32;   // time steps per tile, versions 5 and 6

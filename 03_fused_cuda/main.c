@@ -3,7 +3,7 @@
  *   build/03_fused_cuda            check lines + a short timing/memory table
  *   build/03_fused_cuda --list     the numbered versions
  *   build/03_fused_cuda 7 --bench  time version 7 at the S1 and S2 shapes */
-#include "ops.h"
+#include "op_scan.h"
 
 #include "../02_parallel_scan/kernels.h"
 #include "cpu.h"

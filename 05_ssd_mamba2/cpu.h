@@ -1,6 +1,6 @@
 /* 05_ssd_mamba2, the algorithm in C: the recurrence, the quadratic
  * ("attention") form and the chunked SSD form of one Mamba-2 forward, fp32
- * host tensors (SsdTensors, common/ssd.h). */
+ * host tensors (SsdTensors, ops/ssd/ssd.h). */
 #ifndef SSD_CPU_H
 #define SSD_CPU_H
 

@@ -5,7 +5,7 @@
  *   default  y = SS(x) + flip(SS(flip(x))) + D·x
  *   Hydra    y = shift(SS_f(x)) + flip(shift(SS_b(flip(x)))) + D·x,
  *            shift(s)_t = s_{t-1}, shift(s)_0 = 0; SS_b reads dt_bwd, B_bwd, C_bwd
- * then y *= silu(z) when z is given (common/bidir.h).
+ * then y *= silu(z) when z is given (ops/bidir/bidir.h).
  *
  * The backward direction in original time. SS(flip(x)) walks t = L-1 … 0:
  *   G_t = exp(Δ'_t·A)·G_{t+1} + Δ'_t·x_t ⊗ B'_t,  G_L = H0_bwd,  out_t = G_t·C'_t

@@ -1,5 +1,5 @@
 /* 06_bidirectional, the algorithm in C: one bidirectional Mamba-2 forward
- * (default or Hydra form, BidirTensors in common/bidir.h) two ways, fp32 host
+ * (default or Hydra form, BidirTensors in ops/bidir/bidir.h) two ways, fp32 host
  * tensors, fp64 arithmetic. */
 #ifndef BIDIR_CPU_H
 #define BIDIR_CPU_H

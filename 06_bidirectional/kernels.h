@@ -1,4 +1,4 @@
-/* 06_bidirectional, GPU: bidirectional Mamba-2 in both forms (common/bidir.h),
+/* 06_bidirectional, GPU: bidirectional Mamba-2 in both forms (ops/bidir/bidir.h),
  * first as users run it today, 05's kernels twice on flipped copies, then in
  * one fused pair of kernels that never flips anything. Launchers only enqueue
  * work on the default stream; scratch memory is the `workspace` the caller

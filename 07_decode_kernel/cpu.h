@@ -1,5 +1,5 @@
 /* 07_decode_kernel, CPU: the decode step (selective_state_update) in plain C,
- * fp32 host tensors (DecodeTensors, common/decode.h), both forms, T tokens of
+ * fp32 host tensors (DecodeTensors, ops/decode/decode.h), both forms, T tokens of
  * one sequence per batch entry, the state carried from token to token. */
 #ifndef DECODE_CPU_H
 #define DECODE_CPU_H

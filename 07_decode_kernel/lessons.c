@@ -12,7 +12,7 @@
 #include "cpu.h"
 #include "driver.h"
 #include "half.h"
-#include "oracle.h"
+#include "op_decode.h"
 #include "rng.h"
 
 /* With --csv FILE, the path FILE with `suffix` before its .csv. */

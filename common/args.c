@@ -40,7 +40,6 @@ static const FlagInfo FLAGS[] = {
     {"--headdim", ARG_HEADDIM, "P  head dimension (Mamba-2)"},
     {"--groups", ARG_GROUPS, "G  groups of B/C"},
     {"--chunk", ARG_CHUNK, "Q  chunk size (a power of two, 16..256)"},
-    {"--dtype", ARG_DTYPE, "fp32|fp16"},
     {"--no-z", ARG_NO_Z, "no z gate"},
     {"--no-D", ARG_NO_D, "no D skip term"},
     {"--no-bias", ARG_NO_BIAS, "no delta_bias / dt_bias"},
@@ -106,7 +105,6 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
     memset(a, 0, sizeof(*a));
     a->seed = 1234;
     a->reps = 20;
-    a->dtype = DT_FP32;
     const char *slash = strrchr(argv[0], '/');
     g_prog = slash ? slash + 1 : argv[0];
 
@@ -154,13 +152,6 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         case ARG_SEED: a->seed = (uint64_t)parse_size(arg, val); i++; break;
         case ARG_REPS:
             a->reps = (int)parse_int(arg, val, 20, 100000); i++;
-            break;
-        case ARG_DTYPE:
-            if (!val) die_usage("--dtype needs fp32 or fp16");
-            if (strcmp(val, "fp32") == 0) a->dtype = DT_FP32;
-            else if (strcmp(val, "fp16") == 0) a->dtype = DT_FP16;
-            else die_usage("--dtype: '%s' is not fp32 or fp16", val);
-            i++;
             break;
         case ARG_FORM:
             if (!val) die_usage("--form needs m1 or m2");

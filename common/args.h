@@ -1,7 +1,7 @@
 /* The one command line every chapter shares (docs/design.md §5):
  *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
  *     [--dim D] [--dstate N] [--seqlen 512,2048] [--heads H] [--headdim P]
- *     [--groups G] [--chunk Q] [--dtype fp32|fp16] [--no-z] [--no-D] [--no-bias]
+ *     [--groups G] [--chunk Q] [--no-z] [--no-D] [--no-bias]
  *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--seed S]
  *     [--reps R] [--csv FILE] [--dump DIR] [--load DIR] [--help]
  * A chapter passes the set of flags it uses; any other flag is an error. */
@@ -11,35 +11,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "scan.h"
-
 enum {
     ARG_CHECK = 1u << 0, ARG_BENCH = 1u << 1, ARG_LIST = 1u << 2,
     ARG_BATCH = 1u << 3, ARG_DIM = 1u << 4, ARG_DSTATE = 1u << 5,
     ARG_SEQLEN = 1u << 6, ARG_HEADS = 1u << 7, ARG_HEADDIM = 1u << 8,
-    ARG_GROUPS = 1u << 9, ARG_CHUNK = 1u << 10, ARG_DTYPE = 1u << 11,
+    ARG_GROUPS = 1u << 9, ARG_CHUNK = 1u << 10,
     ARG_NO_Z = 1u << 12, ARG_NO_D = 1u << 13, ARG_NO_BIAS = 1u << 14,
     ARG_NO_SOFTPLUS = 1u << 15, ARG_H0 = 1u << 16, ARG_HYDRA = 1u << 17,
     ARG_FORM = 1u << 18, ARG_SEED = 1u << 20,
     ARG_REPS = 1u << 21, ARG_CSV = 1u << 22, ARG_DUMP = 1u << 23,
     ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25, ARG_TOKENS = 1u << 26,
-    /* what the Mamba-1 scan chapters (01-04) accept */
-    ARGS_SCAN = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_DSTATE |
-                ARG_SEQLEN | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
-                ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV | ARG_DUMP |
-                ARG_LOAD | ARG_VERSION,
-    /* what the Mamba-2 SSD chapters (05 on) accept */
-    ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_HEADS |
-               ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
-               ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
-               ARG_DUMP | ARG_LOAD | ARG_VERSION,
-    /* what the bidirectional chapter (06) accepts: SSD's, and --hydra */
-    ARGS_BIDIR = ARGS_SSD | ARG_HYDRA,
-    /* what the decode chapter (07) accepts: --tokens fills the seqlen list */
-    ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_TOKENS | ARG_DIM |
-                  ARG_HEADS | ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_NO_Z | ARG_NO_D |
-                  ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_FORM | ARG_SEED | ARG_REPS | ARG_CSV |
-                  ARG_DUMP | ARG_LOAD | ARG_VERSION,
 };
 
 #define ARGS_MAX_LIST 16
@@ -51,7 +32,6 @@ typedef struct {
     int64_t batch[ARGS_MAX_LIST];   int nbatch;
     int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;  // --seqlen, or --tokens (decode)
     int64_t dim, dstate, heads, headdim, groups, chunk;
-    DType dtype;
     bool no_z, no_D, no_bias, no_softplus, h0, hydra;
     int form;                       // 1 (m1) or 2 (m2); 0 when not given
     uint64_t seed;

@@ -87,9 +87,6 @@ void check_report_bool(const char *label, bool pass, const char *detail) {
     if (pass) n_pass++; else n_fail++;
 }
 
-int check_failures(void) { return n_fail; }
-int check_passes(void) { return n_pass; }
-int check_skips(void) { return n_skip; }
 
 int check_exit_code(bool gpu_skipped) {
     if (n_fail > 0) return EXIT_FAIL;

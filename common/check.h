@@ -57,11 +57,8 @@ void check_skip(const char *label, const char *reason);
 /* Count a check decided elsewhere (e.g. "perturbed output must fail"). */
 void check_report_bool(const char *label, bool pass, const char *detail);
 
-/* Counters and the exit code: 1 if any check failed; else 3 if any check was
+/* The exit code: 1 if any check failed; else 3 if any check was
  * skipped because the GPU is missing (gpu_skipped); else 0. */
-int check_failures(void);
-int check_passes(void);
-int check_skips(void);
 int check_exit_code(bool gpu_skipped);
 /* Print "checks: N passed, N failed, N skipped" for this program. */
 void check_summary(const char *program);

@@ -17,7 +17,7 @@
 
 #include "args.h"
 #include "csv.h"
-#include "fixtures.h"
+#include "fixture.h"
 #include "floors.h"
 #include "gpu.h"
 #include "half.h"
@@ -35,24 +35,10 @@ static int64_t mul(int64_t a, int64_t b) {
 
 /* More than the machine's memory is refused up front (an overcommitting
  * kernel would say yes and kill us later). */
-void *host_alloc(int64_t bytes, const char *what) {
-    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    void *p = (phys > 0 && bytes > phys) ? NULL : malloc(bytes > 0 ? (size_t)bytes : 1);
-    if (!p) die_usage("cannot allocate %lld bytes (%.1f MiB) of host memory for %s",
-                      (long long)bytes, bytes / 1048576.0, what);
-    return p;
-}
-
 static int64_t numel(const TensorSpec *t) {
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) n = mul(n, t->shape[i]);
     return n;
-}
-
-size_t tensor_elem_bytes(const TensorSpec *t, DType dt) {
-    const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
-                      (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
-    return half ? 2 : 4;
 }
 
 static bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
@@ -867,7 +853,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         with_flags(op, &a, problems, n);
         if (ch->check_fixtures) {
             printf("oracle vs the official fixtures\n");
-            op->fixtures(fixtures_dir());
+            op->fixtures(repository_root());
         }
         for (int i = 0; i < n; i++) {
             HostProblem hp;

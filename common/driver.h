@@ -1,5 +1,5 @@
 /* The driver core every chapter runs on. A chapter's main.c lists its
- * numbered versions and names the operation they compute (an Op, ops.h); the
+ * numbered versions and names the operation they compute (an Op, ops/<op>/op_<op>.h); the
  * core parses the command line, makes the inputs, checks every version
  * against the fp64 oracle and the previous stage, times it, writes CSV rows,
  * and reads and writes --dump/--load folders. Everything that differs between
@@ -14,8 +14,8 @@
 
 #include "args.h"
 #include "check.h"
-#include "npy.h"
-#include "scan.h"  // DType
+#include "folder.h"
+#include "tensor.h"
 
 /* One problem of any operation: sizes and flags. Fields an operation does
  * not have stay 0 (false). */
@@ -30,68 +30,13 @@ typedef struct {
 } Problem;
 
 /* What the core reads of a version. Each operation's version type starts
- * with it (ScanVersion, SsdVersion in ops.h). */
+ * with it (ScanVersion in ops/scan/op_scan.h, ...). */
 typedef struct {
     const char *name;   // what it is, e.g. "scan_fused_regs"
     const char *what;   // one line for --list: what changed and what it buys
     bool gpu;           // run() gets device pointers (else host pointers)
     DType dtype;        // dtype of the tensors that follow the version's dtype
 } VersionInfo;
-
-#define MAX_TENSORS 16
-#define MAX_DIMS 4
-
-typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
-/* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version,
- * bf16 in a DT_BF16 one; STATE_DTYPE: fp16 in a DT_FP16_STATE16 version only
- * (the decode state). */
-typedef enum { ALWAYS_FP32, VERSION_DTYPE, STATE_DTYPE } TensorDType;
-
-/* One tensor of an operation, named and laid out as the official code does. */
-typedef struct {
-    const char *name;        // official name, also its .npy file's: "u", "dt_bias"
-    TensorRole role;         // an optional input may be off; outputs are written by a forward
-    TensorDType dtype;       // fp32, or fp16 | bf16 as the version says (TensorDType)
-    bool present;            // false: an optional input that is off in this problem
-    double lo, hi;           // random inputs: uniform in [lo, hi)
-    int ndim;
-    int64_t shape[MAX_DIMS]; // C order
-} TensorSpec;
-
-/* A --load folder: which of the operation's files it holds (table order),
- * their shapes, and meta.json. */
-typedef struct {
-    const char *dir;
-    bool given[MAX_TENSORS];        // DIR/<name>.npy was there
-    NpyShape shape[MAX_TENSORS];    // and had this shape
-    char meta[4096];                // meta.json's text, "" without one
-} LoadFolder;
-
-/* ---- --dump and --load folders (folder.c); every problem is exit 2 ---- */
-
-/* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
- * written as fp16 where it follows the dtype and dt is fp16, then
- * DIR/meta.json holding `meta`. */
-void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta);
-/* meta.json and the header of every file the table t names (an INPUT must
- * be there): f->shape[k], f->given[k]. No data is read. The sizes in t are
- * not used. */
-void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n);
-/* Exit 2 unless the folder's file k has t's shape. */
-void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k);
-/* The data of every file folder_read found: x[k] fp32 (malloc'd), NULL where
- * absent; read once every shape has been checked. */
-void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x);
-/* meta.json values; dflt when the key is absent. */
-bool meta_bool(const LoadFolder *f, const char *key, bool dflt);
-int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt);
-
-/* malloc or exit 2 naming the bytes and what they were for (driver.c). */
-void *host_alloc(int64_t bytes, const char *what);
-
-/* Bytes of one element of tensor t in a version of dtype dt: 2 where it is
- * fp16 or bf16 there (TensorDType), else 4 (driver.c). */
-size_t tensor_elem_bytes(const TensorSpec *t, DType dt);
 
 /* Benchmark shapes: every batch x every seqlen (batch outer) on one base. */
 typedef struct {
@@ -175,7 +120,7 @@ typedef struct {
     const VersionInfo *prev_gpu[2];  // previous stages of the GPU versions, or NULL
     bool fp16_inputs;                // every fp32 version, and the oracle, read the fp16-rounded inputs too
     bool check_fixtures;             // also check the oracle against the official fixtures
-    unsigned bench_sets;             // bit k: the op's bench[k] (BENCH_* in ops.h)
+    unsigned bench_sets;             // bit k: the op's bench[k] (BENCH_* in the op's op_<op>.h)
     /* NULL, or what the chapter prints after its timings (a plain run and
      * --bench; with --csv FILE it may write its own CSV beside FILE). */
     void (*lesson)(const Args *a);

@@ -1,4 +1,4 @@
-/* --dump and --load folders (driver.h): an operation's named tensors as
+/* --dump and --load folders (folder.h): an operation's named tensors as
  * DIR/<name>.npy in the official layouts, and meta.json with the flags the
  * shapes cannot show. Anything wrong with a folder is one line and exit 2. */
 #define _POSIX_C_SOURCE 200809L  // mkdir
@@ -8,8 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "folder.h"
+
 #include "args.h"
-#include "driver.h"
 #include "half.h"
 
 static NpyShape npy_shape_of(const TensorSpec *t) {

@@ -44,7 +44,6 @@ bool gpu_available(void) {
 
 const char *gpu_unavailable_reason(void) { return g_reason; }
 const char *gpu_name(void) { return gpu_available() ? g_prop.name : "cpu"; }
-int gpu_sm_count(void) { return gpu_available() ? g_prop.multiProcessorCount : 0; }
 size_t gpu_l2_bytes(void) { return gpu_available() ? (size_t)g_prop.l2CacheSize : 0; }
 
 size_t gpu_free_bytes(void) {

@@ -13,7 +13,6 @@
 bool gpu_available(void);
 const char *gpu_unavailable_reason(void);
 const char *gpu_name(void);        // "NVIDIA H200", or "cpu" without a device
-int gpu_sm_count(void);
 size_t gpu_l2_bytes(void);
 size_t gpu_free_bytes(void);
 

@@ -47,7 +47,3 @@ double rng_normal(Rng *r) {
 void rng_fill_uniform(Rng *r, float *x, int64_t n, double lo, double hi) {
     for (int64_t i = 0; i < n; i++) x[i] = (float)rng_range(r, lo, hi);
 }
-
-void rng_fill_normal(Rng *r, float *x, int64_t n, double mean, double std) {
-    for (int64_t i = 0; i < n; i++) x[i] = (float)(mean + std * rng_normal(r));
-}

@@ -13,6 +13,5 @@ double rng_uniform(Rng *r);                   // [0, 1)
 double rng_range(Rng *r, double lo, double hi);// [lo, hi)
 double rng_normal(Rng *r);                    // standard normal (Box-Muller)
 void rng_fill_uniform(Rng *r, float *x, int64_t n, double lo, double hi);
-void rng_fill_normal(Rng *r, float *x, int64_t n, double mean, double std);
 
 #endif

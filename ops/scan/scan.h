@@ -7,11 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The dtype of a version's tensors that follow it (driver.h: VERSION_DTYPE).
- * DT_FP16_STATE16: fp16 as DT_FP16, and the decode state (STATE_DTYPE) stored
- * in fp16 too. DT_BF16: bfloat16. */
-typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3 } DType;
-
 /* b batch, d channels, N state size, L sequence length, G groups of B/C. */
 typedef struct {
     int64_t batch, dim, dstate, seqlen, groups;

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 
 #include "args.h"
-#include "fixtures.h"
-#include "ops.h"
-#include "oracle.h"
+#include "op_scan.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
 enum { T_U, T_DELTA, T_Z, T_A, T_B, T_C, T_D, T_DELTA_BIAS, T_H0, T_Y, T_LAST_STATE, N_TENSORS };
@@ -161,28 +159,30 @@ static void scan_meta_text(const Problem *p, char *buf, size_t len) {
  * any block or chunk, N not a power of two, N = 256, G > 1, flags on and off,
  * delta + bias above 20, long L. */
 static const Problem CHECK_CASES[] = {
-    // b  L     d   N    G  h  p  Q  z      D      bias   softplus h0     Dhp    big_delta form hydra
-    {1, 1,    3,  1,   1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
-    {2, 37,   5,  7,   1, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0, false},
-    {2, 333,  8,  16,  2, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
-    {1, 100,  4,  3,   1, 0, 0, 0, false, false, false, false, false, false, false, 0, false},
-    {2, 77,   6,  5,   3, 0, 0, 0, true,  true,  true,  true,  false, false, true,  0, false},
-    {1, 45,   4,  9,   2, 0, 0, 0, false, true,  false, false, true,  false, true,  0, false},
-    {3, 513,  6,  32,  1, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0, false},
-    {1, 130,  2,  256, 1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
-    {1, 4100, 4,  16,  2, 0, 0, 0, true,  true,  true,  true,  true,  false, false, 0, false},
-    {1, 8192, 16, 32,  1, 0, 0, 0, true,  true,  true,  true,  false, false, false, 0, false},
+    {.batch = 1, .seqlen = 1, .dim = 3, .dstate = 1, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 37, .dim = 5, .dstate = 7, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 333, .dim = 8, .dstate = 16, .groups = 2, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 1, .seqlen = 100, .dim = 4, .dstate = 3, .groups = 1},
+    {.batch = 2, .seqlen = 77, .dim = 6, .dstate = 5, .groups = 3, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
+    {.batch = 1, .seqlen = 45, .dim = 4, .dstate = 9, .groups = 2, .has_D = true, .has_h0 = true, .big_delta = true},
+    {.batch = 3, .seqlen = 513, .dim = 6, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 130, .dim = 2, .dstate = 256, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 1, .seqlen = 4100, .dim = 4, .dstate = 16, .groups = 2, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 8192, .dim = 16, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
 };
 
 /* Benchmark sets (docs/design.md §7): z, D, delta_bias and softplus on; B/C (b, N, L). */
 static const BenchGrid BENCH[] = {
     // S1: d 2048, N 32, L 512
-    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 2, 4, 8, 16}, {512}},
+    {.base = {.dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1, 2, 4, 8, 16}, .seqlen = {512}},
     // S2: d 2048, N 16, long L
-    {{0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 8}, {512, 2048, 8192, 65536}},
+    {.base = {.dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1, 8}, .seqlen = {512, 2048, 8192, 65536}},
 };
 static const BenchGrid QUICK[] = {
-    {{0, 0, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false}, {1, 16}, {512}},
+    {.base = {.dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1, 16}, .seqlen = {512}},
 };
 
 const Op OP_SCAN = {
@@ -206,11 +206,11 @@ const Op OP_SCAN = {
     .flops = NULL,  // no matrix products
     .infer = scan_infer,
     .meta_text = scan_meta_text,
-    .fixtures = fixtures_check_mamba1,
+    .fixtures = fixtures_check_scan,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 333, 8, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false},
-    .bench_base = {1, 512, 2048, 32, 1, 0, 0, 0, true, true, true, true, false, false, false, 0, false},
+    .check_base = {.batch = 2, .seqlen = 333, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    .bench_base = {.batch = 1, .seqlen = 512, .dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 
 #include "args.h"
-#include "fixtures.h"
-#include "ops.h"
-#include "oracle.h"
+#include "op_ssd.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
 enum { T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_Y, T_FINAL_STATE, N_TENSORS };
@@ -191,30 +189,35 @@ static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
  * not a multiple of the chunk, odd p and N, g > 1, D per channel, flags on
  * and off, dt + bias above 20, the S3 head shape, and L up to 4100. */
 static const Problem CHECK_CASES[] = {
-    // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta form hydra
-    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
-    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
-    {2, 100,  0, 16,  1, 4, 16, 32,  false, true,  true,  true,  false, true,  false, 0, false},
-    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  false, false, true,  0, false},
-    {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false, 0, false},
-    {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false, 0, false},
-    {1, 4100, 0, 64,  2, 2, 64, 256, true,  true,  true,  true,  false, false, false, 0, false},
-    {1, 2048, 0, 16,  1, 2, 32, 256, true,  true,  true,  true,  false, false, false, 0, false},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .heads = 4, .headdim = 16, .chunk = 32, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true},
+    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .heads = 6, .headdim = 24, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
+    {.batch = 1, .seqlen = 200, .dstate = 33, .groups = 1, .heads = 3, .headdim = 7, .chunk = 128},
+    {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 4100, .dstate = 64, .groups = 2, .heads = 2, .headdim = 64, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 1, .seqlen = 2048, .dstate = 16, .groups = 1, .heads = 2, .headdim = 32, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
 };
 
 /* Benchmark sets (docs/design.md §7): S3 is the official timing's configuration,
  * D, dt_bias and softplus on, no z. */
 static const BenchGrid BENCH[] = {
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
-     {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, true, true, true, true, false, false, false, 0, false}, {1, 8}, {8192}},
-    {{0, 0, 0, 16, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {4096}},
-    {{0, 0, 0, 64, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {4096}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {4096}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1, 8}, .seqlen = {512, 1024, 2048, 4096, 8192, 16384}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1, 8}, .seqlen = {8192}},
+    {.base = {.dstate = 16, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {8}, .seqlen = {4096}},
+    {.base = {.dstate = 64, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {8}, .seqlen = {4096}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {8}, .seqlen = {4096}},
 };
 static const BenchGrid QUICK[] = {
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {1}, {512}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {8192}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1}, .seqlen = {512}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {8}, .seqlen = {8192}},
 };
 
 const Op OP_SSD = {
@@ -241,8 +244,8 @@ const Op OP_SSD = {
     .fixtures = fixtures_check_ssd,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 333, 0, 16, 2, 4, 8, 64, true, true, true, true, false, false, false, 0, false},
-    .bench_base = {1, 512, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
+    .check_base = {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .heads = 4, .headdim = 8, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    .bench_base = {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

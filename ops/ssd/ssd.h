@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scan.h"  // DType
-
 /* b batch, L sequence length, h heads, p headdim, g groups of B/C (head i
  * uses group i / (h / g)), N state size, chunk the chunk size Q (a power of
  * two; L need not be a multiple of it). */
@@ -42,7 +40,6 @@ static inline int64_t ssd_n_x(const SsdShape *s) { return s->batch * s->seqlen *
 static inline int64_t ssd_n_dt(const SsdShape *s) { return s->batch * s->seqlen * s->heads; }
 static inline int64_t ssd_n_bc(const SsdShape *s) { return s->batch * s->seqlen * s->groups * s->dstate; }
 static inline int64_t ssd_n_state(const SsdShape *s) { return s->batch * s->heads * s->headdim * s->dstate; }
-static inline int64_t ssd_n_D(const SsdShape *s) { return s->D_per_channel ? s->heads * s->headdim : s->heads; }
 static inline int64_t ssd_n_chunks(const SsdShape *s) { return (s->seqlen + s->chunk - 1) / s->chunk; }
 
 /* Group of head hi: the official code uses hi / (h / g). */

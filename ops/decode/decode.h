@@ -16,8 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scan.h"  // DType
-
 enum { DECODE_M1 = 1, DECODE_M2 = 2 };
 
 /* form DECODE_M1: dim d channels, A (d, N), B/C shared by every channel.

@@ -1,7 +1,8 @@
-/* build/test_oracle [FIXTURE_DIR]: checks the harness's own foundations, on
- * the CPU: fp16 rounding, the .npy reader and writer, the random generator,
- * the discretization rules, and the fp64 oracle against the official
- * fixtures (default common/fixtures). Exit 0 when every check passes, else 1. */
+/* build/test_oracle [ROOT]: checks the harness's own foundations, on the
+ * CPU: fp16 rounding, the .npy reader and writer, the random generator, the
+ * discretization rules, and every operation's fp64 oracle against its
+ * official fixtures (ROOT/ops/<op>/fixtures; ROOT defaults to the repository
+ * the program was built in). Exit 0 when every check passes, else 1. */
 #define _POSIX_C_SOURCE 200809L  // mkstemp, close, unlink
 
 #include <math.h>
@@ -11,10 +12,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "fixtures.h"
+#include "fixture.h"
 #include "half.h"
 #include "npy.h"
-#include "oracle.h"
+#include "op_bidir.h"
+#include "op_decode.h"
 #include "rng.h"
 
 /* ---- fp16 ---- */
@@ -297,10 +299,10 @@ static void check_compare(void) {
 int main(int argc, char **argv) {
     if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
         bool help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-        fprintf(help ? stdout : stderr, "usage: %s [FIXTURE_DIR]   (default common/fixtures)\n", argv[0]);
+        fprintf(help ? stdout : stderr, "usage: %s [ROOT]   (the repository holding ops/*/fixtures; default the one it was built in)\n", argv[0]);
         return help ? EXIT_OK : EXIT_USAGE;
     }
-    const char *dir = argc == 2 ? argv[1] : fixtures_dir();
+    const char *root = argc == 2 ? argv[1] : repository_root();
 
     check_half();
     check_bf16();
@@ -308,8 +310,11 @@ int main(int argc, char **argv) {
     check_rng();
     check_discretize();
     check_compare();
-    printf("oracle vs the official fixtures (%s)\n", dir);
-    fixtures_check_all(dir);
+    printf("oracle vs the official fixtures (%s/ops)\n", root);
+    fixtures_check_scan(root);
+    fixtures_check_ssd(root);
+    fixtures_check_bidir(root);
+    fixtures_check_decode(root);
     check_summary("test_oracle");
     return check_exit_code(false);
 }

@@ -1,6 +1,6 @@
 /* Bidirectional Mamba-2 as an operation of the driver core (chapter 06), in
  * both published forms: the default y = SS(x) + flip(SS(flip(x))) + D·x and
- * Hydra's shifted form with its own backward dt, B, C (common/bidir.h).
+ * Hydra's shifted form with its own backward dt, B, C (ops/bidir/bidir.h).
  * mamba_chunk_scan_combined's tensors and ranges as in op_ssd.c, plus the
  * backward direction's initial state and Hydra's backward inputs; the
  * oracle, the exp and FLOP counts, the check and benchmark shapes, and the
@@ -9,9 +9,7 @@
 #include <stdlib.h>
 
 #include "args.h"
-#include "fixtures.h"
-#include "ops.h"
-#include "oracle.h"
+#include "op_bidir.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order),
  * then outputs. The first nine are OP_SSD's, in its order (op_ssd.c), so its
@@ -183,33 +181,34 @@ static void bidir_meta_text(const Problem *p, char *buf, size_t len) {
  * off (softplus off with a bias), both initial states, dt + bias above 20
  * with and without a bias (then on dt and Hydra's dt_bwd), the S3 head shape. */
 static const Problem CHECK_CASES[] = {
-    // b  L     d  N    g  h  p   Q    z      D      bias   softplus h0     Dhp    big_delta form hydra
-    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
-    {1, 1,    0, 8,   1, 2, 4,  16,  true,  true,  true,  true,  true,  false, false, 0, true},
-    {2, 2,    0, 5,   2, 4, 3,  16,  false, true,  true,  true,  true,  false, false, 0, false},
-    {2, 2,    0, 5,   2, 4, 3,  16,  false, true,  true,  true,  true,  false, false, 0, true},
-    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  true,  false, false, 0, false},
-    {2, 37,   0, 5,   2, 4, 3,  16,  true,  true,  true,  true,  false, false, false, 0, true},
-    {2, 100,  0, 16,  1, 4, 16, 32,  false, true,  true,  true,  false, true,  false, 0, false},
-    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  false, false, true,  0, false},
-    {1, 333,  0, 20,  3, 6, 24, 64,  true,  true,  true,  true,  true,  false, true,  0, true},
-    {1, 200,  0, 33,  1, 3, 7,  128, false, false, false, false, false, false, false, 0, true},
-    {2, 513,  0, 128, 1, 2, 64, 256, false, true,  true,  true,  true,  false, false, 0, false},
-    {2, 45,   0, 6,   2, 4, 5,  16,  true,  true,  true,  false, true,  true,  false, 0, true},
-    {1, 70,   0, 9,   1, 4, 6,  32,  false, true,  false, true,  false, false, true,  0, true},
-    {1, 70,   0, 9,   1, 4, 6,  32,  true,  true,  false, true,  true,  true,  true,  0, false},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .hydra = true},
+    {.batch = 2, .seqlen = 2, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 2, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .hydra = true},
+    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .hydra = true},
+    {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .heads = 4, .headdim = 16, .chunk = 32, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true},
+    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .heads = 6, .headdim = 24, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
+    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .heads = 6, .headdim = 24, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .big_delta = true, .hydra = true},
+    {.batch = 1, .seqlen = 200, .dstate = 33, .groups = 1, .heads = 3, .headdim = 7, .chunk = 128, .hydra = true},
+    {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 45, .dstate = 6, .groups = 2, .heads = 4, .headdim = 5, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .has_h0 = true, .D_per_channel = true, .hydra = true},
+    {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .heads = 4, .headdim = 6, .chunk = 32, .has_D = true, .softplus = true, .big_delta = true, .hydra = true},
+    {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .heads = 4, .headdim = 6, .chunk = 32, .has_z = true, .has_D = true, .softplus = true, .has_h0 = true, .D_per_channel = true, .big_delta = true},
 };
 
 /* Benchmark sets (docs/design.md §7): S3 in each form. */
 static const BenchGrid BENCH[] = {
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
-     {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, true},
-     {1, 8}, {512, 1024, 2048, 4096, 8192, 16384}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {1, 8}, .seqlen = {512, 1024, 2048, 4096, 8192, 16384}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .hydra = true},
+     .batch = {1, 8}, .seqlen = {512, 1024, 2048, 4096, 8192, 16384}},
 };
 static const BenchGrid QUICK[] = {
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false}, {8}, {8192}},
-    {{0, 0, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, true}, {8}, {8192}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+     .batch = {8}, .seqlen = {8192}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .hydra = true},
+     .batch = {8}, .seqlen = {8192}},
 };
 
 const Op OP_BIDIR = {
@@ -237,8 +236,8 @@ const Op OP_BIDIR = {
     .fixtures = fixtures_check_bidir,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 333, 0, 16, 2, 4, 8, 64, true, true, true, true, false, false, false, 0, false},
-    .bench_base = {1, 512, 0, 128, 1, 32, 64, 256, false, true, true, true, false, false, false, 0, false},
+    .check_base = {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .heads = 4, .headdim = 8, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    .bench_base = {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

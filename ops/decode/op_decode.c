@@ -10,9 +10,7 @@
 #include <stdlib.h>
 
 #include "args.h"
-#include "fixtures.h"
-#include "ops.h"
-#include "oracle.h"
+#include "op_decode.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
 enum { T_STATE, T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_Y, T_STATE_OUT, N_TENSORS };
@@ -86,8 +84,8 @@ static void decode_validate(const Problem *p) {
 
 /* Sizes given on the command line start from the base of the form: --form,
  * else Mamba-1 when --dim is given, else Mamba-2. */
-static const Problem CHECK_BASE_M1 = {2, 1, 40, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1, false};
-static const Problem BENCH_BASE_M1 = {64, 1, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1, false};
+static const Problem CHECK_BASE_M1 = {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1};
+static const Problem BENCH_BASE_M1 = {.batch = 64, .seqlen = 1, .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1};
 
 static void decode_command_line_base(Problem *base, const Args *a, bool bench) {
     if (a->form == DECODE_M1 || (!a->form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
@@ -242,36 +240,36 @@ static void decode_meta_text(const Problem *p, char *buf, size_t len) {
  * coalesced kernels' lanes (N 600 in 16-byte pieces, N 130 in floats). */
 static const Problem CHECK_CASES[] = {
     // b  T    d     N    g  h   p   Q  z      D      bias   softplus h0    Dhp    big_delta form hydra
-    {1, 1,   8,    16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1, false},
-    {2, 1,   40,   7,   1, 0,  0,  0, false, true,  true,  true,  false, false, true,  DECODE_M1, false},
-    {3, 5,   33,   16,  1, 0,  0,  0, true,  false, true,  true,  false, false, false, DECODE_M1, false},
-    {2, 37,  16,   32,  1, 0,  0,  0, true,  true,  false, false, false, false, false, DECODE_M1, false},
-    {2, 1,   2048, 16,  1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1, false},
-    {2, 5,   24,   600, 1, 0,  0,  0, true,  true,  true,  true,  false, false, false, DECODE_M1, false},
-    {1, 1,   0,    8,   1, 2,  4,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
-    {2, 1,   0,    40,  3, 6,  24, 0, true,  true,  true,  true,  false, false, true,  DECODE_M2, false},
-    {2, 3,   0,    33,  2, 4,  7,  0, false, false, true,  true,  false, false, false, DECODE_M2, false},
-    {2, 64,  0,    128, 1, 4,  16, 0, true,  true,  false, false, false, false, false, DECODE_M2, false},
-    {1, 300, 0,    16,  2, 2,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
-    {2, 1,   0,    128, 1, 32, 64, 0, false, true,  true,  true,  false, false, false, DECODE_M2, false},
-    {2, 3,   0,    130, 2, 4,  8,  0, true,  true,  true,  true,  false, false, false, DECODE_M2, false},
+    {.batch = 1, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
+    {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M1},
+    {.batch = 3, .seqlen = 5, .dim = 33, .dstate = 16, .groups = 1, .has_z = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
+    {.batch = 2, .seqlen = 37, .dim = 16, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .form = DECODE_M1},
+    {.batch = 2, .seqlen = 1, .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
+    {.batch = 2, .seqlen = 5, .dim = 24, .dstate = 600, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 3, .heads = 6, .headdim = 24, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 3, .dstate = 33, .groups = 2, .heads = 4, .headdim = 7, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 64, .dstate = 128, .groups = 1, .heads = 4, .headdim = 16, .has_z = true, .has_D = true, .form = DECODE_M2},
+    {.batch = 1, .seqlen = 300, .dstate = 16, .groups = 2, .heads = 2, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 3, .dstate = 130, .groups = 2, .heads = 4, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
 };
 
 /* Benchmark sets (docs/design.md §7, S4): one token, batch 1..256 (the state
  * fp32, except in a DT_FP16_STATE16 version);
  * Mamba-2 h 32, p 64, N 128, g 1, no z; Mamba-1 d 2048, N 16, z given. Then
  * T tokens per launch at batch 8, where the state's bytes are paid once. */
-#define S4_M2 {0, 0, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2, false}
-#define S4_M1 {0, 0, 2048, 16, 1, 0, 0, 0, true, true, true, true, false, false, false, DECODE_M1, false}
+#define S4_M2 {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2}
+#define S4_M1 {.dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1}
 static const BenchGrid BENCH[] = {
-    {S4_M2, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
-    {S4_M1, {1, 4, 8, 16, 32, 64, 128, 256}, {1}},
-    {S4_M2, {8}, {4, 16, 64, 256}},  // T = 1 at batch 8 is S4's row
-    {S4_M1, {8}, {4, 16, 64, 256}},
+    {.base = S4_M2, .batch = {1, 4, 8, 16, 32, 64, 128, 256}, .seqlen = {1}},
+    {.base = S4_M1, .batch = {1, 4, 8, 16, 32, 64, 128, 256}, .seqlen = {1}},
+    {.base = S4_M2, .batch = {8}, .seqlen = {4, 16, 64, 256}},  // T = 1 at batch 8 is S4's row
+    {.base = S4_M1, .batch = {8}, .seqlen = {4, 16, 64, 256}},
 };
 static const BenchGrid QUICK[] = {
-    {S4_M2, {1, 64}, {1}},
-    {S4_M1, {1, 64}, {1}},
+    {.base = S4_M2, .batch = {1, 64}, .seqlen = {1}},
+    {.base = S4_M1, .batch = {1, 64}, .seqlen = {1}},
 };
 
 const Op OP_DECODE = {
@@ -302,8 +300,8 @@ const Op OP_DECODE = {
     .loop_input = T_STATE,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {2, 1, 0, 40, 2, 4, 24, 0, true, true, true, true, false, false, false, DECODE_M2, false},
-    .bench_base = {64, 1, 0, 128, 1, 32, 64, 0, false, true, true, true, false, false, false, DECODE_M2, false},
+    .check_base = {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 2, .heads = 4, .headdim = 24, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    .bench_base = {.batch = 64, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

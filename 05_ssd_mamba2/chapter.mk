@@ -1,0 +1,14 @@
+# 05 runs 03's tuned scan on the SSD through the Mamba-2 -> Mamba-1 mapping (version 4).
+LINKS_05_ssd_mamba2 := build/obj/03_fused_cuda/kernels.o
+
+# Kernels on wgmma need sm_90a code, which runs on compute capability 9.0 alone: where the
+# target is sm_90 they are built for sm_90a (SSD_SM90A tells their launchers), elsewhere
+# their launchers refuse.
+comma := ,
+build/obj/05_ssd_mamba2/wgmma.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
+    -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
+
+# make sanitize: p 64 with N 128 is the fused kernels' compiled-in tile, N 7 their generic path.
+SANITIZE_SSD_SHAPES = --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
+SANITIZE_SSD_DSTATES = 7 128
+SANITIZE_05_ssd_mamba2 = "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)"

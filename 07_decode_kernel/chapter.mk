@@ -1,0 +1,10 @@
+# 07 runs 03's scan_fused_tuned (Mamba-1) and 05's ssd_steps_fp32 (Mamba-2) on T tokens as its prefill-form versions.
+LINKS_07_decode_kernel := build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
+
+# 07's kernels go to the per-thread default stream, so its token loop can be captured in a CUDA graph.
+build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
+
+# make sanitize: both forms, one token and five, N 7 (no 16-byte rows) and each form's S4 N.
+SANITIZE_07_decode_kernel = \
+    "07_decode_kernel" "--form m2 --batch 2 --tokens 1,5 --heads 6 --headdim 24 --groups 3" "7 128" \
+    "07_decode_kernel" "--form m1 --batch 2 --tokens 1,5 --dim 40" "7 16"

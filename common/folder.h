@@ -1,0 +1,39 @@
+/* --dump and --load folders: every tensor of a problem as DIR/<name>.npy
+ * beside DIR/meta.json. Every problem with a folder is exit 2 with one line
+ * naming the file. */
+#ifndef FOLDER_H
+#define FOLDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npy.h"
+#include "tensor.h"
+
+/* A --load folder: which of the operation's files it holds (table order),
+ * their shapes, and meta.json. */
+typedef struct {
+    const char *dir;
+    bool given[MAX_TENSORS];        // DIR/<name>.npy was there
+    NpyShape shape[MAX_TENSORS];    // and had this shape
+    char meta[4096];                // meta.json's text, "" without one
+} LoadFolder;
+
+/* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
+ * written as fp16 where it follows the dtype and dt is fp16, then
+ * DIR/meta.json holding `meta`. */
+void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta);
+/* meta.json and the header of every file the table t names (an INPUT must
+ * be there): f->shape[k], f->given[k]. No data is read. The sizes in t are
+ * not used. */
+void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n);
+/* Exit 2 unless the folder's file k has t's shape. */
+void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k);
+/* The data of every file folder_read found: x[k] fp32 (malloc'd), NULL where
+ * absent; read once every shape has been checked. */
+void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x);
+/* meta.json values; dflt when the key is absent. */
+bool meta_bool(const LoadFolder *f, const char *key, bool dflt);
+int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt);
+
+#endif

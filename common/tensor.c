@@ -1,0 +1,22 @@
+/* host_alloc and tensor_elem_bytes (tensor.h). */
+#define _POSIX_C_SOURCE 200809L  // sysconf
+#include "tensor.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "args.h"
+
+void *host_alloc(int64_t bytes, const char *what) {
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    void *p = (phys > 0 && bytes > phys) ? NULL : malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (!p) die_usage("cannot allocate %lld bytes (%.1f MiB) of host memory for %s",
+                      (long long)bytes, bytes / 1048576.0, what);
+    return p;
+}
+
+size_t tensor_elem_bytes(const TensorSpec *t, DType dt) {
+    const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
+                      (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
+    return half ? 2 : 4;
+}

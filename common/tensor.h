@@ -1,0 +1,42 @@
+/* A tensor of an operation as the harness sees it: its name, role, dtype
+ * rule and shape; the dtypes a version can run in. */
+#ifndef TENSOR_H
+#define TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The dtype of a version's tensors that follow it (VERSION_DTYPE).
+ * DT_FP16_STATE16: fp16 as DT_FP16, and the decode state (STATE_DTYPE) stored
+ * in fp16 too. DT_BF16: bfloat16. */
+typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3 } DType;
+
+#define MAX_TENSORS 16
+#define MAX_DIMS 4
+
+typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
+/* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version,
+ * bf16 in a DT_BF16 one; STATE_DTYPE: fp16 in a DT_FP16_STATE16 version only
+ * (the decode state). */
+typedef enum { ALWAYS_FP32, VERSION_DTYPE, STATE_DTYPE } TensorDType;
+
+/* One tensor of an operation, named and laid out as the official code does. */
+typedef struct {
+    const char *name;        // official name, also its .npy file's: "u", "dt_bias"
+    TensorRole role;         // an optional input may be off; outputs are written by a forward
+    TensorDType dtype;       // fp32, or fp16 | bf16 as the version says (TensorDType)
+    bool present;            // false: an optional input that is off in this problem
+    double lo, hi;           // random inputs: uniform in [lo, hi)
+    int ndim;
+    int64_t shape[MAX_DIMS]; // C order
+} TensorSpec;
+
+/* malloc or exit 2 naming the bytes and what they were for (tensor.c). */
+void *host_alloc(int64_t bytes, const char *what);
+
+/* Bytes of one element of tensor t in a version of dtype dt: 2 where it is
+ * fp16 or bf16 there (TensorDType), else 4 (tensor.c). */
+size_t tensor_elem_bytes(const TensorSpec *t, DType dt);
+
+#endif

@@ -1,0 +1,71 @@
+/* The fp64 oracle of the decode step (selective_state_update_ref, mamba_ssm/ops/triton/selective_state_update.py). */
+#include "op_decode.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- Decode step ---- */
+
+/* One state row over the T tokens. Mamba-1 (selective_state_update_ref with
+ * state (b, d, N)): row = bi*d + c, its own A row, dt, D and dt_bias; B and C
+ * per batch entry. Mamba-2: the tied form that Mamba2.step
+ * (mamba_ssm/modules/mamba2.py) builds before calling selective_state_update:
+ *   A = repeat(A, "h -> h p n", p=self.headdim, n=self.d_state).to(dtype=torch.float32)
+ *   dt = repeat(dt, "b h -> b h p", p=self.headdim)
+ *   dt_bias = repeat(self.dt_bias, "h -> h p", p=self.headdim)
+ *   D = repeat(self.D, "h -> h p", p=self.headdim)
+ * so one dt, A, D and dt_bias serve every p of head hi = row / p % h, and
+ *   B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+ * picks B and C of the head's group. Token k reads x, dt, z, B, C at k and
+ * writes y at k; the state carries from one token to the next in fp64. */
+void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state) {
+    const DecodeShape *s = &t->s;
+    int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
+    int64_t bi = row / W, c = row % W;       // c: channel (M1) or hi·p + pi (M2)
+    int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;  // what dt, D, dt_bias follow: head (M2) or channel (M1)
+    const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
+    int64_t dt_width = s->form == DECODE_M1 ? W : s->heads;
+    const float *x = t->x, *dtp = t->dt, *z = t->z, *B = t->B, *C = t->C;
+    int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
+    int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
+    for (int64_t n = 0; n < N; n++) state[n] = t->state[row * N + n];
+    for (int64_t k = 0; k < T; k++) {
+        int64_t at = (bi * T + k) * W + c;                            // x, z, y
+        const float *Bk = B + (bi * T + k) * bc_width + bc_off;       // (N,)
+        const float *Ck = C + (bi * T + k) * bc_width + bc_off;       // (N,)
+        double xv = x[at];
+        double dt = dtp[(bi * T + k) * dt_width + hi];
+        // dt = dt + dt_bias
+        if (t->dt_bias) dt += (double)t->dt_bias[hi];
+        // dt = F.softplus(dt) if dt_softplus else dt
+        if (s->softplus) dt = oracle_softplus(dt);
+        double out = 0.0;
+        for (int64_t n = 0; n < N; n++) {
+            // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
+            double dA = exp(dt * (double)A[s->form == DECODE_M1 ? n : 0]);
+            // dB = rearrange(dt, "b d -> b d 1") * rearrange(B, "b n -> b 1 n")
+            double dB = dt * (double)Bk[n];
+            // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1"))
+            state[n] = state[n] * dA + dB * xv;
+            // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
+            out += state[n] * (double)Ck[n];
+        }
+        // if D is not None: out += (x * D).to(out.dtype)
+        if (t->D) out += xv * (double)t->D[hi];
+        // return (out if z is None else out * F.silu(z)).to(x.dtype)
+        if (z) out *= oracle_silu(z[at]);
+        y[k] = out;
+    }
+}
+
+void oracle_decode(const DecodeTensors *t, double *y, double *state_out) {
+    const DecodeShape *s = &t->s;
+    int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
+    double *yr = oracle_alloc((size_t)T * sizeof(double));  // (T,) fp64: one row's outputs
+    for (int64_t row = 0; row < decode_rows(s); row++) {
+        oracle_decode_row(t, row, yr, state_out + row * N);
+        int64_t bi = row / W, c = row % W;
+        for (int64_t k = 0; k < T; k++) y[(bi * T + k) * W + c] = yr[k];
+    }
+    free(yr);
+}

@@ -1,0 +1,97 @@
+/* The Mamba-1 selective scan as the harness runs it: the version type of
+ * chapters 01-04, the operation (op_scan.c), its benchmark sets, its fp64
+ * oracle and its official fixtures. The shapes and tensors kernels see are
+ * in scan.h. */
+#ifndef OP_SCAN_H
+#define OP_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "scan.h"
+
+/* A version of the Mamba-1 selective scan (chapters 01-04). */
+typedef struct {
+    VersionInfo info;   // first member: the core reads every version through it
+    /* Bytes of scratch run() needs beyond inputs and outputs; NULL: none. */
+    size_t (*workspace_bytes)(const ScanShape *s);
+    /* NULL, or a function returning NULL when the shape is runnable and
+     * otherwise the reason it is not (printed as SKIP). */
+    const char *(*unsupported)(const ScanShape *s);
+    /* One forward: reads t's inputs, writes t->y and t->last_state. A GPU
+     * version only enqueues work (checked launches); the core syncs. */
+    void (*run)(const ScanTensors *t, void *workspace);
+} ScanVersion;
+
+/* The command-line flags (ARG_*, args.h) its chapters accept. */
+enum {
+    /* what the Mamba-1 scan chapters (01-04) accept */
+    ARGS_SCAN = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_DSTATE |
+                ARG_SEQLEN | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
+                ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV | ARG_DUMP |
+                ARG_LOAD | ARG_VERSION,
+};
+
+extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
+
+/* Benchmark sets (docs/design.md §7): bit k of a chapter's bench_sets picks
+ * its operation's k-th set. */
+enum {
+    BENCH_S1 = 1 << 0,    // OP_SCAN: d 2048, N 32, L 512, batch 1, 2, 4, 8, 16
+    BENCH_S2 = 1 << 1,    // OP_SCAN: d 2048, N 16, L 512 .. 65536, batch 1 and 8
+};
+
+/* ---- the fp64 oracle (oracle_scan.c): plain loops that mirror the official
+ * reference functions line by line, accumulating in double. Inputs are fp32
+ * host arrays (fp16 chapters pass their fp16-rounded values); outputs fp64. ---- */
+
+/* malloc, or exit 2 naming the bytes. */
+void *oracle_alloc(size_t bytes);
+
+/* softplus as the official kernels apply it: x <= 20 ? log1p(exp(x)) : x */
+double oracle_softplus(double x);
+
+/* Discretizing dx/dt = a*x + b*u over a step dt for a diagonal entry a:
+ *   exact ZOH:  abar = exp(dt*a), bbar = (exp(dt*a) - 1) / a * b  (dt*b at a = 0)
+ *   Euler-B:    abar = exp(dt*a), bbar = dt*b  (the rule every official kernel uses)
+ *   Euler:      abar = 1 + dt*a,  bbar = dt*b */
+typedef enum { DISC_ZOH, DISC_EULER_B, DISC_EULER } DiscRule;
+void oracle_discretize(DiscRule rule, double a, double b, double dt, double *abar, double *bbar);
+
+/* silu(z) = z * sigmoid(z) */
+double oracle_silu(double z);
+
+/* Where one channel's inputs live. Element t of a sequence input is at
+ * ptr[t * stride]; a pointer at the last step with a negative stride walks
+ * time backwards (flip). Per-channel scalars are single pointers. */
+typedef struct {
+    int64_t L, N;
+    bool softplus;
+    const float *u;     int64_t u_t;          // u_t = u[t * u_t]
+    const float *delta; int64_t delta_t;      // delta_t = delta[t * delta_t]
+    const float *z;     int64_t z_t;          // NULL without z
+    const float *A;     int64_t A_n;          // A[n] = A[n * A_n]; A_n = 0: one value for every n
+    const float *B;     int64_t B_n, B_t;     // B_t[n] = B[n * B_n + t * B_t]
+    const float *C;     int64_t C_n, C_t;
+    const float *D;                           // one value, NULL without D
+    const float *bias;                        // one value, NULL without bias
+    const float *h0;                          // (N,) contiguous, NULL: start from zero
+} ScanRow;
+
+/* The recurrence of selective_scan_ref on one row: y (L,) in the row's own
+ * time order, h (N,) its final state. */
+void oracle_row(const ScanRow *r, double *y, double *h);
+
+/* One (batch bi, channel c) row: y[L] and state[N] (final h). t holds fp32
+ * host arrays (u, delta, z, B, C as float). */
+void oracle_scan_row(const ScanTensors *t, int64_t bi, int64_t c, double *y, double *state);
+/* Every row: y (b,d,L) fp64, last_state (b,d,N) fp64. */
+void oracle_scan(const ScanTensors *t, double *y, double *last_state);
+
+/* The oracle against the official fixtures mamba1 and mamba1_plain
+ * (<root>/ops/scan/fixtures, fixtures_scan.c). */
+void fixtures_check_scan(const char *root);
+
+#endif

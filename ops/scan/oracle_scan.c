@@ -1,0 +1,115 @@
+/* The fp64 oracle of the Mamba-1 selective scan, and the routine every
+ * operation's oracle comes down to: oracle_row, the recurrence of
+ * selective_scan_ref for one channel, written as plain loops in double. SSD,
+ * both bidirectional forms and the Mamba-1 scan only differ in where each row
+ * finds its inputs (strides), which is exactly the official Mamba-2 -> Mamba-1
+ * mapping (ssd_selective_scan in mamba_ssm/ops/triton/ssd_combined.py). */
+#include "op_scan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void *oracle_alloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "oracle: cannot allocate %zu bytes\n", bytes);
+        exit(2);
+    }
+    return p;
+}
+
+/* ---- scalar pieces ---- */
+
+/* torch.nn.functional.softplus(x) with its default beta 1, threshold 20. */
+double oracle_softplus(double x) { return x <= 20.0 ? log1p(exp(x)) : x; }
+
+/* silu(z) = z * sigmoid(z); exp(-z) = inf for very negative z gives 0, as it should. */
+double oracle_silu(double z) { return z / (1.0 + exp(-z)); }
+
+void oracle_discretize(DiscRule rule, double a, double b, double dt, double *abar, double *bbar) {
+    switch (rule) {
+    case DISC_ZOH:
+        /* abar = exp(dt a), bbar = (exp(dt a) - 1) / a * b, with expm1 so that
+         * small dt*a keeps its digits; the limit a -> 0 is dt * b. */
+        *abar = exp(dt * a);
+        *bbar = a == 0.0 ? dt * b : expm1(dt * a) / a * b;
+        break;
+    case DISC_EULER_B:
+        /* deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+         * deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u) */
+        *abar = exp(dt * a);
+        *bbar = dt * b;
+        break;
+    case DISC_EULER:
+        *abar = 1.0 + dt * a;
+        *bbar = dt * b;
+        break;
+    }
+}
+
+/* ---- one row of the Mamba-1 scan (ScanRow, op_scan.h: where its inputs live) ---- */
+
+/* y (L,) in the row's own time order; h (N,): the final state. */
+void oracle_row(const ScanRow *r, double *y, double *h) {
+    // x = A.new_zeros((batch, dim, dstate))   (or the given initial state)
+    for (int64_t n = 0; n < r->N; n++) h[n] = r->h0 ? (double)r->h0[n] : 0.0;
+
+    for (int64_t t = 0; t < r->L; t++) {
+        double u = r->u[t * r->u_t];
+        double delta = r->delta[t * r->delta_t];
+        // delta = delta + delta_bias[..., None].float()
+        if (r->bias) delta += (double)*r->bias;
+        // if delta_softplus: delta = F.softplus(delta)
+        if (r->softplus) delta = oracle_softplus(delta);
+
+        double y_t = 0.0;
+        for (int64_t n = 0; n < r->N; n++) {
+            // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
+            double deltaA = exp(delta * (double)r->A[n * r->A_n]);
+            // deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u)
+            double deltaB_u = delta * (double)r->B[n * r->B_n + t * r->B_t] * u;
+            // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
+            h[n] = deltaA * h[n] + deltaB_u;
+            // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
+            y_t += h[n] * (double)r->C[n * r->C_n + t * r->C_t];
+        }
+        // out = y if D is None else y + u * rearrange(D, "d -> d 1")
+        if (r->D) y_t += u * (double)*r->D;
+        // if z is not None: out = out * F.silu(z)
+        if (r->z) y_t *= oracle_silu(r->z[t * r->z_t]);
+        y[t] = y_t;
+    }
+}
+
+/* ---- Mamba-1 selective scan ---- */
+
+void oracle_scan_row(const ScanTensors *t, int64_t bi, int64_t c, double *y, double *state) {
+    const ScanShape *s = &t->s;
+    int64_t d = s->dim, N = s->dstate, L = s->seqlen, G = s->groups;
+    int64_t row = bi * d + c;
+    // B = repeat(B, "B G N L -> B (G H) N L", H=dim // B.shape[1])
+    int64_t bc = (bi * G + scan_group_of(s, c)) * N * L;
+    ScanRow r = {
+        .L = L, .N = N, .softplus = s->softplus,
+        .u = (const float *)t->u + row * L, .u_t = 1,
+        .delta = (const float *)t->delta + row * L, .delta_t = 1,
+        .z = s->has_z ? (const float *)t->z + row * L : NULL, .z_t = 1,
+        .A = t->A + c * N, .A_n = 1,
+        .B = (const float *)t->B + bc, .B_n = L, .B_t = 1,
+        .C = (const float *)t->C + bc, .C_n = L, .C_t = 1,
+        .D = s->has_D ? t->D + c : NULL,
+        .bias = s->has_bias ? t->delta_bias + c : NULL,
+        .h0 = s->has_h0 ? t->h0 + row * N : NULL,
+    };
+    oracle_row(&r, y, state);
+}
+
+void oracle_scan(const ScanTensors *t, double *y, double *last_state) {
+    const ScanShape *s = &t->s;
+    for (int64_t bi = 0; bi < s->batch; bi++)
+        for (int64_t c = 0; c < s->dim; c++) {
+            int64_t row = bi * s->dim + c;
+            oracle_scan_row(t, bi, c, y + row * s->seqlen, last_state + row * s->dstate);
+        }
+}

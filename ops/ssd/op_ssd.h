@@ -1,0 +1,56 @@
+/* Mamba-2's SSD as the harness runs it: the version type of chapter 05, the
+ * operation (op_ssd.c), its benchmark sets, its fp64 oracle and its official
+ * fixture. Shapes and tensors: ssd.h. */
+#ifndef OP_SSD_H
+#define OP_SSD_H
+
+#include "op_scan.h"
+#include "ssd.h"
+
+/* A version of Mamba-2's SSD (chapter 05 on): the same, on SsdShape and
+ * SsdTensors; run() writes t->y and t->final_state. */
+typedef struct {
+    VersionInfo info;
+    size_t (*workspace_bytes)(const SsdShape *s);
+    const char *(*unsupported)(const SsdShape *s);
+    void (*run)(const SsdTensors *t, void *workspace);
+} SsdVersion;
+
+/* The SSD shape of a problem of OP_SSD or OP_BIDIR (op_ssd.c). */
+SsdShape problem_ssd_shape(const Problem *p);
+
+/* The command-line flags (ARG_*, args.h) its chapters accept. */
+enum {
+    /* what the Mamba-2 SSD chapters (05 on) accept */
+    ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_HEADS |
+               ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
+               ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
+               ARG_DUMP | ARG_LOAD | ARG_VERSION,
+};
+
+extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
+
+enum {
+    BENCH_S3 = 1 << 0,    // OP_SSD: h 32, p 64, N 128, g 1, chunk 256, no z, L 512 .. 16384, batch 1 and 8
+    BENCH_S3_Z = 1 << 1,  // OP_SSD: the same with z, L 8192, batch 1 and 8
+    BENCH_CROSSOVER = 7 << 2,  // OP_SSD: S3 at N 16, 64, 128 (three grids), L 4096, batch 8: SSD against 03's scan
+};
+
+/* SsdTensors (ssd.h) with fp32 host arrays; y and final_state unused. */
+
+/* y (b,L,h,p) fp64, final_state (b,h,p,N) fp64 (may be NULL). Computed as the
+ * Mamba-1 scan through the official Mamba-2 -> Mamba-1 mapping. chunk only
+ * matters to chunked algorithms; the result does not depend on it. */
+void oracle_ssd(const SsdTensors *t, double *y, double *final_state);
+/* One channel (head hi, row pi) of batch bi: y (L,) fp64 (y[bi, :, hi, pi])
+ * and its final state (N,) fp64. */
+void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state);
+
+/* The row of channel (hi, pi) of batch bi in original time order, as the
+ * official mapping reads it (the bidirectional oracle reuses it). */
+ScanRow oracle_ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi);
+
+/* The oracle against the official fixture ssd (<root>/ops/ssd/fixtures). */
+void fixtures_check_ssd(const char *root);
+
+#endif

@@ -1,0 +1,59 @@
+/* The fp64 oracle of Mamba-2's SSD: the Mamba-1 recurrence (oracle_row)
+ * through the official Mamba-2 -> Mamba-1 mapping (ssd_selective_scan in
+ * mamba_ssm/ops/triton/ssd_combined.py), read as strides. */
+#include "op_ssd.h"
+
+#include <stdlib.h>
+
+/* The row of channel (hi, pi) of batch bi, in original time order:
+ * ssd_selective_scan's rearranges, read as strides. */
+ScanRow oracle_ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi) {
+    const SsdShape *s = &t->s;
+    int64_t L = s->seqlen, H = s->heads, P = s->headdim, G = s->groups, N = s->dstate;
+    const float *x = t->x, *dt = t->dt, *B = t->B, *C = t->C, *z = t->z;  // fp32 host arrays
+    // x = rearrange(x, "b l h p -> b (h p) l")
+    int64_t x0 = bi * L * H * P + hi * P + pi;
+    // B = rearrange(B, "b l g n -> b g n l"), then in selective_scan_ref
+    // B = repeat(B, "B G N L -> B (G H) N L", H=dim // B.shape[1]): channel hi*P+pi uses group hi / (H/G)
+    int64_t bc0 = bi * L * G * N + (hi / (H / G)) * N;
+    ScanRow r = {
+        .L = L, .N = N, .softplus = s->softplus,
+        .u = x + x0, .u_t = H * P,
+        // dt = repeat(dt, "b l h -> b l h p", p=headdim); dt = rearrange(dt, "b l h p -> b (h p) l")
+        .delta = dt + bi * L * H + hi, .delta_t = H,
+        // z = rearrange(z, "b l h p -> b (h p) l")
+        .z = z ? z + x0 : NULL, .z_t = H * P,
+        // A = repeat(A, "h -> (h p) n", p=headdim, n=dstate)
+        .A = t->A + hi, .A_n = 0,
+        .B = B + bc0, .B_n = 1, .B_t = G * N,
+        .C = C + bc0, .C_n = 1, .C_t = G * N,
+        // D = rearrange(D, "h p -> (h p)")  or  D = repeat(D, "h -> (h p)", p=headdim)
+        .D = t->D ? (s->D_per_channel ? t->D + hi * P + pi : t->D + hi) : NULL,
+        // dt_bias = repeat(dt_bias, "h -> h p", p=headdim); dt_bias = rearrange(dt_bias, "h p -> (h p)")
+        .bias = t->dt_bias ? t->dt_bias + hi : NULL,
+        .h0 = t->initial_states ? t->initial_states + ((bi * H + hi) * P + pi) * N : NULL,
+    };
+    return r;
+}
+
+void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
+    int64_t L = t->s.seqlen, H = t->s.heads, P = t->s.headdim, N = t->s.dstate;
+    double *y_row = oracle_alloc((size_t)L * sizeof(double));   // (L,) one channel's output
+    double *h = oracle_alloc((size_t)N * sizeof(double));       // (N,) its final state
+    for (int64_t bi = 0; bi < t->s.batch; bi++)
+        for (int64_t hi = 0; hi < H; hi++)
+            for (int64_t pi = 0; pi < P; pi++) {
+                oracle_ssd_channel(t, bi, hi, pi, y_row, h);
+                // return rearrange(out, "b (h p) l -> b l h p", p=headdim)
+                for (int64_t l = 0; l < L; l++) y[((bi * L + l) * H + hi) * P + pi] = y_row[l];
+                if (final_state)
+                    for (int64_t n = 0; n < N; n++) final_state[((bi * H + hi) * P + pi) * N + n] = h[n];
+            }
+    free(y_row);
+    free(h);
+}
+
+void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state) {
+    ScanRow r = oracle_ssd_row(t, bi, hi, pi);
+    oracle_row(&r, y, state);
+}
