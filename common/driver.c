@@ -1,5 +1,6 @@
-/* The driver core: inputs, checks, timing, CSV and --dump/--load for any
- * operation (driver.h). A problem lives on the host as its operation's table
+/* The driver core: inputs, checks and --dump/--load for any operation
+ * (driver.h); the timing loop and CSV rows are in bench.c (session.h holds
+ * what the two share). A problem lives on the host as its operation's table
  * of named tensors, fp32 arrays in the official layouts. A version reads the
  * inputs as made (PLAIN), rounded to fp16 (ROUNDED: fp16 versions, and
  * every version of an fp16_inputs chapter) or to bf16 (ROUNDED_BF16: bf16
@@ -8,17 +9,15 @@
  * a version first needs them. */
 #define _POSIX_C_SOURCE 200809L  // sysconf
 #include "driver.h"
+#include "session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
-#include "csv.h"
 #include "fixture.h"
-#include "floors.h"
 #include "gpu.h"
 #include "half.h"
 #include "rng.h"
@@ -51,7 +50,7 @@ static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
 
 /* The op's table for p, once the op has accepted p (exit 2 otherwise) and
  * every tensor's element count fits (mul exits 2 on overflow). */
-static int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
+int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
     op->validate(p);
     int n = op->tensors(p, t);
     for (int k = 0; k < n; k++) numel(&t[k]);
@@ -59,7 +58,7 @@ static int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
 }
 
 /* Minimal bytes of one forward: each input read once, each output written once. */
-static double problem_bytes(const TensorSpec *t, int n, DType dt) {
+double problem_bytes(const TensorSpec *t, int n, DType dt) {
     double bytes = 0.0;
     for (int k = 0; k < n; k++)
         if (t[k].present) bytes += (double)numel(&t[k]) * (double)tensor_elem_bytes(&t[k], dt);
@@ -67,7 +66,7 @@ static double problem_bytes(const TensorSpec *t, int n, DType dt) {
 }
 
 /* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
-static void flags_text(const Problem *p, char *buf, size_t len) {
+void flags_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "%s%s%s%s%s%s", p->has_z ? "z+" : "",
              p->has_D ? (p->D_per_channel ? "Dhp+" : "D+") : "", p->has_bias ? "bias+" : "",
              p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", p->hydra ? "hydra+" : "");
@@ -77,61 +76,30 @@ static void flags_text(const Problem *p, char *buf, size_t len) {
 }
 
 /* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
-static const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dt == DT_BF16 ? "bf16" : "fp16"; }
+const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dt == DT_BF16 ? "bf16" : "fp16"; }
 
 /* ------------------------------------------------------------ the session */
 
-typedef struct {
-    const Chapter *ch;
-    const Op *op;
-    int first, last;       // selected versions, 0-based inclusive
-    bool gpu_skipped;      // a GPU part was skipped: no usable device
-    const char *dump;      // --dump: write the last run's problem here
-} Session;
-
 /* Version i (0-based) of the chapter's array of the op's version type. */
-static const VersionInfo *version_at(const Session *se, int i) {
+const VersionInfo *version_at(const Session *se, int i) {
     return (const VersionInfo *)((const char *)se->ch->versions + (size_t)i * se->op->version_size);
 }
 
-enum { PLAIN, ROUNDED, ROUNDED_BF16, NSETS };  // the inputs as made, rounded to fp16, rounded to bf16
-
-static int input_set(const Session *se, const VersionInfo *v) {
+int input_set(const Session *se, const VersionInfo *v) {
     if (v->dtype == DT_BF16) return ROUNDED_BF16;
     return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
 
-static Tol version_tol(const Session *se, const VersionInfo *v) {
+Tol version_tol(const Session *se, const VersionInfo *v) {
     const int set = input_set(se, v);
     return TOLERANCES[set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
 }
 
 /* ---------------------------------------------------------- host problems */
 
-/* Outputs to compare with. */
-typedef struct {
-    bool tried;                  // made, or found unable to run
-    bool ran;                    // out holds outputs
-    double *out[MAX_TENSORS];    // (table shape) fp64 per output; NULL for inputs and outputs not given
-    double *scale[MAX_TENSORS];  // the oracle's only, where the op gives one: Σ|term| per output element, else NULL
-} Reference;
-
-typedef struct {
-    Problem p;
-    int n;                         // tensors in the table
-    TensorSpec t[MAX_TENSORS];     // the op's table for p
-    float *in[NSETS][MAX_TENSORS];     // [set][k] input k (table shape) fp32; NULL for outputs, absent inputs
-    uint16_t *bits[NSETS][MAX_TENSORS];// [set][k] (table shape) fp16 (bf16) bits of the ROUNDED (ROUNDED_BF16)
-                                       // inputs of VERSION_DTYPE, fp16 bits of STATE_DTYPE ones; else NULL
-    bool rounded[NSETS];               // in[set] and bits[set] are made
-    Reference oracle[NSETS];           // per input set
-    Reference prev[3][NSETS];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
-    Reference given;               // outputs read by --load
-} HostProblem;
-
 /* The tensors of one run on the host in table order, as the op takes them:
  * inputs of one set, outputs out[k] (fp32; out NULL: none). */
-static void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
+void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
     for (int k = 0; k < hp->n; k++)
         t[k] = is_input(&hp->t[k]) ? (void *)hp->in[set][k] : out ? (void *)out[k] : NULL;
 }
@@ -165,12 +133,12 @@ static void host_round(HostProblem *hp, int set) {
     hp->rounded[set] = true;
 }
 
-static void need_inputs(HostProblem *hp, int set) {
+void need_inputs(HostProblem *hp, int set) {
     if (set != PLAIN && !hp->rounded[set]) host_round(hp, set);
 }
 
 /* Random inputs in the op's ranges, drawn in table order from one seed. */
-static void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t seed) {
+void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t seed) {
     memset(hp, 0, sizeof(*hp));
     hp->p = *p;
     hp->n = problem_table(se->op, p, hp->t);
@@ -208,7 +176,7 @@ static void reference_free(Reference *r) {
     }
 }
 
-static void host_free(HostProblem *hp) {
+void host_free(HostProblem *hp) {
     for (int k = 0; k < hp->n; k++) {
         for (int s = ROUNDED; s < NSETS; s++) {
             if (hp->in[s][k] != hp->in[PLAIN][k]) free(hp->in[s][k]);
@@ -224,19 +192,19 @@ static void host_free(HostProblem *hp) {
 }
 
 /* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
-static void outputs_alloc(const HostProblem *hp, float **out) {
+void outputs_alloc(const HostProblem *hp, float **out) {
     for (int k = 0; k < hp->n; k++)
         out[k] = is_input(&hp->t[k]) ? NULL : host_alloc(numel(&hp->t[k]) * 4, hp->t[k].name);
 }
 
-static void outputs_free(const HostProblem *hp, float **out) {
+void outputs_free(const HostProblem *hp, float **out) {
     for (int k = 0; k < hp->n; k++) { free(out[k]); out[k] = NULL; }
 }
 
 /* ------------------------------------------------------- running a version */
 
 /* A CPU version on host arrays in its dtype; outputs widened to fp32 in out. */
-static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
     void *t[MAX_TENSORS];                      // what the version reads and writes
     uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 | bf16 outputs of a 16-bit version
     host_view(hp, set, out, t);
@@ -256,17 +224,11 @@ static void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, in
     free(ws);
 }
 
-/* One problem on the device in a version's dtype, allocated through the tracker. */
-typedef struct {
-    void *t[MAX_TENSORS];   // (table shape) in the version's dtype; NULL where absent
-    void *ws;               // workspace, NULL when none
-} DeviceProblem;
-
-static size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n) {
+size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n) {
     return (size_t)problem_bytes(t, n, v->dtype) + op->workspace(v, p);
 }
 
-static void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b) {
+void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b) {
     char shape[128];
     op->shape_text(p, shape, sizeof(shape));
     die_usage("%s at %s needs %zu bytes (%.1f MiB) of device memory, %zu free", v->name, shape, need,
@@ -274,13 +236,13 @@ static void device_too_small(const Op *op, const VersionInfo *v, const Problem *
 }
 
 /* Input k of one set into dst (device), in the version's dtype dt. */
-static void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
+void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
     const TensorSpec *s = &hp->t[k];
     size_t bytes = (size_t)numel(s) * tensor_elem_bytes(s, dt);
     h2d(dst, tensor_elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
 }
 
-static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
+void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
     size_t need = device_bytes(op, v, &hp->p, hp->t, hp->n), free_b = gpu_free_bytes();
     if (need > free_b) device_too_small(op, v, &hp->p, need, free_b);
     memset(d, 0, sizeof(*d));
@@ -297,12 +259,12 @@ static void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v,
 }
 
 /* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
-static void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
+void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
     for (int k = 0; k < hp->n; k++)
         if (!is_input(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
 }
 
-static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
+void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
         if (is_input(s)) continue;
@@ -318,14 +280,14 @@ static void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType 
     }
 }
 
-static void device_free(DeviceProblem *d) {
+void device_free(DeviceProblem *d) {
     for (int k = 0; k < MAX_TENSORS; k++) dev_free(d->t[k]);
     dev_free(d->ws);
 }
 
 /* The same buffers with the op's loop output written over its loop input
  * (the decode state updated in place). */
-static DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
+DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
     DeviceProblem view = *d;
     view.t[op->loop_output] = view.t[op->loop_input];
     return view;
@@ -492,207 +454,6 @@ static void check_problem(Session *se, HostProblem *hp) {
     if (se->dump && last_v) dump_problem(se, hp, last_set, last, last_v->dtype);
     else if (se->dump) printf("--dump: no version ran, nothing written to %s\n", se->dump);
     outputs_free(hp, last);
-}
-
-/* ------------------------------------------------------------------ bench */
-
-typedef struct {
-    const Op *op;
-    const VersionInfo *v;
-    const Problem *p;
-    DeviceProblem *d;
-} RunCtx;
-
-static void run_ctx(void *ctx) {
-    RunCtx *c = ctx;
-    c->op->run(c->v, c->p, c->d->t, c->d->ws);
-}
-
-/* The device's outputs against the oracle on a sample of at least 64 rows
- * (all rows when fewer). */
-static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol) {
-    float *out[MAX_TENSORS];  // the device's outputs, fp32
-    outputs_alloc(hp, out);
-    device_outputs(c->d, hp, c->v->dtype, out);
-    void *t[MAX_TENSORS];     // inputs and those outputs
-    host_view(hp, set, out, t);
-    int64_t rows = se->op->rows(&hp->p), nsample = rows < 64 ? rows : 64;
-    CheckResult all = {0.0, 0.0, 0, 0, true, 0, false};
-    for (int64_t k = 0; k < nsample; k++) {
-        CheckResult r = se->op->check_row(&hp->p, t, k * rows / nsample, tol);
-        all = k == 0 ? r : check_merge(all, r);
-    }
-    outputs_free(hp, out);
-    return all;
-}
-
-/* The token loop as it really runs (decode): the state updated in place,
- * LOOP_STEPS steps back to back with no L2 flush between them (the state
- * stays in L2 where it fits), launched one by one and as one CUDA graph. One
- * in-place step from the problem's state is checked against the oracle before
- * the timed loops and again after them (the state restored first). Rows like
- * the L2-flushed `row`, ms per step, flags "+loop" and "+loop+graph". */
-#define LOOP_STEPS 256
-
-/* One in-place run of c's version (outputs poisoned first), checked on rows. */
-static CheckResult in_place_step(const Session *se, RunCtx *in_place, const DeviceProblem *d,
-                                 const HostProblem *hp, int set, Tol tol) {
-    device_poison(d, hp, in_place->v->dtype);
-    run_ctx(in_place);
-    gpu_sync();
-    return validate_rows(se, in_place, hp, set, tol);
-}
-
-static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol, const CsvRow *row,
-                       const char *csv) {
-    const Op *op = se->op;
-    DeviceProblem in_place = in_place_view(op, c->d);
-    RunCtx lc = {op, c->v, c->p, &in_place};
-    CheckResult before = in_place_step(se, &lc, c->d, hp, set, tol);
-    for (int graph = 0; graph <= 1; graph++) {
-        Timing tm = gpu_time_loop(run_ctx, &lc, LOOP_STEPS, graph, 20);
-        char flags[80];
-        snprintf(flags, sizeof(flags), "%s+loop%s", row->flags, graph ? "+graph" : "");
-        CsvRow r = *row;
-        r.flags = flags;
-        r.ms_median = tm.median_ms, r.ms_min = tm.min_ms;
-        r.gbps = r.bytes / (tm.median_ms * 1e-3) / 1e9;
-        r.time_over_floor = tm.median_ms / r.floor_ms;
-        printf("     %-26s %d steps %-14s %9.4f ms/step %7.1f GB/s  (no L2 flush between steps)\n", "",
-               LOOP_STEPS, graph ? "in a CUDA graph" : "launched one by one", r.ms_median, r.gbps);
-        if (csv) csv_append(csv, &r);
-    }
-    upload_input(in_place.t[op->loop_input], hp, op->loop_input, set, c->v->dtype);
-    CheckResult after = in_place_step(se, &lc, c->d, hp, set, tol);
-    char label[256];
-    snprintf(label, sizeof(label), "%s in place (%s = %s), before and after the loops, vs oracle", c->v->name,
-             hp->t[op->loop_output].name, hp->t[op->loop_input].name);
-    check_report(label, check_merge(before, after), tol);
-}
-
-static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv) {
-    const Op *op = se->op;
-    HostProblem hp;
-    host_random(se, &hp, p, seed);
-    const Floors *fl = floors_get();
-    char shape[128], flags[64], label[256];
-    op->bench_text(p, shape, sizeof(shape));
-    flags_text(p, flags, sizeof(flags));
-    for (int i = se->first; i <= se->last; i++) {
-        const VersionInfo *v = version_at(se, i);
-        if (!v->gpu) continue;
-        const char *why = op->unsupported(v, p);
-        printf("  %2d %-26s %s %s", i + 1, v->name, dtype_name(v->dtype), shape);
-        if (why) { printf(" SKIP (%s)\n", why); continue; }
-        fflush(stdout);
-        int set = input_set(se, v);
-        Tol tol = version_tol(se, v);
-        need_inputs(&hp, set);
-        DeviceProblem d;
-        device_problem(&d, op, v, &hp, set);
-        RunCtx ctx = {op, v, p, &d};
-        run_ctx(&ctx);
-        gpu_sync();
-        CheckResult before = validate_rows(se, &ctx, &hp, set, tol);
-        Timing tm = gpu_time(run_ctx, &ctx, reps);
-        device_poison(&d, &hp, v->dtype);
-        run_ctx(&ctx);
-        gpu_sync();
-        CheckResult r = check_merge(before, validate_rows(se, &ctx, &hp, set, tol));
-        double bytes = problem_bytes(hp.t, hp.n, v->dtype), exps = op->exps(p);
-        double flops = op->flops ? op->flops(p) : 0.0, fms = floor_ms(fl, bytes, exps, flops);
-        CsvRow row = {se->ch->name, v->name, dtype_name(v->dtype), flags, i + 1,
-                      p->batch, p->dim ? p->dim : p->heads * p->headdim,  // channels: d, or h*p
-                      p->heads, p->headdim, p->groups, p->dstate, p->seqlen, p->chunk,
-                      tm.median_ms, tm.min_ms, bytes, exps, flops, bytes / (tm.median_ms * 1e-3) / 1e9,
-                      fl->bw_gbps, fl->exp_rate, fms, tm.median_ms / fms, mem_peak_mib(),
-                      mem_workspace_mib(), r.rel_l2};
-        printf(" %9.4f ms %7.1f GB/s  floor %.4f ms  x%5.2f  peak %8.1f MiB  ws %8.1f MiB\n",
-               row.ms_median, row.gbps, fms, row.time_over_floor, row.peak_mib, row.workspace_mib);
-        snprintf(label, sizeof(label), "%d %s b%lld L%lld timed output vs oracle (%s rows)", i + 1,
-                 v->name, (long long)p->batch, (long long)p->seqlen, op->rows(p) < 64 ? "all" : "64");
-        check_report(label, r, tol);
-        if (csv) csv_append(csv, &row);
-        if (op->loops && op->loops(v, p)) token_loop(se, &ctx, &hp, set, tol, &row, csv);
-        device_free(&d);
-    }
-    host_free(&hp);
-}
-
-/* What a reader without a GPU sees timed: every CPU version of the chapter on
- * the first of its quick shapes at batch 1 and at most 512 tokens (06's CPU
- * versions take half a minute each at 8192), the median of 3 runs by the wall
- * clock (no CSV: the committed rows are the GPU's). */
-static void cpu_timing(Session *se, const Problem *problems, int n, uint64_t seed) {
-    bool any_cpu = false;
-    for (int k = se->first; k <= se->last; k++) any_cpu |= !version_at(se, k)->gpu;
-    if (!any_cpu || n == 0) return;
-    Problem p = problems[0];
-    p.batch = 1;
-    if (p.seqlen > 512) p.seqlen = 512;
-    HostProblem hp;
-    host_random(se, &hp, &p, seed);
-    char shape[128];
-    se->op->bench_text(&p, shape, sizeof(shape));
-    printf("\ntiming of the CPU versions on this machine (median of 3 runs, wall clock)\n");
-    for (int i = se->first; i <= se->last; i++) {
-        const VersionInfo *v = version_at(se, i);
-        if (v->gpu) continue;
-        printf("  %2d %-26s %s %s", i + 1, v->name, dtype_name(v->dtype), shape);
-        const char *why = se->op->unsupported(v, &p);
-        if (why) { printf(" SKIP (%s)\n", why); continue; }
-        int set = input_set(se, v);
-        need_inputs(&hp, set);
-        float *out[MAX_TENSORS] = {NULL};
-        double ms[3];
-        for (int r = 0; r < 3; r++) {
-            outputs_alloc(&hp, out);
-            struct timespec t0, t1;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
-            run_cpu(se, v, &hp, set, out);
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
-            outputs_free(&hp, out);
-        }
-        for (int a = 0; a < 3; a++)  // sort the three
-            for (int b = a + 1; b < 3; b++)
-                if (ms[b] < ms[a]) { double x = ms[a]; ms[a] = ms[b]; ms[b] = x; }
-        printf(" %10.3f ms\n", ms[1]);
-    }
-    host_free(&hp);
-}
-
-static void bench(Session *se, const Problem *problems, int n, const Args *a, bool quick) {
-    bool any_gpu = false;
-    for (int k = se->first; k <= se->last; k++) any_gpu |= version_at(se, k)->gpu;
-    if (!any_gpu) {
-        printf("bench: no GPU version %s; nothing timed\n", se->first == se->last ? "selected" : "in this chapter yet");
-        return;
-    }
-    if (!gpu_available()) {
-        printf("bench: GPU rows need a CUDA device (%s); nothing timed, no CSV written\n",
-               gpu_unavailable_reason());
-        se->gpu_skipped = true;
-        return;
-    }
-    /* Fail before any work if a problem cannot fit on the device (exit 2). */
-    size_t free_b = gpu_free_bytes();
-    for (int i = 0; i < n; i++) {
-        TensorSpec t[MAX_TENSORS];
-        int nt = problem_table(se->op, &problems[i], t);
-        for (int k = se->first; k <= se->last; k++) {
-            const VersionInfo *v = version_at(se, k);
-            if (!v->gpu || se->op->unsupported(v, &problems[i])) continue;
-            size_t need = device_bytes(se->op, v, &problems[i], t, nt);
-            if (need > free_b) device_too_small(se->op, v, &problems[i], need, free_b);
-        }
-    }
-    const Floors *fl = floors_get();
-    printf("\n%s on %s (copy %.0f GB/s, exp2 %.3g/s", quick ? "timing" : "bench", gpu_name(), fl->bw_gbps,
-           fl->exp_rate);
-    if (se->op->flops) printf(", matrix %.0f TFLOP/s", fl->matrix_tflops);
-    printf(" measured; commit %s)\n", commit_id());
-    for (int i = 0; i < n; i++) bench_problem(se, &problems[i], a->seed, a->reps, quick ? NULL : a->csv);
 }
 
 /* ------------------------------------------- problems from the command line */
@@ -872,3 +633,4 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     check_summary(ch->name);
     return check_exit_code(se.gpu_skipped);
 }
+

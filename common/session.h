@@ -1,0 +1,117 @@
+/* What the driver core (driver.c) and its timing loop (bench.c) share: the
+ * session, a problem's tensors on the host and on the device, and the
+ * functions that make, run and free them. Private to the harness. */
+#ifndef SESSION_H
+#define SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+
+enum { PLAIN, ROUNDED, ROUNDED_BF16, NSETS };  // the inputs as made, rounded to fp16, rounded to bf16
+
+typedef struct {
+    const Chapter *ch;
+    const Op *op;
+    int first, last;       // selected versions, 0-based inclusive
+    bool gpu_skipped;      // a GPU part was skipped: no usable device
+    const char *dump;      // --dump: write the last run's problem here
+} Session;
+
+/* Outputs to compare with. */
+typedef struct {
+    bool tried;                  // made, or found unable to run
+    bool ran;                    // out holds outputs
+    double *out[MAX_TENSORS];    // (table shape) fp64 per output; NULL for inputs and outputs not given
+    double *scale[MAX_TENSORS];  // the oracle's only, where the op gives one: Σ|term| per output element, else NULL
+} Reference;
+
+typedef struct {
+    Problem p;
+    int n;                         // tensors in the table
+    TensorSpec t[MAX_TENSORS];     // the op's table for p
+    float *in[NSETS][MAX_TENSORS];     // [set][k] input k (table shape) fp32; NULL for outputs, absent inputs
+    uint16_t *bits[NSETS][MAX_TENSORS];// [set][k] (table shape) fp16 (bf16) bits of the ROUNDED (ROUNDED_BF16)
+                                       // inputs of VERSION_DTYPE, fp16 bits of STATE_DTYPE ones; else NULL
+    bool rounded[NSETS];               // in[set] and bits[set] are made
+    Reference oracle[NSETS];           // per input set
+    Reference prev[3][NSETS];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
+    Reference given;               // outputs read by --load
+} HostProblem;
+
+/* One problem on the device in a version's dtype, allocated through the tracker. */
+typedef struct {
+    void *t[MAX_TENSORS];   // (table shape) in the version's dtype; NULL where absent
+    void *ws;               // workspace, NULL when none
+} DeviceProblem;
+
+/* ---- sizes and text (driver.c) ---- */
+
+/* The op's table for p, once the op has accepted p (exit 2 otherwise) and
+ * every tensor's element count fits (mul exits 2 on overflow). */
+int problem_table(const Op *op, const Problem *p, TensorSpec *t);
+/* Minimal bytes of one forward: each input read once, each output written once. */
+double problem_bytes(const TensorSpec *t, int n, DType dt);
+/* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
+void flags_text(const Problem *p, char *buf, size_t len);
+/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
+const char *dtype_name(DType dt);
+
+/* ---- the session (driver.c) ---- */
+
+/* Version i (0-based) of the chapter's array of the op's version type. */
+const VersionInfo *version_at(const Session *se, int i);
+/* Which input set (PLAIN, ROUNDED, ROUNDED_BF16) a version reads. */
+int input_set(const Session *se, const VersionInfo *v);
+/* The tolerance of the op for the version's dtype. */
+Tol version_tol(const Session *se, const VersionInfo *v);
+
+/* ---- a problem on the host (driver.c) ---- */
+
+/* The tensors of one run on the host in table order, as the op takes them:
+ * inputs of one set, outputs out[k] (fp32; out NULL: none). */
+void host_view(const HostProblem *hp, int set, float *const *out, void **t);
+/* Makes input set `set` (rounding the inputs) if not made yet. */
+void need_inputs(HostProblem *hp, int set);
+/* Random inputs in the op's ranges, drawn in table order from one seed. */
+void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t seed);
+void host_free(HostProblem *hp);
+/* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
+void outputs_alloc(const HostProblem *hp, float **out);
+void outputs_free(const HostProblem *hp, float **out);
+/* A CPU version on host arrays in its dtype; outputs widened to fp32 in out. */
+void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out);
+
+/* ---- a problem on the device (driver.c) ---- */
+
+/* Bytes a version needs on the device for p: tensors and workspace. */
+size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n);
+/* Exit 2 naming the bytes needed and free. */
+void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b);
+/* Input k of one set into dst (device), in the version's dtype dt. */
+void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt);
+/* Allocates and uploads every tensor of input set `set` for version v. */
+void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set);
+/* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
+void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt);
+/* The outputs back to the host, widened to fp32. */
+void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out);
+void device_free(DeviceProblem *d);
+/* The same buffers with the op's loop output written over its loop input
+ * (the decode state updated in place). */
+DeviceProblem in_place_view(const Op *op, const DeviceProblem *d);
+
+/* ---- timing (bench.c) ---- */
+
+/* What a reader without a GPU sees timed: every CPU version of the chapter on
+ * the first of its quick shapes at batch 1 and at most 512 tokens (06's CPU
+ * versions take half a minute each at 8192), the median of 3 runs by the wall
+ * clock (no CSV: the committed rows are the GPU's). */
+void cpu_timing(Session *se, const Problem *problems, int n, uint64_t seed);
+/* Checks on sampled rows, then times every GPU version on every problem
+ * (quick: the short table a plain run prints; a->csv: one row each). */
+void bench(Session *se, const Problem *problems, int n, const Args *a, bool quick);
+
+#endif
