@@ -14,7 +14,7 @@ python3-matplotlib). Usage: python3 plots/bidir.py
 """
 import sys
 
-sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
 import matplotlib
 
@@ -22,7 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ssd import MARKERS, colors, log_axes, save, series, versions  # noqa: E402
-from tables import BIDIR, CAUSAL, is_s3, is_s3_hydra, load_data, timed  # noqa: E402
+from tablelib.data import load_data  # noqa: E402
+from tablelib.sets import BIDIR, CAUSAL, is_s3, is_s3_hydra, timed  # noqa: E402
 
 
 def draw_seqlen(rows, causal):

@@ -20,27 +20,19 @@ python3-matplotlib). Usage: python3 plots/decode.py
 import csv
 import sys
 
-sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import MARKERS, colors, log_axes, save  # noqa: E402
-from tables import (DATA, DECODE, LOOP_STEPS, OFFICIAL_DEVICE, OFFICIAL_NAMES,  # noqa: E402
-                    STATE_VS_KV, decode_form, is_loop, is_s4, load_data, official_decode, timed)
+from ssd import MARKERS, colors, log_axes, save, series, versions  # noqa: E402
+from tablelib.data import DATA, OFFICIAL_DEVICE, STATE_VS_KV, load_data  # noqa: E402
+from tablelib.sets import (DECODE, LOOP_STEPS, OFFICIAL_NAMES, decode_form, is_loop,  # noqa: E402
+                           is_s4, official_decode, timed)
 
 FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
-
-
-def versions(rows):
-    """[(version, name, dtype)] in version order."""
-    return sorted({(r["version"], r["name"], r["dtype"]) for r in rows})
-
-
-def by_version(rows, version, x):
-    return sorted(((r[x], r) for r in rows if r["version"] == version), key=lambda p: p[0])
 
 
 def two_panels():
@@ -55,7 +47,7 @@ def draw_bandwidth(rows, official):
     for ax, (form, title) in zip(axes, FORMS):
         here = [r for r in rows if decode_form(r) == form and is_s4(r)]
         for i, (version, name, dtype) in enumerate(versions(here)):
-            pts = by_version(here, version, "batch")
+            pts = series(here, version, "batch")
             ax.plot([x for x, _ in pts], [r["gbps"] for _, r in pts], color=colors()[i % len(colors())],
                     marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")
         if here:
@@ -83,7 +75,7 @@ def draw_loop(rows):
         here = [r for r in rows if decode_form(r) == form and is_loop(r)]
         for i, (version, name, dtype) in enumerate(versions(here)):
             for graph in (False, True):
-                pts = by_version([r for r in here if r["flags"].endswith("+graph") == graph], version, "batch")
+                pts = series([r for r in here if r["flags"].endswith("+graph") == graph], version, "batch")
                 if pts:
                     ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
                             color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
@@ -105,7 +97,7 @@ def draw_tokens(rows):
     for ax, (form, title) in zip(axes, FORMS):
         here = [r for r in rows if decode_form(r) == form and not is_loop(r) and r["batch"] == 8]
         for i, (version, name, dtype) in enumerate(versions(here)):
-            pts = by_version(here, version, "seqlen")
+            pts = series(here, version, "seqlen")
             if len(pts) > 1:
                 ax.plot([x for x, _ in pts], [r["ms_median"] / x for x, r in pts], color=colors()[i % len(colors())],
                         marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")

@@ -3,10 +3,11 @@
 # tables (`make plots` runs it from the repository root; no GPU needed).
 #   gnuplot  -> plots/<chapter>_time.png, _memory.png, _seqlen.png
 #   python3 plots/summary.py (matplotlib) -> plots/summary_speedup.png, summary_memory.png
+#   python3 plots/roofline.py (matplotlib) -> plots/roofline.png
 #   python3 plots/ssd.py (matplotlib)     -> plots/05_ssd_mamba2_seqlen.png, _memory.png, _crossover.png
 #   python3 plots/bidir.py (matplotlib)   -> plots/06_bidirectional_seqlen.png, _memory.png
 #   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _state_vs_kv.png
-#   python3 plots/tables.py (stdlib)      -> tables between markers in the READMEs
+#   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
 # A missing tool is reported and its part skipped; the exit status is non-zero
 # only when a missing tool had data to draw.
 set -u
@@ -112,14 +113,10 @@ count() { grep -c '^"' "$1"; }
 dtypes() { sed -n 's/^".* \([^ ]*\)"$/\1/p' "$1" | sort -u | tr '\n' ' '; }
 
 need_gnuplot=0
-need_matplotlib=0
-[ -s "$data/05_ssd_mamba2.csv" ] || [ -s "$data/06_bidirectional.csv" ] || [ -s "$data/07_decode_kernel.csv" ] &&
-    need_matplotlib=1
 for f in $chapters; do
     blocks "$f" s1 version batch ms_median > "$tmp/has_s1"
     blocks "$f" s2b1 version seqlen ms_median > "$tmp/has_s2b1"
     blocks "$f" s2b8 version seqlen ms_median > "$tmp/has_s2b8"
-    [ -s "$tmp/has_s1" ] && need_matplotlib=1
     [ -s "$tmp/has_s1" ] || [ -s "$tmp/has_s2b1" ] || [ -s "$tmp/has_s2b8" ] && need_gnuplot=1
 done
 
@@ -183,10 +180,11 @@ if ! command -v python3 > /dev/null 2>&1; then
 fi
 
 if ! python3 -c 'import matplotlib' > /dev/null 2>&1; then
-    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary, SSD, bidirectional and decode figures skipped"
-    [ "$need_matplotlib" = 1 ] && status=1
+    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary, roofline, SSD, bidirectional and decode figures skipped"
+    status=1
 else
     python3 plots/summary.py || status=1
+    python3 plots/roofline.py || status=1
     python3 plots/ssd.py || status=1
     python3 plots/bidir.py || status=1
     python3 plots/decode.py || status=1

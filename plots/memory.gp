@@ -23,7 +23,7 @@ set key top left
 # Room above the lines for the key: about 5% of the height per entry.
 set offsets 0, 0, graph 0.05 * (nversions + nio), graph 0.05
 plot for [i=0:nversions-1] versions index i using 1:2 \
-         with linespoints lw 2 pt 7 lc i+1 title columnheader(1), \
+         with linespoints lw 2 pt 7-2*int(i/8) dt 1+int(i/8) lc i+1 title columnheader(1), \
      for [i=0:nio-1] io index i using 1:2 \
          with lines dt i+2 lw 2 lc rgb "black" title columnheader(1)
 
@@ -35,5 +35,5 @@ set xrange [0:*]
 set yrange [0:(workspace_max > 0 ? 1.1 * workspace_max : 1)]
 unset key
 plot for [i=0:nversions-1] versions index i using 1:3 \
-         with linespoints lw 2 pt 7 lc i+1 notitle
+         with linespoints lw 2 pt 7-2*int(i/8) dt 1+int(i/8) lc i+1 notitle
 unset multiplot

@@ -27,7 +27,7 @@ do for [b in "1 8"] {
         # Room above the lines for the key: about 5% of the height per entry.
         set offsets 0, 0, graph 0.05 * (n + nfloors + nofficial), graph 0.05
         plot_cmd = "plot for [i=0:n-1] versions index i using 1:2" \
-            . " with linespoints lw 2 pt 7 lc i+1 title columnheader(1)"
+            . " with linespoints lw 2 pt 7-2*int(i/8) dt 1+int(i/8) lc i+1 title columnheader(1)"
         if (nfloors > 0) {
             plot_cmd = plot_cmd . ", for [i=0:nfloors-1] floors index i using 1:2" \
                 . " with lines dt i+2 lw 2 lc rgb 'black' title columnheader(1)"

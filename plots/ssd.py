@@ -18,7 +18,7 @@ python3-matplotlib). Usage: python3 plots/ssd.py
 """
 import sys
 
-sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
 import matplotlib
 
@@ -26,9 +26,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
-from tables import (CROSSOVER, OFFICIAL_DEVICE, OFFICIAL_NAMES, ROOT,  # noqa: E402
-                    devices_and_commits, fastest, is_crossover, is_s3, load_data,
-                    official_ssd, timed)
+from tablelib.data import CROSSOVER, OFFICIAL_DEVICE, ROOT, load_data  # noqa: E402
+from tablelib.sets import (OFFICIAL_NAMES, devices_and_commits, fastest,  # noqa: E402
+                           is_crossover, is_s3, official_ssd, timed)
 
 CHAPTER = "05_ssd_mamba2"
 MARKERS = {"fp32": "o", "fp16": "s", "bf16": "D"}

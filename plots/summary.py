@@ -1,161 +1,200 @@
 #!/usr/bin/env python3
-"""The headline figures at S1 (d 2048, N 32, L 512, batch 1..16), drawn from
-every CSV in plots/data that has S1 rows, one line per chapter and dtype
-following the fastest version at each batch:
+"""The front page's speed-up and memory figures, drawn from plots/data:
 
-  plots/summary_speedup.png  speedup over 01's GPU eager baseline vs batch
-  plots/summary_memory.png   peak MiB vs batch
+  plots/summary_speedup.png  left: each chapter's fastest version at S1 (d 2048,
+                             N 32, L 512) over 01's GPU eager baseline vs batch;
+                             right: our fastest version over the official kernel
+                             at every shape where both were timed in the same
+                             device call
+  plots/summary_memory.png   peak MiB of each chapter's fastest version: at S1
+                             vs batch (01-04), at S3 batch 8 vs L (05, 06's
+                             default form), at S4 Mamba-2 vs batch (07), with
+                             the official kernels' peaks at the same shapes
 
-The official Mamba-1 scan (selective_scan_fn and selective_scan_ref) is drawn
-as labelled dashed lines when plots/data holds the official timings.
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/summary.py
 """
 import sys
 
-sys.dont_write_bytecode = True  # importing tables.py leaves no __pycache__ in plots/
+sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import NullLocator  # noqa: E402
 
-from tables import (OFFICIAL_DEVICE, OFFICIAL_NAMES, ROOT, best_by_batch,  # noqa: E402
-                    devices_and_commits, eager_baseline, load_data, official_s1)
+from ssd import MARKERS, log_axes  # noqa: E402
+from tablelib.data import CROSSOVER, OFFICIAL_DEVICE, ROOT, SOURCE, load_data  # noqa: E402
+from tablelib.markdown import sig  # noqa: E402
+from tablelib.sets import (BIDIR, DECODE, DTYPE_ORDER, OFFICIAL_NAMES, SSD,  # noqa: E402
+                           decode_form, devices_and_commits, eager_baseline, fastest, is_s1,
+                           is_s3, is_s4, official_comparisons, official_kernel_rows, timed)
 
-MARKERS = {"fp32": "o", "fp16": "s", "bf16": "D"}
-OFFICIAL_STYLE = {"official_cuda_fwd": ("#333333", "--"),   # (color, line style)
-                  "official_eager_ref": ("#999999", ":")}
-
-
-def dtype_order(dtype):
-    return (dtype != "fp32", dtype)
+OFFICIAL_COLORS = ("#333333", "#999999")
 
 
-def stages(chapters):
-    """[(chapter, dtype, [(batch, row)])]: the fastest S1 row at each batch,
-    for every chapter and dtype, in chapter order, fp32 first."""
+def chapter_colors(chapters):
+    """{chapter: color}, one color a chapter in chapter order, the same in every panel."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    drawn = sorted(c for c in chapters if c != CROSSOVER)
+    return {c: cycle[i % len(cycle)] for i, c in enumerate(drawn)}
+
+
+def fastest_lines(rows, x):
+    """[(dtype, [(x, row)])]: the fastest row of each dtype at each value of
+    the column x, fp32 first."""
     lines = []
-    for chapter in sorted(chapters):
-        best = best_by_batch(chapters[chapter])
-        for dtype in sorted({d for d, _ in best}, key=dtype_order):
-            lines.append((chapter, dtype, sorted(
-                ((b, r) for (d, b), r in best.items() if d == dtype), key=lambda p: p[0])))
+    for dtype in sorted({r["dtype"] for r in rows}, key=DTYPE_ORDER.index):
+        here = [r for r in rows if r["dtype"] == dtype]
+        points = [(v, fastest([r for r in here if r[x] == v])) for v in sorted({r[x] for r in here})]
+        lines.append((dtype, points))
     return lines
 
 
-def officials(official):
-    """[(impl, dtype, [(batch, ms, peak MiB)])]: the official scan at S1."""
-    ref = official_s1(official)
-    lines = []
-    for impl in OFFICIAL_NAMES:
-        for dtype in sorted({d for i, d, _ in ref if i == impl}, key=dtype_order):
-            lines.append((impl, dtype, sorted(
-                (b, *ref[(i, d, b)]) for i, d, b in ref if i == impl and d == dtype)))
-    return lines
-
-
-def stage_style(chapter, dtype, points, chapters):
-    """Color by chapter, marker by dtype; the label names the versions used."""
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+def line_label(chapter, dtype, points):
+    """'03_fused_cuda fp32 (v7)': the versions a line follows."""
     versions = dict.fromkeys(f"v{r['version']:g}" for _, r in points)
-    return dict(color=colors[chapters.index(chapter) % len(colors)],
-                marker=MARKERS.get(dtype, "^"), lw=2,
-                label=f"{chapter} {dtype} ({', '.join(versions)})")
+    return f"{chapter} {dtype} ({', '.join(versions)})"
 
 
-def official_style(impl, dtype):
-    color, line = OFFICIAL_STYLE[impl]
-    name = OFFICIAL_NAMES[impl].replace("`", "")
-    return dict(color=color, linestyle=line, marker=MARKERS.get(dtype, "^"), mfc="none",
-                lw=1.5, label=f"official {name} {dtype} ({OFFICIAL_DEVICE})")
-
-
-def new_figure():
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("batch")
-    ax.grid(True, which="major", color="#dddddd")
-    return fig, ax
-
-
-def finish(fig, ax, title, batches, measured, name):
-    ax.set_xticks(batches, [f"{b:g}" for b in batches])
-    ax.xaxis.set_minor_locator(NullLocator())
+def save(fig, title, measured, name):
     devices, commits = devices_and_commits(measured)
-    ax.set_title(f"{title}\nmeasured on {', '.join(devices) or 'an unrecorded device'}, "
-                 f"commit {', '.join(commits) or 'unrecorded'}", fontsize=11)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    path = ROOT / "plots" / name
-    fig.savefig(path, dpi=130, bbox_inches="tight")
+    fig.suptitle(f"{title}\nmeasured on {', '.join(devices) or 'an unrecorded device'}, "
+                 f"commits {', '.join(commits) or 'unrecorded'}", fontsize=11)
+    fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
     plt.close(fig)
     print(f"summary: plots/{name}")
 
 
-def draw_speedup(lines, refs, eager):
-    """Speedup = 01 eager ms / ms at the same batch."""
-    fig, ax = new_figure()
-    chapters = list(dict.fromkeys(c for c, _, _ in lines))
-    batches, measured = set(), []
-    for chapter, dtype, points in lines:
-        points = [(b, r) for b, r in points if b in eager]
-        if not points:
-            continue
-        xs = [b for b, _ in points]
-        ys = [eager[b]["ms_median"] / r["ms_median"] for b, r in points]
-        ax.plot(xs, ys, **stage_style(chapter, dtype, points, chapters))
-        ax.annotate(f"×{ys[-1]:.3g}", (xs[-1], ys[-1]), xytext=(6, 0),
-                    textcoords="offset points", va="center", fontsize=8)
-        batches.update(xs)
-        measured += [r for _, r in points]
-    for impl, dtype, points in refs:
-        points = [(b, ms) for b, ms, _ in points if b in eager]
-        if points:
-            ax.plot([b for b, _ in points], [eager[b]["ms_median"] / ms for b, ms in points],
-                    **official_style(impl, dtype))
-    ax.set_ylabel("speedup over 01 eager (×, log scale)")
-    e = next(iter(eager.values()))
-    finish(fig, ax, "Speedup over 01's GPU eager baseline "
-           f"(v{e['version']:g} {e['name']}, {e['dtype']}) at S1: d 2048, N 32, L 512",
-           sorted(batches), measured, "summary_speedup.png")
-
-
-def draw_memory(lines, refs):
-    fig, ax = new_figure()
-    chapters = list(dict.fromkeys(c for c, _, _ in lines))
-    batches, measured = set(), []
-    for chapter, dtype, points in lines:
-        points = [(b, r) for b, r in points if r["peak_mib"]]
-        if points:
-            ax.plot([b for b, _ in points], [r["peak_mib"] for _, r in points],
-                    **stage_style(chapter, dtype, points, chapters))
-            batches.update(b for b, _ in points)
+def draw_over_eager(ax, chapters, eager, colors):
+    """Left panel of the speed-up figure; returns the rows drawn."""
+    measured, batches = [], set()
+    for chapter in sorted(chapters):
+        s1 = [r for r in timed(chapters[chapter]) if is_s1(r) and r["batch"] in eager]
+        for dtype, points in fastest_lines(s1, "batch"):
+            xs = [b for b, _ in points]
+            ys = [eager[b]["ms_median"] / r["ms_median"] for b, r in points]
+            ax.plot(xs, ys, color=colors[chapter], marker=MARKERS.get(dtype, "^"), lw=2,
+                    label=f"{line_label(chapter, dtype, points)}: ×{sig(ys[-1])} at batch {xs[-1]:g}")
+            batches.update(xs)
             measured += [r for _, r in points]
-    for impl, dtype, points in refs:
-        points = [(b, mib) for b, _, mib in points if mib and b in batches]
-        if points:
-            ax.plot(*zip(*points), **official_style(impl, dtype))
-    ax.set_ylabel("peak MiB (inputs and outputs included, log scale)")
-    finish(fig, ax, "Peak memory of each chapter's fastest version at S1: d 2048, N 32, L 512",
-           sorted(batches), measured, "summary_memory.png")
+    log_axes(ax, sorted(batches), "batch")
+    e = next(iter(eager.values()))
+    ax.set_title(f"over 01's GPU eager baseline (v{e['version']:g} {e['name']}, {e['dtype']})\n"
+                 "S1: d 2048, N 32, L 512", fontsize=10)
+    ax.set_ylabel("speed-up (×, log scale)")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), fontsize=8, frameon=False)
+    return measured
+
+
+def draw_over_official(ax, chapters, official, colors):
+    """Right panel of the speed-up figure: one bar per shape where our fastest
+    version and the official kernel were timed in the same device call;
+    returns the rows drawn."""
+    bars, without = [], []
+    for chapter in sorted(chapters):
+        if chapter == CROSSOVER:
+            continue
+        same = [(o, r) for o, is_same, r in official_comparisons(chapters[chapter], official) if is_same]
+        bars += [(chapter, o, r) for o, r in same]
+        if not same:
+            without.append(chapter[:2])
+    for i, (chapter, o, r) in enumerate(bars):
+        ratio = o["ms_median"] / r["ms_median"]
+        ax.bar(i, ratio, color=colors[chapter], width=0.7)
+        ax.annotate(f"×{sig(ratio)}", (i, ratio), xytext=(0, 3), textcoords="offset points",
+                    ha="center", fontsize=8)
+    ax.set_xticks(range(len(bars)),
+                  [f"{c[:2]} v{r['version']:g} {r['dtype']}\nb {r['batch']:g}, L {r['seqlen']:g}"
+                   for c, _, r in bars], fontsize=7)
+    ax.set_yscale("log")
+    ax.axhline(1, color="#333333", lw=1)
+    ax.grid(True, axis="y", which="major", color="#dddddd")
+    kernels = ", ".join(dict.fromkeys(OFFICIAL_NAMES[o["impl"]].replace("`", "") for _, o, _ in bars))
+    files = ", ".join(dict.fromkeys(o[SOURCE] for _, o, _ in bars))
+    ax.set_title(f"over the official kernel timed in the same device call\n{kernels} "
+                 f"({OFFICIAL_DEVICE}, {files})" if bars else
+                 "over the official kernel timed in the same device call", fontsize=10)
+    ax.set_xlabel("no official time from the same call: chapters " + ", ".join(without), fontsize=9)
+    return [r for _, _, r in bars]
+
+
+def draw_speedup(chapters, official, eager):
+    fig, axes = plt.subplots(1, 2, figsize=(15, 6), gridspec_kw={"width_ratios": [1.1, 1]})
+    colors = chapter_colors(chapters)
+    measured = draw_over_eager(axes[0], chapters, eager, colors)
+    measured += draw_over_official(axes[1], chapters, official, colors)
+    fig.subplots_adjust(top=0.82, wspace=0.2)
+    save(fig, "Speed-up of each chapter's fastest version", measured, "summary_speedup.png")
+
+
+# Panels of the memory figure: (title, chapters, which rows, x column, x label).
+MEMORY_PANELS = (
+    ("S1: d 2048, N 32, L 512", None, is_s1, "batch", "batch"),
+    ("S3 batch 8: h 32, p 64, N 128, chunk 256, no z", (SSD, BIDIR),
+     lambda r: is_s3(r) and r["batch"] == 8, "seqlen", "L (sequence length)"),
+    ("S4 Mamba-2, one token: h 32, p 64, N 128", (DECODE,),
+     lambda r: is_s4(r) and decode_form(r) == "m2", "batch", "batch"),
+)
+
+
+def official_peaks(official, rows, x):
+    """[(label, [(x, peak MiB)])]: the official kernel's peak at the shapes of
+    rows, one line per kernel and dtype, from the last file that has it."""
+    lines = {}
+    for r in rows:
+        found = [o for o in official_kernel_rows(official, r) if o["peak_MiB"]]
+        if found:
+            o = found[-1]
+            line = lines.setdefault((o["impl"], o["dtype"]), {"files": {}, "points": {}})
+            line["points"][r[x]] = o["peak_MiB"]
+            line["files"][o[SOURCE]] = True
+    return [(f"official {OFFICIAL_NAMES[impl].replace('`', '')} {dtype} peak "
+             f"({OFFICIAL_DEVICE}, {', '.join(line['files'])})", sorted(line["points"].items()))
+            for (impl, dtype), line in lines.items()]
+
+
+def draw_memory(chapters, official):
+    fig, axes = plt.subplots(1, len(MEMORY_PANELS), figsize=(18, 6))
+    colors = chapter_colors(chapters)
+    measured = []
+    for ax, (title, only, pick, x, xlabel) in zip(axes, MEMORY_PANELS):
+        drawn, xs = [], set()
+        for chapter in sorted(chapters):
+            if chapter == CROSSOVER or (only and chapter not in only):
+                continue
+            rows = [r for r in timed(chapters[chapter]) if pick(r) and r["peak_mib"]]
+            for dtype, points in fastest_lines(rows, x):
+                ax.plot([v for v, _ in points], [r["peak_mib"] for _, r in points],
+                        color=colors[chapter], marker=MARKERS.get(dtype, "^"), lw=2,
+                        label=line_label(chapter, dtype, points))
+                drawn += [r for _, r in points]
+                xs.update(v for v, _ in points)
+        for i, (name, points) in enumerate(official_peaks(official, drawn, x)):
+            ax.plot(*zip(*points), color=OFFICIAL_COLORS[i % 2], linestyle="--", marker="o", mfc="none",
+                    lw=1.2, label=name)
+        if xs:
+            log_axes(ax, sorted(xs), xlabel)
+        ax.set_title(title, fontsize=10)
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.14), fontsize=7, frameon=False)
+        measured += drawn
+    axes[0].set_ylabel("peak MiB (inputs and outputs included, log scale)")
+    fig.subplots_adjust(top=0.84, wspace=0.22)
+    save(fig, "Peak device memory of each chapter's fastest version", measured, "summary_memory.png")
 
 
 def main():
     chapters, official = load_data()
-    lines = [line for line in stages(chapters) if line[2]]
-    if not lines:
-        print("summary: no S1 rows (d 2048, N 32, L 512) in plots/data; no summary figures")
+    if not chapters:
+        print("summary: no benchmark data in plots/data; no summary figures")
         return 0
-    refs = officials(official)
     eager = eager_baseline(chapters)
     if eager:
-        draw_speedup(lines, refs, eager)
+        draw_speedup(chapters, official, eager)
     else:
         print("summary: no S1 rows of 01's GPU eager baseline (a 01 version named *eager*) "
               "in plots/data; summary_speedup.png not drawn")
-    draw_memory(lines, refs)
+    draw_memory(chapters, official)
     return 0
 
 

@@ -17,7 +17,7 @@ set offsets 0, 0, graph 0.05, graph 0.05
 set key outside right top
 
 plot_cmd = "plot for [i=0:nversions-1] versions index i using 1:2" \
-    . " with linespoints lw 2 pt 7 lc i+1 title columnheader(1)"
+    . " with linespoints lw 2 pt 7-2*int(i/8) dt 1+int(i/8) lc i+1 title columnheader(1)"
 if (nfloors > 0) {
     plot_cmd = plot_cmd . ", for [i=0:nfloors-1] floors index i using 1:2" \
         . " with lines dt i+2 lw 2 lc rgb 'black' title columnheader(1)"

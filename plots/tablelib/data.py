@@ -1,0 +1,92 @@
+"""Reading plots/data/*.csv: the harness's chapter rows and the official
+Mamba timings, with every number converted to a float (None when empty or
+'nan')."""
+import csv
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DATA = ROOT / "plots" / "data"
+
+CHAPTER_COLUMNS = (
+    "chapter,version,name,dtype,batch,dim,heads,headdim,groups,dstate,seqlen,chunk,"
+    "flags,ms_median,ms_min,bytes,exps,flops,gbps,bw_gbps,exp_rate,floor_ms,"
+    "time_over_floor,peak_mib,workspace_mib,rel_l2_err,device,commit").split(",")
+OFFICIAL_COLUMNS = ("op,impl,dtype,batch,dim_or_heads,N,L,ms_median,peak_MiB,"
+                    "bytes_min,GBps_effective").split(",")
+TEXT_COLUMNS = {"chapter", "name", "dtype", "flags", "device", "commit", "op", "impl"}
+# What makes two rows the same measurement: a later row replaces an earlier one.
+CONFIG_COLUMNS = ("version", "name", "dtype", "batch", "dim", "heads", "headdim",
+                  "groups", "dstate", "seqlen", "chunk", "flags")
+
+OFFICIAL_DEVICE = "H200"  # the GPU the official timings were taken on
+SOURCE = "_file"  # an official row's file name in plots/data
+# An official file named ..._<commit>.csv was timed in the same device call as
+# the chapter rows of that commit.
+CALL_COMMIT = re.compile(r"_([0-9a-f]{12})\.csv$")
+
+CROSSOVER = "05_crossover_03"  # 03 run at 05's crossover shapes: 05's crossover table
+STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # 07's computed state-vs-KV-cache table
+STATE_PRECISION = "07_decode_kernel_state_precision"  # 07's accuracy of a 16-bit state (CPU)
+TUNING = "04_fp16_half2_tuning"  # 04's plan and tile sweeps, read by people, not tables
+NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, TUNING)  # drawn or tabled on their own
+
+
+def number(text):
+    """The float in text, or None (empty, 'nan', not a number)."""
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_rows(path, columns):
+    """The rows of a CSV whose header holds every name in columns, numbers
+    converted; None when the header does not."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if not reader.fieldnames or not set(columns) <= set(reader.fieldnames):
+            return None
+        rows = []
+        for raw in reader:
+            rows.append({k: (v.strip() if k in TEXT_COLUMNS or v is None else number(v))
+                         for k, v in raw.items() if k is not None})
+        return rows
+
+
+def load_data(data_dir=DATA):
+    """({chapter: rows}, official rows) from every CSV in data_dir. A chapter
+    is a file in the harness's schema, named by its file name; a repeated
+    measurement keeps its last row. Official rows come from files in the
+    official timings' schema, in file name order, each with its file name
+    under SOURCE."""
+    chapters, official = {}, []
+    for path in sorted(Path(data_dir).glob("*.csv")):
+        if path.stem in NOT_CHAPTERS:
+            continue
+        rows = read_rows(path, CHAPTER_COLUMNS)
+        if rows is not None:
+            latest = {}
+            for r in rows:
+                latest[tuple(r[k] for k in CONFIG_COLUMNS)] = r
+            chapters[path.stem] = list(latest.values())
+            continue
+        rows = read_rows(path, OFFICIAL_COLUMNS)
+        if rows is not None:
+            official += [dict(r, **{SOURCE: path.name}) for r in rows]
+            continue
+        print(f"tables: {path}: unknown header, skipped", file=sys.stderr)
+    return chapters, official
+
+
+def read_state_precision():
+    """The rows of plots/data/07_decode_kernel_state_precision.csv as text, or
+    None when the file is missing."""
+    path = DATA / f"{STATE_PRECISION}.csv"
+    if not path.is_file():
+        return None
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))

@@ -1,0 +1,173 @@
+"""The sections beside a chapter's rows: its fastest versions against the
+official kernel wherever that was timed, 06's bidirectional targets, 05's
+crossover against 03, and 07's 16-bit-state accuracy."""
+from .data import (CALL_COMMIT, CROSSOVER, OFFICIAL_DEVICE, SOURCE, STATE_PRECISION, number,
+                   read_state_precision)
+from .markdown import integer, label, markdown_table, mib, provenance, sig
+from .sets import (BIDIR, BIDIR_TWICE, CAUSAL, DECODE, OFFICIAL_NAMES, SSD, decode_form, fastest,
+                   is_crossover, is_s3, is_s3_hydra, official_comparisons, set_name, timed)
+
+NOT_SAME_CALL = "not timed in the same run"
+
+
+def times_official(o, same, ours):
+    """The × official cell: the official time over ours when both were timed
+    in the same device call."""
+    if o is None:
+        return "—"
+    return sig(o["ms_median"] / ours["ms_median"]) if same else NOT_SAME_CALL
+
+
+def official_note(matches):
+    """The lines under a table with official times: the kernels and files they
+    come from, and which of our commits each file shares a device call with.
+    matches: [(official row, same call?, our row)]."""
+    files, kernels = {}, {}
+    for o, same, ours in matches:
+        commits = files.setdefault(o[SOURCE], set())
+        if same:
+            commits.add(ours["commit"])
+        kernels[OFFICIAL_NAMES[o["impl"]]] = True
+    parts = []
+    for name, commits in files.items():
+        call = CALL_COMMIT.search(name)
+        if commits:
+            where = f"the device call of our rows at commit {', '.join(sorted(commits))}"
+        elif call:
+            where = f"the device call at commit {call.group(1)}, none of the rows compared here"
+        else:
+            where = "no commit recorded: no row of ours shares its device call"
+        parts.append(f"`plots/data/{name}` ({where})")
+    return (f"Official: mamba_ssm's {', '.join(kernels)} on an {OFFICIAL_DEVICE}: "
+            + ", ".join(parts) + ". × official only compares times of one device call.")
+
+
+def copy_share(r):
+    """The row's GB/s over the copy rate probed in the same run."""
+    return sig(100.0 * r["gbps"] / r["bw_gbps"]) + "%" if r["gbps"] and r["bw_gbps"] else "—"
+
+
+def graph_step(rows, best):
+    """The fastest step of the token loop captured in a CUDA graph with the
+    shape and bytes of a one-token row, as 'ms (version dtype)', or '—'."""
+    graph = fastest([r for r in rows if r["flags"].endswith("+loop+graph")
+                     and decode_form(r) == decode_form(best) and r["batch"] == best["batch"]
+                     and r["bytes"] == best["bytes"]])
+    return f"{sig(graph['ms_median'])} ({label(graph)} {graph['dtype']})" if graph else "—"
+
+
+def official_table(chapter, rows, official):
+    """The lines of the table of every shape where the official kernel was
+    timed: its time and our fastest version there that moves the same kind
+    of data (same dtype; same bytes for the decode step), or [] if none."""
+    found = official_comparisons(rows, official)
+    if not found:
+        return []
+    decode = chapter == DECODE
+    body = []
+    for o, same, best in found:
+        body.append([set_name(best), best["dtype"], integer(best["batch"]), integer(best["dstate"]),
+                     integer(best["seqlen"]), sig(o["ms_median"]), label(best), sig(best["ms_median"]),
+                     times_official(o, same, best), sig(best["time_over_floor"])]
+                    + ([copy_share(best), graph_step(rows, best)] if decode else []))
+    header = (["set", "dtype", "batch", "N", "T" if decode else "L", "official ms", "fastest version",
+               "ms", "× official", "time/floor"]
+              + (["of copy rate", "ms per step in a CUDA graph"] if decode else []))
+    what = ("the fastest version that moves the same bytes (an fp32 state against its fp32 rows, "
+            "an fp16 state against its fp16 rows), one token, L2 flushed" if decode else
+            "the fastest version of the dtype")
+    return ([f"At every shape where the official kernel was timed: its time and, beside it, {what}.", ""]
+            + markdown_table(header, "llrrrrlrrr" + ("rl" if decode else ""), body)
+            + ["", official_note(found)])
+
+
+TARGET_SHAPES = ((1, 512), (8, 8192))  # (batch, L) of S3's speed targets
+
+
+def bidir_section(chapters):
+    """06's S3 rows in fp16: the fastest fused version against 05 run twice
+    and against the causal 05 at the same shape, both forms, and the
+    chapter's targets at b 8, L 8192 (default form: <= 1.5x causal, >= 1.4x
+    faster than twice; Hydra within 10% of the default form)."""
+    rows = [r for r in timed(chapters.get(BIDIR, [])) if r["dtype"] == "fp16"]
+    causal_rows = [r for r in timed(chapters.get(SSD, [])) if is_s3(r) and r["name"] == CAUSAL]
+    body, measured, best_at = [], [], {}
+    for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
+        for batch, seqlen in TARGET_SHAPES:
+            here = [r for r in rows if pick(r) and r["batch"] == batch and r["seqlen"] == seqlen]
+            twice = fastest([r for r in here if r["name"] == BIDIR_TWICE])
+            fused = fastest([r for r in here if r["name"] != BIDIR_TWICE])
+            causal = fastest([r for r in causal_rows if r["batch"] == batch and r["seqlen"] == seqlen])
+            if fused is None or twice is None:
+                continue
+            best_at[(form, batch, seqlen)] = (fused, twice, causal)
+            measured += [x for x in (fused, twice, causal) if x]
+            body.append([form, integer(batch), integer(seqlen), label(fused), sig(fused["ms_median"]),
+                         sig(twice["ms_median"]), sig(twice["ms_median"] / fused["ms_median"]),
+                         sig(causal["ms_median"]) if causal else "—",
+                         sig(fused["ms_median"] / causal["ms_median"]) if causal else "—",
+                         mib(twice["peak_mib"]), mib(fused["peak_mib"])])
+    if not body:
+        return "No fp16 S3 rows of 06 in plots/data yet."
+    lines = ["**S3, fp16** (h 32, p 64, N 128, g 1, chunk 256, D, dt_bias, softplus, no z): the fastest "
+             "fused version against 05's fused kernel run twice on flipped copies and against one causal "
+             "pass of 05's fused kernel at the same shape.", ""]
+    lines += markdown_table(["form", "batch", "L", "fastest fused version", "ms", "twice ms",
+                             "× faster than twice", "causal 05 ms", "× causal", "peak MiB twice",
+                             "peak MiB fused"], "lrrlrrrrrrr", body)
+    d, hy = best_at.get(("default", 8, 8192)), best_at.get(("Hydra", 8, 8192))
+    if d:
+        fused, twice, causal = d
+        verdict = lambda ok: "met" if ok else "**not met**"
+        targets = [f"vs twice {sig(twice['ms_median'] / fused['ms_median'])}× faster (target ≥ 1.4×: "
+                   f"{verdict(twice['ms_median'] / fused['ms_median'] >= 1.4)})"]
+        if causal:
+            ratio = fused["ms_median"] / causal["ms_median"]
+            targets.append(f"{sig(ratio)}× causal 05 (target ≤ 1.5×: {verdict(ratio <= 1.5)})")
+        if hy:
+            extra = hy[0]["ms_median"] / fused["ms_median"] - 1
+            targets.append(f"Hydra {extra * 100:+.1f}% of the default form (target within 10%: "
+                           f"{verdict(extra <= 0.10)})")
+        lines += ["", "Targets, default form, fp16, batch 8, L 8192: " + "; ".join(targets) + "."]
+    lines += ["", provenance(measured, f"plots/data/{BIDIR}.csv, 05_ssd_mamba2.csv")]
+    return "\n".join(lines)
+
+
+def crossover_section(chapters):
+    """The text between 05's crossover markers: 03's tuned scan and 05's
+    versions on one problem at each N."""
+    scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
+    ssd = [r for r in chapters.get(SSD, []) if is_crossover(r)]
+    fused = [r for r in ssd if r["name"] == "ssd_fused_mma"]
+    via = [r for r in ssd if r["name"] == "ssd_via_scan_fused_tuned"]
+    body = []
+    for n in sorted({r["dstate"] for r in scan} & {r["dstate"] for r in fused}):
+        s = fastest([r for r in scan if r["dstate"] == n])
+        f = fastest([r for r in fused if r["dstate"] == n])
+        v = fastest([r for r in via if r["dstate"] == n])
+        body.append([integer(n), sig(s["ms_median"]), sig(s["floor_ms"]),
+                     sig(s["exps"] / s["bytes"]),
+                     sig(f["ms_median"]), sig(f["floor_ms"]), sig(f["flops"] / f["bytes"]),
+                     sig(v["ms_median"]) if v else "—", sig(s["ms_median"] / f["ms_median"])])
+    if not body:
+        return "No crossover rows in plots/data yet (`make bench` with 05 writes them)."
+    first = fastest(scan)
+    lines = markdown_table(
+        ["N", f"03 {label(first)} {first['dtype']} ms", "03 floor ms", "03 exps/byte",
+         f"05 ssd_fused_mma {fastest(fused)['dtype']} ms", "05 floor ms", "05 FLOPs/byte", "05 via 03 ms",
+         "03 / 05 fused"], "rrrrrrrrr", body)
+    return "\n".join(lines + ["", provenance(scan + fused + via,
+                                              f"plots/data/{CROSSOVER}.csv, 05_ssd_mamba2.csv")])
+
+
+def precision_section():
+    """The text between 07's precision markers: plots/data/07_decode_kernel_state_precision.csv."""
+    rows = read_state_precision()
+    if rows is None:
+        return f"No plots/data/{STATE_PRECISION}.csv yet (`make bench` writes it)."
+    body = [[r["state_dtype"], r["state_bytes"], r["tokens"], f"{number(r['y_rel_l2']):.2e}",
+             f"{number(r['final_state_rel_l2']):.2e}"] for r in rows]
+    return "\n".join(markdown_table(["state stored as", "bytes per element", "tokens", "y rel. L2 (all tokens)",
+                                      "final state rel. L2"], "lrrrr", body) +
+                     ["", f"Computed on the CPU (`plots/data/{STATE_PRECISION}.csv`): decode_step_cpu, fp32 "
+                          "arithmetic, against the fp64 oracle."])

@@ -1,0 +1,289 @@
+"""The benchmark sets (S1 to S4 and the crossover problem), the fastest row of
+a group, what sets a row's floor, chapter 01's eager baseline, the official
+timings that match a row (and whether they come from the same device call),
+and the shapes of the summary and headline tables."""
+from .data import CALL_COMMIT, CROSSOVER, SOURCE
+
+DEFAULT_FLAGS = "z+D+bias+softplus"  # the benchmark sets' flags, as the harness writes them
+SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
+
+SSD = "05_ssd_mamba2"
+BIDIR = "06_bidirectional"
+DECODE = "07_decode_kernel"
+BIDIR_TWICE = "bidir_twice_fused_mma"  # 05's fused kernel run twice on flipped copies: the 1x
+CAUSAL = "ssd_fused_mma"               # 05's fused causal kernel: what one direction costs
+LOOP_STEPS = 256  # steps of the token loop (LOOP_STEPS in common/bench.c)
+DTYPE_ORDER = ("fp32", "fp16", "bf16")
+# What makes two rows of different versions the same problem: shape, dtype and bytes moved.
+CONFIG_SHAPE = ("dtype", "batch", "dim", "heads", "headdim", "groups", "dstate", "seqlen",
+                "chunk", "flags", "bytes")
+SET_ORDER = ("S1", "S2", "S3", "S3 with z", "S3 Hydra form", "S4 Mamba-2", "S4 Mamba-1",
+             "crossover", "other")
+
+OFFICIAL_NAMES = {  # impl -> the official function it times
+    "official_cuda_fwd": "`selective_scan_fn` (CUDA)",
+    "official_eager_ref": "`selective_scan_ref` (eager)",
+    "official_triton_chunk_scan_combined": "`mamba_chunk_scan_combined` (Triton)",
+    "official_eager_ssd_minimal": "`ssd_minimal_discrete` (eager)",
+    "official_triton": "`selective_state_update` (Triton)",
+}
+
+
+def is_s1(r):
+    """Benchmark set S1: d 2048, N 32, L 512 (batch 1..16), G 1, default flags."""
+    return (r["dim"] == 2048 and r["groups"] == 1 and r["flags"] == DEFAULT_FLAGS
+            and r["dstate"] == 32 and r["seqlen"] == 512)
+
+
+def is_s2(r):
+    """Benchmark set S2: d 2048, N 16, L 512..65536 at batch 1 and 8, G 1,
+    default flags (07's Mamba-1 decode rows share all but L)."""
+    return (r["dim"] == 2048 and r["groups"] == 1 and r["flags"] == DEFAULT_FLAGS
+            and r["dstate"] == 16 and r["seqlen"] >= 512)
+
+
+def is_s3(r, flags=SSD_FLAGS):
+    """Benchmark set S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias +
+    softplus, no z (L 512..16384, batch 1 and 8)."""
+    return (r["heads"] == 32 and r["headdim"] == 64 and r["dstate"] == 128
+            and r["groups"] == 1 and r["chunk"] == 256 and r["flags"] == flags)
+
+
+def is_s3_z(r):
+    """S3 with z gating."""
+    return is_s3(r, "z+" + SSD_FLAGS)
+
+
+def is_s3_hydra(r):
+    """S3 in the Hydra form of the bidirectional scan (chapter 06)."""
+    return is_s3(r, SSD_FLAGS + "+hydra")
+
+
+def is_crossover(r):
+    """The crossover problem: d = h·p = 2048, batch 8, L 4096, no z, any N
+    (05 as h 32, p 64, chunk 256; 03 on the Mamba-1 layout)."""
+    return (r["dim"] == 2048 and r["batch"] == 8 and r["seqlen"] == 4096
+            and r["groups"] == 1 and r["flags"] == SSD_FLAGS
+            and (r["heads"] in (0, None) or (r["heads"] == 32 and r["chunk"] == 256)))
+
+
+def decode_form(r):
+    """'m2' (heads > 0) or 'm1'."""
+    return "m2" if r["heads"] else "m1"
+
+
+def is_s4(r):
+    """Benchmark set S4, one token per launch, L2 flushed: Mamba-2 h 32, p 64,
+    N 128, g 1, no z; Mamba-1 d 2048, N 16, z given (batch 1..256)."""
+    if r["seqlen"] != 1 or "loop" in r["flags"]:
+        return False
+    if decode_form(r) == "m2":
+        return (r["heads"] == 32 and r["headdim"] == 64 and r["dstate"] == 128
+                and r["groups"] == 1 and r["flags"] == SSD_FLAGS)
+    return r["dim"] == 2048 and r["dstate"] == 16 and r["flags"] == DEFAULT_FLAGS
+
+
+def is_loop(r):
+    """The token loop: one token per step, in place, state hot in L2."""
+    return "+loop" in r["flags"]
+
+
+def set_name(r):
+    """The benchmark set of a row, one of SET_ORDER."""
+    if is_s4(r):
+        return "S4 Mamba-2" if decode_form(r) == "m2" else "S4 Mamba-1"
+    for name, pick in (("S1", is_s1), ("S2", is_s2), ("S3", is_s3), ("S3 with z", is_s3_z),
+                       ("S3 Hydra form", is_s3_hydra), ("crossover", is_crossover)):
+        if pick(r):
+            return name
+    return "other"
+
+
+def timed(rows):
+    """The rows with a positive median time."""
+    return [r for r in rows if r["ms_median"] is not None and r["ms_median"] > 0]
+
+
+def fastest(rows):
+    """The row with the smallest median time, or None."""
+    rows = timed(rows)
+    return min(rows, key=lambda r: r["ms_median"]) if rows else None
+
+
+def eager_baseline(chapters):
+    """{batch: S1 row} of chapter 01's GPU eager baseline (the 01 version whose
+    name contains "eager"; the lowest-numbered one if several do), or {}."""
+    for chapter in sorted(chapters):
+        if chapter.startswith("01_"):
+            rows = [r for r in timed(chapters[chapter]) if is_s1(r) and "eager" in r["name"]]
+            if rows:
+                first = min(r["version"] for r in rows)
+                return {r["batch"]: r for r in rows if r["version"] == first}
+    return {}
+
+
+def devices_and_commits(rows):
+    """The devices and the commits of rows, each in order of first appearance."""
+    devices = list(dict.fromkeys(r["device"] for r in rows if r["device"]))
+    commits = list(dict.fromkeys(r["commit"] for r in rows if r["commit"]))
+    return devices, commits
+
+
+def floor_terms(r):
+    """{'bytes': ms, 'exp2': ms} of the row's floor, from its bytes over the
+    probed copy rate and its exps over the probed exp2 rate."""
+    terms = {}
+    if r["bytes"] is not None and r["bw_gbps"]:
+        terms["bytes"] = r["bytes"] / r["bw_gbps"] / 1e6
+    if r["exps"] is not None and r["exp_rate"]:
+        terms["exp2"] = r["exps"] / r["exp_rate"] * 1e3
+    return terms
+
+
+def floor_bound(r):
+    """Which term sets the row's floor: 'bytes', 'exp2' or 'tensor' (the floor
+    is over 5% above both other terms, so the FLOPs over the matrix rate set
+    it); None without a floor."""
+    terms = floor_terms(r)
+    if r["floor_ms"] is None or not terms:
+        return None
+    bound = max(terms, key=terms.get)
+    if r["flops"] and r["floor_ms"] > 1.05 * terms[bound]:
+        return "tensor"
+    return bound
+
+
+# ---------------------------------------------------------------- official timings
+
+def official_ssd(official):
+    """{(impl, dtype, batch, L): ms} of the official SSD forward at S3."""
+    return {(r["impl"], r["dtype"], r["batch"], r["L"]): r["ms_median"]
+            for r in official
+            if r["op"] == "ssd_fwd" and r["impl"] in OFFICIAL_NAMES
+            and r["dim_or_heads"] == 32 and r["N"] == 128 and r["ms_median"] is not None}
+
+
+def official_decode(official):
+    """{(form, dtype, batch): ms} of the official Triton decode step at S4."""
+    return {("m1" if r["op"] == "decode_mamba1" else "m2", r["dtype"], r["batch"]): r["ms_median"]
+            for r in official
+            if r["op"] in ("decode_mamba1", "decode_mamba2") and r["impl"] == "official_triton"
+            and r["ms_median"] is not None}
+
+
+def same_call(official_row, ours):
+    """Whether the official row was timed in the same device call as our row:
+    its file is named ..._<commit>.csv with our row's commit."""
+    match = CALL_COMMIT.search(official_row[SOURCE])
+    return bool(match) and match.group(1) == ours["commit"]
+
+
+def official_kernel_rows(official, r):
+    """The official kernel's rows at our row's shape, in file name order:
+    selective_scan_fn at S1 and S2 in the row's dtype, mamba_chunk_scan_combined
+    at S3 in the row's dtype (causal rows only), selective_state_update at S4 where it moves the
+    row's bytes (its fp16 rows keep the state in fp16, its fp32 rows in fp32)."""
+    def timed_here(o):
+        return o["ms_median"] is not None and o["batch"] == r["batch"]
+    if is_s1(r) or is_s2(r):
+        return [o for o in official if timed_here(o) and o["op"] == "mamba1_scan_fwd"
+                and o["impl"] == "official_cuda_fwd" and o["dtype"] == r["dtype"]
+                and o["dim_or_heads"] == r["dim"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
+    if is_s3(r) and r["chapter"] != BIDIR:  # the official SSD kernel is causal
+        return [o for o in official if timed_here(o) and o["op"] == "ssd_fwd"
+                and o["impl"] == "official_triton_chunk_scan_combined" and o["dtype"] == r["dtype"]
+                and o["dim_or_heads"] == r["heads"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
+    if is_s4(r):
+        op = "decode_mamba2" if decode_form(r) == "m2" else "decode_mamba1"
+        return [o for o in official if timed_here(o) and o["op"] == op
+                and o["impl"] == "official_triton" and o["bytes_min"] == r["bytes"]]
+    return []
+
+
+def official_match(official, r):
+    """(official row, same call?) at our row's shape: the one from the same
+    device call if there is one, else the last file's; (None, False) if none."""
+    rows = official_kernel_rows(official, r)
+    for o in rows:
+        if same_call(o, r):
+            return o, True
+    return (rows[-1], False) if rows else (None, False)
+
+
+def official_comparisons(rows, official):
+    """[(official row, same call?, our row)]: at every shape of rows where the
+    official kernel was timed, our fastest version there (same dtype and
+    bytes moved) and the official row that official_match picks."""
+    shapes = {}
+    for r in timed(rows):
+        if not is_loop(r):
+            shapes.setdefault(tuple(r[k] for k in CONFIG_SHAPE), []).append(r)
+    found = []
+    for group in shapes.values():
+        best = fastest(group)
+        o, same = official_match(official, best)
+        if o is not None:
+            found.append((o, same, best))
+    found.sort(key=lambda m: (SET_ORDER.index(set_name(m[2])), DTYPE_ORDER.index(m[2]["dtype"]),
+                              m[2]["batch"], m[2]["dstate"], m[2]["seqlen"]))
+    return found
+
+
+# ---------------------------------------------------------------- summary shapes
+
+def s1_chapter_shapes():
+    """The summary shapes of the Mamba-1 scan chapters (01-04)."""
+    return [("S1 b 1", lambda r: is_s1(r) and r["batch"] == 1),
+            ("S1 b 16", lambda r: is_s1(r) and r["batch"] == 16),
+            ("S2 b 1, L 8192", lambda r: is_s2(r) and r["batch"] == 1 and r["seqlen"] == 8192),
+            ("S2 b 8, L 8192", lambda r: is_s2(r) and r["batch"] == 8 and r["seqlen"] == 8192)]
+
+
+def s3_shapes(prefix="S3", pick=is_s3):
+    """S3's speed targets b 1, L 512 and b 8, L 8192 among the rows pick takes."""
+    return [(f"{prefix} b {batch}, L {seqlen}",
+             lambda r, b=batch, L=seqlen: pick(r) and r["batch"] == b and r["seqlen"] == L)
+            for batch, seqlen in ((1, 512), (8, 8192))]
+
+
+def s4_shapes():
+    """The decode step's summary shapes: batch 1 and 64 in both forms."""
+    return [(f"S4 {name} b {batch}",
+             lambda r, f=form, b=batch: is_s4(r) and decode_form(r) == f and r["batch"] == b)
+            for form, name in (("m2", "Mamba-2"), ("m1", "Mamba-1")) for batch in (1, 64)]
+
+
+def summary_shapes(chapter):
+    """[(shape, which rows)]: the shapes of a chapter's summary table, the
+    headline shape (see headline_shape) among them."""
+    if chapter == DECODE:
+        return s4_shapes()
+    if chapter == BIDIR:
+        return s3_shapes("S3 default form,") + s3_shapes("S3 Hydra form,", is_s3_hydra)
+    if chapter == SSD:
+        return s3_shapes()
+    return s1_chapter_shapes()
+
+
+def headline_shape(chapter):
+    """(shape, which rows) of a chapter's headline: S1 b 16 for the Mamba-1
+    scans, S3 b 8, L 8192 for SSD (06: its default form), S4 Mamba-2 b 64 for
+    the decode step."""
+    wanted = {DECODE: "S4 Mamba-2 b 64", BIDIR: "S3 default form, b 8, L 8192",
+              SSD: "S3 b 8, L 8192"}.get(chapter, "S1 b 16")
+    return next(s for s in summary_shapes(chapter) if s[0] == wanted)
+
+
+def headline_rows(chapters, official):
+    """[(chapter, shape, fastest row, official row, same call?)]: each
+    chapter's fastest version at its headline shape, with the official
+    kernel's row there (see official_match)."""
+    found = []
+    for chapter in sorted(chapters):
+        if chapter == CROSSOVER:  # 03's rows at 05's shapes, not a chapter of its own
+            continue
+        shape, pick = headline_shape(chapter)
+        best = fastest([r for r in chapters[chapter] if pick(r)])
+        if best is not None:
+            found.append((chapter, shape, best, *official_match(official, best)))
+    return found
