@@ -1,5 +1,6 @@
 # mamba-kernels-from-scratch: every chapter builds into build/.
 #   make            build everything           make check    all checks, summary line last
+#   make check-long every GPU version at 2^20 tokens and past 2^31 elements (GPU, not in CI)
 #   make bench      plots/data/*.csv (GPU)      make plots    figures + README tables
 #   make run        every chapter as a reader   make sanitize compute-sanitizer on GPU checks
 #   make asan       CPU parts under ASan/UBSan  make clean    remove build/
@@ -40,7 +41,7 @@ $(foreach c,$(CHAPTERS),$(eval OBJS_$(c) := $(patsubst %,build/obj/%.o,$(basenam
 PROGRAMS := test_oracle $(CHAPTERS)
 BINS := $(PROGRAMS:%=build/%)
 
-.PHONY: all programs check bench plots run sanitize asan clean help FORCE
+.PHONY: all programs check check-long bench plots run sanitize asan clean help FORCE
 # Every .cu file is compiled, linked or not, so a kernel that does not build fails.
 ALL_CU_OBJ := $(patsubst %.cu,build/obj/%.o,$(wildcard */*.cu common/cuda/*.cu))
 # `make` builds in parallel, one job a core, unless the caller already gave -j.
@@ -83,6 +84,11 @@ $(foreach p,$(PROGRAMS),$(eval $(call link_rules,$(p))))
 # Every program's checks, then the bad-input cases; REQUIRE_GPU=1 counts a skip as a failure.
 check: all
 	@REQUIRE_GPU=$(REQUIRE_GPU) sh tests/run_checks.sh
+
+# Every GPU version of 03-07 at a million tokens and past 2^31 elements in one tensor (GPU
+# only, minutes a chapter; not in CI). LONG_CHAPTERS picks chapters.
+check-long: all
+	@LONG_CHAPTERS="$(LONG_CHAPTERS)" sh tests/check_long.sh
 
 # Benchmarks (GPU only): rows go to build/bench/ first, and replace plots/data/<chapter>.csv
 # only when the run produced rows, so committed data is never overwritten by an empty run.
