@@ -98,6 +98,19 @@ outside=$(grep -rlE --exclude-dir=".?*" --exclude-dir=build "DESIGN""(\.md| §| 
 [ -z "$outside" ] || echo "      cite files outside the repository: $outside"
 count "no reference to files outside the repository" "$([ -z "$outside" ] && echo 0 || echo 1)"
 
+# Every link and every repository path a Markdown file names exists.
+missing=""
+for md in $(find . -name '*.md' -not -path './build/*' -not -path './.*' | sort); do
+    dir=$(dirname "$md")
+    for ref in $( { grep -oE '\]\([^)#[:space:]]+' "$md" | sed 's/^](//'
+                    grep -oE '`(common|ops|tests|plots|docs|[0-9][0-9]_[a-z0-9_]+)/[A-Za-z0-9_./-]+`' "$md" | tr -d '`'
+                  } | grep -v '://' | sort -u); do
+        [ -e "$dir/$ref" ] || [ -e "$ref" ] || missing="$missing ${md#./}:$ref"
+    done
+done
+[ -z "$missing" ] || echo "      names missing files:$missing"
+count "every path a Markdown file names exists" "$([ -z "$missing" ] && echo 0 || echo 1)"
+
 # Bad input: one clear line on stderr and exit 2 (docs/design.md §5).
 bad() {  # name expected-codes command...
     name=$1; codes=$2; shift 2
