@@ -9,15 +9,20 @@
 #include "kernels.h"
 
 static const ScanVersion versions[] = {
-    {{"scan_materialized_cpu",
-      "selective_scan_ref in C: deltaA, deltaB_u as (b,d,L,N) arrays, then a step loop",
-      false, DT_FP32}, scan_materialized_cpu_workspace, NULL, scan_materialized_cpu},
-    {{"scan_streaming_cpu",
-      "one pass over time per (b,d) row, h[N] in a small array: nothing of size (b,d,L,N)",
-      false, DT_FP32}, NULL, NULL, scan_streaming_cpu},
-    {{"scan_eager_gpu",
-      "PyTorch eager on the GPU: (b,d,L,N) tensors in device memory, one launch per step",
-      true, DT_FP32}, scan_eager_workspace, NULL, scan_eager_gpu},
+    {.info = {.name = "scan_materialized_cpu",
+              .what = "selective_scan_ref in C: deltaA, deltaB_u as (b,d,L,N) arrays, then a step loop",
+              .gpu = false, .dtype = DT_FP32},
+     .workspace_bytes = scan_materialized_cpu_workspace,
+     .run = scan_materialized_cpu},
+    {.info = {.name = "scan_streaming_cpu",
+              .what = "one pass over time per (b,d) row, h[N] in a small array: nothing of size (b,d,L,N)",
+              .gpu = false, .dtype = DT_FP32},
+     .run = scan_streaming_cpu},
+    {.info = {.name = "scan_eager_gpu",
+              .what = "PyTorch eager on the GPU: (b,d,L,N) tensors in device memory, one launch per step",
+              .gpu = true, .dtype = DT_FP32},
+     .workspace_bytes = scan_eager_workspace,
+     .run = scan_eager_gpu},
 };
 
 int main(int argc, char **argv) {

@@ -22,14 +22,15 @@
 #include <math.h>
 #include <string.h>
 
-/* One (batch, channel) row's inputs. */
+/* One (batch, channel) row's inputs, or one sequence of a packed row. */
 typedef struct {
     const float *u, *delta, *z;  // (L,) each; z NULL without z
-    const float *B, *C;          // (N, L) of the row's group
+    const float *B, *C;          // (N, ld) of the row's group, from the row's first step
     const float *A;              // (N,)
     float D, bias;               // D[c], delta_bias[c] (0 when absent)
     float *y;                    // (L,), written
     int64_t N, L;
+    int64_t ld;                  // steps between B's (C's) rows: L, or a packed row's total
     bool softplus;
 } Row;
 
@@ -52,9 +53,9 @@ static float scan_steps(const Row *r, int64_t t0, int64_t t1, float *h, bool wri
         for (int64_t n = 0; n < r->N; n++) {
             // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
             // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
-            h[n] = expf(dt * r->A[n]) * h[n] + r->B[n * r->L + l] * du;
+            h[n] = expf(dt * r->A[n]) * h[n] + r->B[n * r->ld + l] * du;
             // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
-            y += r->C[n * r->L + l] * h[n];
+            y += r->C[n * r->ld + l] * h[n];
         }
         if (write_y) {
             // out = y if D is None else y + u * rearrange(D, "d -> d 1")
@@ -75,49 +76,88 @@ size_t scan_chunked_cpu_workspace(const ScanShape *s) {
     return K > 1 ? sizeof(float) * (size_t)(K - 1) * (size_t)(s->dstate + 1) : 0;
 }
 
+/* One row from the state h (N,), which ends as its final state: the three
+ * passes above over K chunks of Q steps. carry (K - 1, N) and dt_sum
+ * (K - 1,) are the workspace. */
+static void scan_row_chunked(const Row *r, float *h, float *carry, float *dt_sum) {
+    const int64_t N = r->N, L = r->L, Q = SCAN_CPU_CHUNK, K = (L + Q - 1) / Q;
+    // pass 1: chunk 0 from h0 (y final); chunks 1..K-2 from 0 into carry[k]
+    scan_steps(r, 0, Q < L ? Q : L, h, true);
+    for (int64_t k = 1; k + 1 < K; k++) {
+        memset(carry + k * N, 0, sizeof(float) * (size_t)N);
+        dt_sum[k] = scan_steps(r, k * Q, (k + 1) * Q, carry + k * N, false);
+    }
+    // pass 2: start states; start(k) replaces carry[k-1] once that is used:
+    //   start(1) = h after chunk 0, start(k) = exp(A·ΣΔ(k-1))·start(k-1) + local(k-1)
+    if (K > 1) memcpy(carry, h, sizeof(float) * (size_t)N);
+    for (int64_t k = 2; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+            carry[(k - 1) * N + n] = expf(r->A[n] * dt_sum[k - 1]) * carry[(k - 2) * N + n] + carry[(k - 1) * N + n];
+    // pass 3: chunks 1..K-1 again, each from its own start (independent of the others)
+    for (int64_t k = 1; k < K; k++) {
+        memcpy(h, carry + (k - 1) * N, sizeof(float) * (size_t)N);
+        scan_steps(r, k * Q, (k + 1) * Q < L ? (k + 1) * Q : L, h, true);
+    }
+}
+
+/* The row of channel c of batch bi, from step `start` for L steps. */
+static Row row_of(const ScanTensors *t, int64_t bi, int64_t c, int64_t start, int64_t L) {
+    const ScanShape *s = &t->s;
+    const int64_t N = s->dstate, ld = s->seqlen;
+    const int64_t row = bi * s->dim + c;
+    const int64_t bg = bi * s->groups + scan_group_of(s, c);
+    const Row r = {
+        .u = (const float *)t->u + row * ld + start,
+        .delta = (const float *)t->delta + row * ld + start,
+        .z = t->z ? (const float *)t->z + row * ld + start : NULL,
+        .B = (const float *)t->B + bg * N * ld + start,
+        .C = (const float *)t->C + bg * N * ld + start,
+        .A = t->A + c * N,
+        .D = t->D ? t->D[c] : 0.0f,
+        .bias = t->delta_bias ? t->delta_bias[c] : 0.0f,
+        .y = (float *)t->y + row * ld + start,
+        .N = N, .L = L, .ld = ld, .softplus = s->softplus,
+    };
+    return r;
+}
+
+/* h (N,) from h0 (NULL: zeros). */
+static void start_state(float *h, const float *h0, int64_t N) {
+    if (h0) memcpy(h, h0, sizeof(float) * (size_t)N);
+    else memset(h, 0, sizeof(float) * (size_t)N);
+}
+
 void scan_chunked_cpu(const ScanTensors *t, void *workspace) {
     const ScanShape *s = &t->s;
-    const int64_t N = s->dstate, L = s->seqlen, Q = SCAN_CPU_CHUNK, K = chunks_of(s);
-    float *carry = workspace;                            // (K - 1, N) fp32, see below
+    const int64_t N = s->dstate, K = chunks_of(s);
+    float *carry = workspace;                            // (K - 1, N) fp32, see scan_row_chunked
     float *dt_sum = carry ? carry + (K - 1) * N : NULL;  // (K - 1,)   fp32: ΣΔ of chunk k at k
     for (int64_t bi = 0; bi < s->batch; bi++) {
         for (int64_t c = 0; c < s->dim; c++) {
             const int64_t row = bi * s->dim + c;
-            const int64_t bg = bi * s->groups + scan_group_of(s, c);
-            const Row r = {
-                .u = (const float *)t->u + row * L,
-                .delta = (const float *)t->delta + row * L,
-                .z = t->z ? (const float *)t->z + row * L : NULL,
-                .B = (const float *)t->B + bg * N * L,
-                .C = (const float *)t->C + bg * N * L,
-                .A = t->A + c * N,
-                .D = t->D ? t->D[c] : 0.0f,
-                .bias = t->delta_bias ? t->delta_bias[c] : 0.0f,
-                .y = (float *)t->y + row * L,
-                .N = N, .L = L, .softplus = s->softplus,
-            };
+            const Row r = row_of(t, bi, c, 0, s->seqlen);
             float *h = t->last_state + row * N;  // (N,): the running state, last_state at the end
-            if (t->h0) memcpy(h, t->h0 + row * N, sizeof(float) * (size_t)N);
-            else memset(h, 0, sizeof(float) * (size_t)N);
-
-            // pass 1: chunk 0 from h0 (y final); chunks 1..K-2 from 0 into carry[k]
-            scan_steps(&r, 0, Q < L ? Q : L, h, true);
-            for (int64_t k = 1; k + 1 < K; k++) {
-                memset(carry + k * N, 0, sizeof(float) * (size_t)N);
-                dt_sum[k] = scan_steps(&r, k * Q, (k + 1) * Q, carry + k * N, false);
-            }
-            // pass 2: start states; start(k) replaces carry[k-1] once that is used:
-            //   start(1) = h after chunk 0, start(k) = exp(A·ΣΔ(k-1))·start(k-1) + local(k-1)
-            if (K > 1) memcpy(carry, h, sizeof(float) * (size_t)N);
-            for (int64_t k = 2; k < K; k++)
-                for (int64_t n = 0; n < N; n++)
-                    carry[(k - 1) * N + n] =
-                        expf(r.A[n] * dt_sum[k - 1]) * carry[(k - 2) * N + n] + carry[(k - 1) * N + n];
-            // pass 3: chunks 1..K-1 again, each from its own start (independent of the others)
-            for (int64_t k = 1; k < K; k++) {
-                memcpy(h, carry + (k - 1) * N, sizeof(float) * (size_t)N);
-                scan_steps(&r, k * Q, (k + 1) * Q < L ? (k + 1) * Q : L, h, true);
-            }
+            start_state(h, t->h0 ? t->h0 + row * N : NULL, N);
+            scan_row_chunked(&r, h, carry, dt_sum);
         }
     }
+}
+
+/* Packed: every sequence of every channel is a row of its own, from its own
+ * initial state; the chunks restart at each sequence, so none straddles two
+ * (the workspace of the whole row covers the longest sequence's chunks). */
+void scan_chunked_cpu_packed(const ScanPacked *pk, void *workspace) {
+    const ScanTensors *t = &pk->t;
+    const ScanShape *s = &t->s;
+    const int64_t N = s->dstate, d = s->dim, K = chunks_of(s);
+    float *carry = workspace;                            // (K - 1, N) fp32
+    float *dt_sum = carry ? carry + (K - 1) * N : NULL;  // (K - 1,)   fp32
+    for (int64_t c = 0; c < d; c++)
+        for (int64_t k = 0; k < pk->nseq; k++) {
+            const int64_t start = pk->cu_seqlens[k], len = pk->cu_seqlens[k + 1] - start;
+            const Row r = row_of(t, 0, c, start, len);
+            float *h = t->last_state + (k * d + c) * N;  // (N,): sequence k's state, its final state at the end
+            start_state(h, t->h0 ? t->h0 + (k * d + c) * N : NULL, N);
+            scan_row_chunked(&r, h, carry, dt_sum);
+        }
 }

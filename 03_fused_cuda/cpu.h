@@ -15,5 +15,8 @@
 /* One row's chunk end states and Δ sums: (chunks - 1, N + 1) fp32. */
 size_t scan_chunked_cpu_workspace(const ScanShape *s);
 void scan_chunked_cpu(const ScanTensors *t, void *workspace);
+/* The same on a packed problem: each sequence of each channel from its own
+ * initial state, its chunks restarting at the sequence's first step. */
+void scan_chunked_cpu_packed(const ScanPacked *t, void *workspace);
 
 #endif

@@ -36,6 +36,7 @@ static const FlagInfo FLAGS[] = {
     {"--dim", ARG_DIM, "D  channels"},
     {"--dstate", ARG_DSTATE, "N  state size"},
     {"--seqlen", ARG_SEQLEN, "L[,L...]  sequence lengths"},
+    {"--seqlens", ARG_SEQLENS, "L,L[,L...]  one packed problem: sequences of these lengths end to end on one row"},
     {"--heads", ARG_HEADS, "H  heads (Mamba-2)"},
     {"--headdim", ARG_HEADDIM, "P  head dimension (Mamba-2)"},
     {"--groups", ARG_GROUPS, "G  groups of B/C"},
@@ -81,17 +82,17 @@ static int64_t parse_int(const char *flag, const char *s, int64_t lo, int64_t hi
 /* Sizes: at least 1, at most 2^40. */
 static int64_t parse_size(const char *flag, const char *s) { return parse_int(flag, s, 1, (int64_t)1 << 40); }
 
-/* "1,2,4": every item a size, none empty. */
-static int parse_list(const char *flag, const char *s, int64_t *out) {
+/* "1,2,4": every item a size, none empty, at most max of them. */
+static int parse_list(const char *flag, const char *s, int64_t *out, int max) {
     if (!s) die_usage("%s needs a value (try --help)", flag);
-    char buf[512];
-    if (strlen(s) >= sizeof(buf)) die_usage("%s: list too long", flag);
+    char buf[32];
     int n = 0;
     for (const char *item = s;; item++) {
         const char *comma = strchr(item, ',');
         size_t len = comma ? (size_t)(comma - item) : strlen(item);
-        if (len == 0) die_usage("%s: '%s' has an empty item", flag, s);
-        if (n == ARGS_MAX_LIST) die_usage("%s: at most %d values", flag, ARGS_MAX_LIST);
+        if (len == 0) die_usage("%s: '%.40s' has an empty item", flag, s);
+        if (n == max) die_usage("%s: at most %d values", flag, max);
+        if (len >= sizeof(buf)) die_usage("%s: '%.*s' is not a size", flag, (int)len, item);
         memcpy(buf, item, len);
         buf[len] = '\0';
         out[n++] = parse_size(flag, buf);
@@ -141,8 +142,14 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         case ARG_NO_SOFTPLUS: a->no_softplus = true; break;
         case ARG_H0: a->h0 = true; break;
         case ARG_HYDRA: a->hydra = true; break;
-        case ARG_BATCH: a->nbatch = parse_list(arg, val, a->batch); i++; break;
-        case ARG_SEQLEN: case ARG_TOKENS: a->nseqlen = parse_list(arg, val, a->seqlen); i++; break;
+        case ARG_BATCH: a->nbatch = parse_list(arg, val, a->batch, ARGS_MAX_LIST); i++; break;
+        case ARG_SEQLEN: case ARG_TOKENS: a->nseqlen = parse_list(arg, val, a->seqlen, ARGS_MAX_LIST); i++; break;
+        case ARG_SEQLENS:
+            a->seqlens = malloc(sizeof(int64_t) * ARGS_MAX_SEQS);
+            if (!a->seqlens) die_usage("--seqlens: out of memory");
+            a->nseqs = parse_list(arg, val, a->seqlens, ARGS_MAX_SEQS);
+            i++;
+            break;
         case ARG_DIM: a->dim = parse_size(arg, val); i++; break;
         case ARG_DSTATE: a->dstate = parse_size(arg, val); i++; break;
         case ARG_HEADS: a->heads = parse_size(arg, val); i++; break;

@@ -1,6 +1,7 @@
 /* The one command line every chapter shares (docs/design.md §5):
  *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
- *     [--dim D] [--dstate N] [--seqlen 512,2048] [--heads H] [--headdim P]
+ *     [--dim D] [--dstate N] [--seqlen 512,2048] [--seqlens 1000,37,4096]
+ *     [--heads H] [--headdim P]
  *     [--groups G] [--chunk Q] [--no-z] [--no-D] [--no-bias]
  *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--seed S]
  *     [--reps R] [--csv FILE] [--dump DIR] [--load DIR] [--help]
@@ -20,10 +21,11 @@ enum {
     ARG_NO_SOFTPLUS = 1u << 15, ARG_H0 = 1u << 16, ARG_HYDRA = 1u << 17,
     ARG_FORM = 1u << 18, ARG_SEED = 1u << 20,
     ARG_REPS = 1u << 21, ARG_CSV = 1u << 22, ARG_DUMP = 1u << 23,
-    ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25, ARG_TOKENS = 1u << 26,
+    ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25, ARG_TOKENS = 1u << 26, ARG_SEQLENS = 1u << 27,
 };
 
 #define ARGS_MAX_LIST 16
+#define ARGS_MAX_SEQS 100000  // --seqlens: sequences of one packed problem
 
 typedef struct {
     unsigned given;                 // ARG_* bits of the flags that appeared
@@ -31,6 +33,7 @@ typedef struct {
     bool check, bench, list;
     int64_t batch[ARGS_MAX_LIST];   int nbatch;
     int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;  // --seqlen, or --tokens (decode)
+    int64_t *seqlens;               int nseqs;    // --seqlens: one packed problem (malloc'd)
     int64_t dim, dstate, heads, headdim, groups, chunk;
     bool no_z, no_D, no_bias, no_softplus, h0, hydra;
     int form;                       // 1 (m1) or 2 (m2); 0 when not given

@@ -148,7 +148,12 @@ void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t 
         const TensorSpec *t = &hp->t[k];
         if (!is_input(t) || !t->present) continue;
         hp->in[PLAIN][k] = host_alloc(numel(t) * 4, t->name);
-        rng_fill_uniform(&r, hp->in[PLAIN][k], numel(t), t->lo, t->hi);
+        if (t->dtype != INDEX_INT32) rng_fill_uniform(&r, hp->in[PLAIN][k], numel(t), t->lo, t->hi);
+    }
+    if (se->op->indices) {
+        void *t[MAX_TENSORS];  // the inputs, the indices not made yet
+        host_view(hp, PLAIN, NULL, t);
+        se->op->indices(p, t);
     }
     if (p->big_delta) {
         void *t[MAX_TENSORS];  // the inputs just drawn
@@ -340,6 +345,11 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
         if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];
         else free(file[k]);
     }
+    if (se->op->check_loaded) {
+        void *t[MAX_TENSORS];  // the inputs read
+        host_view(hp, PLAIN, NULL, t);
+        se->op->check_loaded(&hp->p, t);
+    }
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -461,7 +471,7 @@ static void check_problem(Session *se, HostProblem *hp) {
 #define MAX_PROBLEMS 64
 
 static bool sizes_given(const Args *a) {
-    return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_TOKENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS |
+    return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_SEQLENS | ARG_TOKENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS |
                        ARG_HEADS | ARG_HEADDIM | ARG_CHUNK);
 }
 
@@ -495,6 +505,18 @@ static int command_line_grid(const Op *op, Problem base, bool bench, const Args 
         if (split % base.groups != 0)
             die_usage("%s %lld is not a multiple of %lld, the default --groups here: give --groups",
                       base.heads ? "--heads" : "--dim", (long long)split, (long long)base.groups);
+    }
+    if (a->nseqs) {  // one packed problem: the sequences end to end on one row
+        if (a->nseqlen) die_usage("--seqlens packs its sequences into one problem: give it without --seqlen");
+        if (a->nbatch && (a->nbatch > 1 || a->batch[0] != 1))
+            die_usage("--seqlens: the packed sequences lie on one row, so --batch can only be 1");
+        base.batch = 1;
+        base.nseq = a->nseqs;
+        base.seqlens = a->seqlens;
+        base.seqlen = 0;
+        for (int k = 0; k < a->nseqs; k++) base.seqlen += a->seqlens[k];
+        out[0] = base;
+        return 1;
     }
     int n = 0;
     add_grid(base, a->batch, a->nbatch, a->seqlen, a->nseqlen, out, &n);

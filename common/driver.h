@@ -27,6 +27,11 @@ typedef struct {
     bool big_delta;                               // check cases: delta + bias above 20 on every other channel or head
     int form;                                     // decode: DECODE_M1 or DECODE_M2 (seqlen is the tokens T); else 0
     bool hydra;                                   // bidirectional: the Hydra form
+    /* Packed: nseq sequences laid end to end on one row (batch 1, seqlen
+     * their total); 0 otherwise. seqlens: their lengths when the problem is
+     * made here (NULL when read by --load: the op's index tensor holds them). */
+    int64_t nseq;
+    const int64_t *seqlens;
 } Problem;
 
 /* What the core reads of a version. Each operation's version type starts
@@ -70,6 +75,12 @@ typedef struct {
     const char *(*unsupported)(const VersionInfo *v, const Problem *p);
     void (*run)(const VersionInfo *v, const Problem *p, void *const *tensors, void *workspace);
 
+    /* NULL, or: fills the INDEX_INT32 inputs from p (cu_seqlens from the
+     * sequence lengths), after the random draw. */
+    void (*indices)(const Problem *p, void *const *tensors);
+    /* NULL, or: exit 2 with one line when inputs read by --load are not valid
+     * (indices out of order). */
+    void (*check_loaded)(const Problem *p, void *const *tensors);
     /* Inputs a uniform draw cannot make: delta + bias above 20 (p->big_delta). */
     void (*big_delta)(const Problem *p, void *const *tensors);
     /* The fp64 oracle: ref[k] for every output k of the table. */

@@ -32,7 +32,9 @@ void folder_write(const char *dir, const TensorSpec *t, int n, const float *cons
         bool ok;
         /* fp16 as the version read and wrote it; bf16 as fp32 (.npy has no bf16) */
         const bool fp16 = tensor_elem_bytes(&t[k], dt) == 2 && dt != DT_BF16;
-        if (fp16) {
+        if (t[k].dtype == INDEX_INT32) {
+            ok = npy_write_i32(path, (const int32_t *)x[k], &shape, err, sizeof(err));
+        } else if (fp16) {
             int64_t e = npy_numel(&shape);
             uint16_t *h = host_alloc(e * 2, t[k].name);  // (t's shape) fp16 bits of x[k]
             floats_to_halves(x[k], h, e);
@@ -102,7 +104,8 @@ void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
             if (t[k].role == INPUT) die_usage("--load: %s is missing", path);
             continue;
         }
-        if (!npy_read_shape(path, &f->shape[k], err, sizeof(err))) die_usage("--load: %s", err);
+        if (!npy_read_shape(path, &f->shape[k], t[k].dtype == INDEX_INT32, err, sizeof(err)))
+            die_usage("--load: %s", err);
         for (int i = 0; i < f->shape[k].ndim; i++)
             if (f->shape[k].shape[i] < 1) {
                 char dims[128];
@@ -120,7 +123,8 @@ void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x
         if (!f->given[k]) continue;
         snprintf(path, sizeof(path), "%s/%s.npy", f->dir, t[k].name);
         NpyShape shape;
-        x[k] = npy_read_f32(path, &shape, err, sizeof(err));
+        x[k] = t[k].dtype == INDEX_INT32 ? (float *)npy_read_i32(path, &shape, err, sizeof(err))
+                                          : npy_read_f32(path, &shape, err, sizeof(err));
         if (!x[k]) die_usage("--load: %s", err);
     }
 }

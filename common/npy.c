@@ -197,8 +197,9 @@ static uint32_t le32(const unsigned char *b) {
 /* ---- reader ---- */
 
 /* The header, checked against the file's size, then (data not NULL) the
- * values widened to fp32 into a new array. */
-static bool npy_read(const char *path, NpyShape *shape, float **data, char *err, int errlen) {
+ * values into a new array: fp32 ('<f4', or '<f2' widened), or with int32 the
+ * int32 values of an '<i4' file (the same 4 bytes an element). */
+static bool npy_read(const char *path, NpyShape *shape, void **data, bool int32, char *err, int errlen) {
     float *out = NULL;
     unsigned char *raw = NULL;
     char *text = NULL;
@@ -252,7 +253,14 @@ static bool npy_read(const char *path, NpyShape *shape, float **data, char *err,
     }
     int elsize;
     const char *type_name;
-    if (strcmp(h.descr, "<f4") == 0) {
+    if (int32) {
+        if (strcmp(h.descr, "<i4") != 0) {
+            set_err(err, errlen, "%s: dtype '%s' not supported (need '<i4')", path, h.descr);
+            goto fail;
+        }
+        elsize = 4;
+        type_name = "int32";
+    } else if (strcmp(h.descr, "<f4") == 0) {
         elsize = 4;
         type_name = "float32";
     } else if (strcmp(h.descr, "<f2") == 0) {
@@ -343,18 +351,25 @@ fail:
 }
 
 float *npy_read_f32(const char *path, NpyShape *shape, char *err, int errlen) {
-    float *x = NULL;
-    return npy_read(path, shape, &x, err, errlen) ? x : NULL;
+    void *x = NULL;
+    return npy_read(path, shape, &x, false, err, errlen) ? x : NULL;
 }
 
-bool npy_read_shape(const char *path, NpyShape *shape, char *err, int errlen) {
-    return npy_read(path, shape, NULL, err, errlen);
+int32_t *npy_read_i32(const char *path, NpyShape *shape, char *err, int errlen) {
+    void *x = NULL;
+    return npy_read(path, shape, &x, true, err, errlen) ? x : NULL;
+}
+
+bool npy_read_shape(const char *path, NpyShape *shape, bool int32, char *err, int errlen) {
+    return npy_read(path, shape, NULL, int32, err, errlen);
 }
 
 /* ---- writer (format 1.0, header padded to a multiple of 64 bytes) ---- */
 
-static bool npy_write(const char *path, const void *x, int elsize, const NpyShape *shape,
+/* descr: "<f4", "<i4" (4-byte elements) or "<f2". */
+static bool npy_write(const char *path, const void *x, const char *descr, const NpyShape *shape,
                       char *err, int errlen) {
+    const int elsize = descr[2] == '2' ? 2 : 4;
     if (shape->ndim < 0 || shape->ndim > NPY_MAX_DIMS) {
         set_err(err, errlen, "%s: cannot write %d dims (at most %d)", path, shape->ndim, NPY_MAX_DIMS);
         return false;
@@ -373,7 +388,7 @@ static bool npy_write(const char *path, const void *x, int elsize, const NpyShap
 
     char header[512];
     int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
-                       elsize == 4 ? "<f4" : "<f2", dims);
+                       descr, dims);
     /* 10 preamble bytes + dict + spaces + '\n' = a multiple of 64. */
     int total = 10 + len + 1;
     int pad = (64 - total % 64) % 64;
@@ -415,9 +430,13 @@ static bool npy_write(const char *path, const void *x, int elsize, const NpyShap
 }
 
 bool npy_write_f32(const char *path, const float *x, const NpyShape *shape, char *err, int errlen) {
-    return npy_write(path, x, 4, shape, err, errlen);
+    return npy_write(path, x, "<f4", shape, err, errlen);
 }
 
 bool npy_write_f16(const char *path, const uint16_t *x, const NpyShape *shape, char *err, int errlen) {
-    return npy_write(path, x, 2, shape, err, errlen);
+    return npy_write(path, x, "<f2", shape, err, errlen);
+}
+
+bool npy_write_i32(const char *path, const int32_t *x, const NpyShape *shape, char *err, int errlen) {
+    return npy_write(path, x, "<i4", shape, err, errlen);
 }

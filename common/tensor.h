@@ -18,8 +18,10 @@ typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3 } DTyp
 typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
 /* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version,
  * bf16 in a DT_BF16 one; STATE_DTYPE: fp16 in a DT_FP16_STATE16 version only
- * (the decode state). */
-typedef enum { ALWAYS_FP32, VERSION_DTYPE, STATE_DTYPE } TensorDType;
+ * (the decode state); INDEX_INT32: int32 indices that the op makes from the
+ * problem (cu_seqlens), never drawn or rounded, held in the same 4 bytes an
+ * element as an fp32 tensor. */
+typedef enum { ALWAYS_FP32, VERSION_DTYPE, STATE_DTYPE, INDEX_INT32 } TensorDType;
 
 /* One tensor of an operation, named and laid out as the official code does. */
 typedef struct {

@@ -66,6 +66,12 @@ for c in $CHAPTERS; do
     fi
 done
 
+# Packed sequences (--seqlens) at scale: 1000 sequences of random lengths, 1 to 80 tokens,
+# each from its own initial state (03's C version; the GPU versions that take packed
+# problems run the same case).
+seqs=$(awk 'BEGIN { srand(19); for (i = 0; i < 1000; i++) printf "%s%d", i ? "," : "", 1 + int(rand() * 80) }')
+run_program "03_fused_cuda 1000 packed sequences" "$BIN/03_fused_cuda" --check --seqlens "$seqs" --dim 2 --dstate 3 --h0
+
 # --dump writes what NumPy reads back through --load: the round trip must check out.
 echo "=== dump/load round trip"
 "$BIN/01_naive_scan" 2 --check --dump "$tmp/ok" --batch 2 --dim 6 --dstate 5 --seqlen 9 --groups 3 >"$tmp/out" 2>&1 &&
@@ -74,6 +80,10 @@ count "dump/load round trip" $?
 "$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
     "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state.*PASS" "$tmp/out"
 count "SSD dump/load round trip" $?
+"$BIN/03_fused_cuda" 1 --check --dump "$tmp/packed" --seqlens 5,1,64,30 --dim 3 --dstate 4 --groups 3 --h0 >"$tmp/out" 2>&1 &&
+    "$BIN/03_fused_cuda" 1 --load "$tmp/packed" >"$tmp/out" 2>&1 && grep -q "in 4 seqs" "$tmp/out" &&
+    grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
+count "packed dump/load round trip (cu_seqlens, a state per sequence)" $?
 for form in "" --hydra; do
     # shellcheck disable=SC2086
     "$BIN/06_bidirectional" 2 --check $form --dump "$tmp/bidir$form" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
@@ -196,6 +206,33 @@ bad "--csv into a missing folder" 2 "$BIN/01_naive_scan" 2 --bench --csv "$tmp/n
 bad "--csv without --bench" 2 "$BIN/01_naive_scan" 2 --check --csv "$tmp/rows.csv"
 bad "--dump with --bench alone" 2 "$BIN/01_naive_scan" 2 --bench --dump "$tmp/benchdump"
 bad "--csv and --dump the same path" 2 "$BIN/01_naive_scan" 2 --check --bench --csv "$tmp/same" --dump "$tmp/same"
+bad "--seqlens with --batch 2" 2 "$BIN/03_fused_cuda" --check --seqlens 5,7 --batch 2
+bad "--seqlens with --seqlen" 2 "$BIN/03_fused_cuda" --check --seqlens 5,7 --seqlen 12
+bad "--seqlens 5,0" 2 "$BIN/03_fused_cuda" --check --seqlens 5,0
+bad "--seqlens 5,,7" 2 "$BIN/03_fused_cuda" --check --seqlens 5,,7
+bad "--seqlens in a chapter without packed problems" 2 "$BIN/05_ssd_mamba2" --check --seqlens 5,7
+# An int32 .npy of the values in $2 ("0 5 5 100"), shape (n,).
+npy_i32() {
+    set -- "$1" $2
+    out=$1; shift
+    h="{'descr': '<i4', 'fortran_order': False, 'shape': ($#,), }"
+    pad=$((117 - ${#h}))
+    { printf '\223NUMPY\001\000\166\000%s' "$h"; printf '%*s\n' "$pad" ''
+      for v in "$@"; do
+          printf "\\$(printf %03o $((v & 255)))\\$(printf %03o $((v >> 8 & 255)))\\$(printf %03o $((v >> 16 & 255)))\\$(printf %03o $((v >> 24 & 255)))"
+      done; } >"$out"
+}
+cp -r "$tmp/packed" "$tmp/cu_flat" && npy_i32 "$tmp/cu_flat/cu_seqlens.npy" "0 5 5 70 100"
+bad "--load cu_seqlens with an empty sequence" 2 "$BIN/03_fused_cuda" 1 --load "$tmp/cu_flat"
+cp -r "$tmp/packed" "$tmp/cu_start" && npy_i32 "$tmp/cu_start/cu_seqlens.npy" "1 5 6 70 100"
+bad "--load cu_seqlens not from 0" 2 "$BIN/03_fused_cuda" 1 --load "$tmp/cu_start"
+cp -r "$tmp/packed" "$tmp/cu_end" && npy_i32 "$tmp/cu_end/cu_seqlens.npy" "0 5 6 70 99"
+bad "--load cu_seqlens not ending at L" 2 "$BIN/03_fused_cuda" 1 --load "$tmp/cu_end"
+cp -r "$tmp/packed" "$tmp/cu_f4" && npy_empty "$tmp/cu_f4/cu_seqlens.npy" "0,"
+bad "--load cu_seqlens as float32" 2 "$BIN/03_fused_cuda" 1 --load "$tmp/cu_f4"
+cp -r "$tmp/packed" "$tmp/cu_ok" && npy_i32 "$tmp/cu_ok/cu_seqlens.npy" "0 5 6 70 100"
+"$BIN/03_fused_cuda" 1 --load "$tmp/cu_ok" >"$tmp/out" 2>&1 && grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
+count "packed --load reads a cu_seqlens written by the test's own writer" $?
 bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
 
 echo

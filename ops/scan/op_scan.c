@@ -1,7 +1,10 @@
 /* The Mamba-1 selective scan as an operation of the driver core (chapters
  * 01-04): selective_scan_fn's tensors, random inputs in the official tests'
  * ranges, the oracle, the exp count, the check and benchmark shapes, and the
- * calls into a ScanVersion. */
+ * calls into a ScanVersion. A packed problem (--seqlens) lays sequences end
+ * to end on one row, with cu_seqlens and one h0 and last_state row per
+ * sequence (ScanPacked, scan.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,7 +12,7 @@
 #include "op_scan.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
-enum { T_U, T_DELTA, T_Z, T_A, T_B, T_C, T_D, T_DELTA_BIAS, T_H0, T_Y, T_LAST_STATE, N_TENSORS };
+enum { T_U, T_DELTA, T_Z, T_A, T_B, T_C, T_D, T_DELTA_BIAS, T_H0, T_CU_SEQLENS, T_Y, T_LAST_STATE, N_TENSORS };
 
 /* Ranges of the official tests: A < 0, delta > 0 small, softplus(delta +
  * bias) around 0.3..1.3. Uniform draws keep generation fast at benchmark
@@ -19,6 +22,7 @@ enum { T_U, T_DELTA, T_Z, T_A, T_B, T_C, T_D, T_DELTA_BIAS, T_H0, T_Y, T_LAST_ST
  * state cannot grow without bound over a long L. */
 static int scan_tensors(const Problem *p, TensorSpec *t) {
     int64_t b = p->batch, d = p->dim, N = p->dstate, L = p->seqlen, G = p->groups;
+    int64_t S = p->nseq ? p->nseq : b;  // rows of h0 and last_state: one a sequence
     bool sp = p->softplus;
     //                                name          role            dtype          present      range         shape
     t[T_U]          = (TensorSpec){"u",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   3, {b, d, L}};
@@ -29,9 +33,10 @@ static int scan_tensors(const Problem *p, TensorSpec *t) {
     t[T_C]          = (TensorSpec){"C",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}};
     t[T_D]          = (TensorSpec){"D",          OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,   1, {d}};
     t[T_DELTA_BIAS] = (TensorSpec){"delta_bias", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -1.0 : 0.0, 0.5, 1, {d}};
-    t[T_H0]         = (TensorSpec){"h0",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,   3, {b, d, N}};
+    t[T_H0]         = (TensorSpec){"h0",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,   3, {S, d, N}};
+    t[T_CU_SEQLENS] = (TensorSpec){"cu_seqlens", OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0,  0.0, 0.0,   1, {p->nseq + 1}};
     t[T_Y]          = (TensorSpec){"y",          OUTPUT,         VERSION_DTYPE, true,         0.0, 0.0,   3, {b, d, L}};
-    t[T_LAST_STATE] = (TensorSpec){"last_state", OUTPUT,         ALWAYS_FP32,   true,         0.0, 0.0,   3, {b, d, N}};
+    t[T_LAST_STATE] = (TensorSpec){"last_state", OUTPUT,         ALWAYS_FP32,   true,         0.0, 0.0,   3, {S, d, N}};
     /* With one group B and C are (b, N, L), the official ungrouped form (the same memory). */
     if (G == 1)
         for (int k = T_B; k <= T_C; k++) {
@@ -45,15 +50,29 @@ static int scan_tensors(const Problem *p, TensorSpec *t) {
 static void scan_validate(const Problem *p) {
     if (p->dim % p->groups != 0)
         die_usage("--dim %lld is not a multiple of --groups %lld", (long long)p->dim, (long long)p->groups);
+    if (!p->nseq) return;
+    if (p->batch != 1) die_usage("packed sequences lie on one row: batch %lld must be 1", (long long)p->batch);
+    if (p->seqlen > INT32_MAX)
+        die_usage("--seqlens: %lld tokens in all, more than cu_seqlens (int32) can index", (long long)p->seqlen);
+    if (p->seqlens) {
+        int64_t total = 0;
+        for (int64_t k = 0; k < p->nseq; k++) total += p->seqlens[k];
+        if (total != p->seqlen)
+            die_usage("packed problem: the sequences hold %lld tokens, not L = %lld", (long long)total,
+                      (long long)p->seqlen);
+    }
 }
 
 static void scan_shape_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "b%lld d%lld N%lld L%lld G%lld", (long long)p->batch, (long long)p->dim,
-             (long long)p->dstate, (long long)p->seqlen, (long long)p->groups);
+    int n = snprintf(buf, len, "b%lld d%lld N%lld L%lld G%lld", (long long)p->batch, (long long)p->dim,
+                     (long long)p->dstate, (long long)p->seqlen, (long long)p->groups);
+    if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
 }
 
 static void scan_bench_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "b%-3lld N%-3lld L%-6lld", (long long)p->batch, (long long)p->dstate, (long long)p->seqlen);
+    int n = snprintf(buf, len, "b%-3lld N%-3lld L%-6lld", (long long)p->batch, (long long)p->dstate,
+                     (long long)p->seqlen);
+    if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
 }
 
 /* ------------------------------------------------------ calls into versions */
@@ -78,12 +97,23 @@ static size_t scan_workspace(const VersionInfo *v, const Problem *p) {
     return scan_version(v)->workspace_bytes ? scan_version(v)->workspace_bytes(&s) : 0;
 }
 
+static ScanPacked scan_packed_view(const Problem *p, void *const *t) {
+    ScanPacked pk = {scan_view(p, t), p->nseq, t[T_CU_SEQLENS]};
+    return pk;
+}
+
 static const char *scan_unsupported(const VersionInfo *v, const Problem *p) {
+    if (p->nseq && !scan_version(v)->run_packed) return "takes no packed sequences";
     ScanShape s = scan_shape(p);
     return scan_version(v)->unsupported ? scan_version(v)->unsupported(&s) : NULL;
 }
 
 static void scan_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    if (p->nseq) {
+        ScanPacked pk = scan_packed_view(p, t);
+        scan_version(v)->run_packed(&pk, workspace);
+        return;
+    }
     ScanTensors st = scan_view(p, t);
     scan_version(v)->run(&st, workspace);
 }
@@ -101,15 +131,61 @@ static void scan_big_delta(const Problem *p, void *const *t) {
     }
 }
 
+/* cu_seqlens from the lengths: 0, then each sequence's end. */
+static void scan_indices(const Problem *p, void *const *t) {
+    int32_t *cu = t[T_CU_SEQLENS];  // (nseq + 1,) int32
+    if (!cu) return;
+    cu[0] = 0;
+    for (int64_t k = 0; k < p->nseq; k++) cu[k + 1] = cu[k] + (int32_t)p->seqlens[k];
+}
+
+/* A loaded cu_seqlens rises from 0 to L, every sequence at least one token. */
+static void scan_check_loaded(const Problem *p, void *const *t) {
+    const int32_t *cu = t[T_CU_SEQLENS];  // (nseq + 1,) int32
+    if (!cu) return;
+    if (cu[0] != 0) die_usage("--load: cu_seqlens.npy must start at 0, starts at %d", cu[0]);
+    for (int64_t k = 0; k < p->nseq; k++)
+        if (cu[k + 1] <= cu[k])
+            die_usage("--load: cu_seqlens.npy must rise (every sequence at least 1 token): entry %lld is %d after %d",
+                      (long long)(k + 1), cu[k + 1], cu[k]);
+    if (cu[p->nseq] != p->seqlen)
+        die_usage("--load: cu_seqlens.npy ends at %d, not at L = %lld", cu[p->nseq], (long long)p->seqlen);
+}
+
 static void scan_oracle(const Problem *p, void *const *t, double *const *ref) {
+    if (p->nseq) {
+        ScanPacked pk = scan_packed_view(p, t);
+        oracle_scan_packed(&pk, ref[T_Y], ref[T_LAST_STATE]);
+        return;
+    }
     ScanTensors st = scan_view(p, t);
     oracle_scan(&st, ref[T_Y], ref[T_LAST_STATE]);
 }
 
-/* Rows are (b, d) channels. */
+/* Rows are (b, d) channels; packed, the d channels of the one row, each over
+ * every sequence. */
 static int64_t scan_rows(const Problem *p) { return p->batch * p->dim; }
 
+/* Channel c of a packed problem: its y over every sequence and its final
+ * state in each. */
+static CheckResult scan_check_packed_channel(const Problem *p, void *const *t, int64_t c, Tol tol) {
+    ScanPacked pk = scan_packed_view(p, t);
+    int64_t L = p->seqlen, N = p->dstate, d = p->dim, S = p->nseq;
+    double *y = host_alloc(L * 8, "oracle row");          // (L,) fp64
+    double *h = host_alloc(S * N * 8, "oracle row");      // (nseq, N) fp64, the final states
+    float *got = host_alloc(S * N * 4, "final states");   // (nseq, N) fp32, channel c's of last_state
+    oracle_scan_packed_channel(&pk, c, y, h);
+    for (int64_t k = 0; k < S; k++)
+        for (int64_t n = 0; n < N; n++) got[k * N + n] = pk.t.last_state[(k * d + c) * N + n];
+    CheckResult r = check_merge(compare_f32((const float *)pk.t.y + c * L, y, L, tol), compare_f32(got, h, S * N, tol));
+    free(y);
+    free(h);
+    free(got);
+    return r;
+}
+
 static CheckResult scan_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    if (p->nseq) return scan_check_packed_channel(p, t, row, tol);
     ScanTensors st = scan_view(p, t);
     int64_t L = p->seqlen, N = p->dstate;
     double *y = host_alloc(L * 8, "oracle row");      // (L,) fp64
@@ -146,6 +222,12 @@ static void scan_infer(Problem *p, const LoadFolder *f) {
     p->has_D = f->given[T_D];
     p->has_bias = f->given[T_DELTA_BIAS];
     p->has_h0 = f->given[T_H0];
+    if (f->given[T_CU_SEQLENS]) {  // packed: the lengths are in the file, read once every shape is checked
+        const NpyShape *cu = &f->shape[T_CU_SEQLENS];
+        if (cu->ndim != 1 || cu->shape[0] < 2)
+            die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
+        p->nseq = cu->shape[0] - 1;
+    }
     p->softplus = meta_bool(f, "delta_softplus", false);  // the official default
 }
 
@@ -154,6 +236,10 @@ static void scan_meta_text(const Problem *p, char *buf, size_t len) {
 }
 
 /* ----------------------------------------------------------------- shapes */
+
+/* Lengths of the packed check cases. */
+static const int64_t SEQS_SHORT[] = {1, 1, 3, 1};                // 6 tokens
+static const int64_t SEQS_EDGES[] = {64, 128, 64, 1, 37, 100, 7};  // 401 tokens: ends at 64, 192, 256, 257, ...
 
 /* Small and awkward (docs/design.md §3): L = 1, odd L, L not a multiple of
  * any block or chunk, N not a power of two, N = 256, G > 1, flags on and off,
@@ -169,6 +255,12 @@ static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 130, .dim = 2, .dstate = 256, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
     {.batch = 1, .seqlen = 4100, .dim = 4, .dstate = 16, .groups = 2, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
     {.batch = 1, .seqlen = 8192, .dim = 16, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    /* Packed: sequences of length 1; sequences shorter than a 64-step chunk
+     * and ending on chunk edges (64, 192, 256) and inside chunks, each from its
+     * own initial state; a packed problem with no initial state. */
+    {.batch = 1, .seqlen = 6, .dim = 3, .dstate = 4, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 4, .seqlens = SEQS_SHORT},
+    {.batch = 1, .seqlen = 401, .dim = 6, .dstate = 7, .groups = 2, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 7, .seqlens = SEQS_EDGES},
+    {.batch = 1, .seqlen = 401, .dim = 4, .dstate = 32, .groups = 1, .has_D = true, .big_delta = true, .nseq = 7, .seqlens = SEQS_EDGES},
 };
 
 /* Benchmark sets (docs/design.md §7): z, D, delta_bias and softplus on; B/C (b, N, L). */
@@ -198,6 +290,8 @@ const Op OP_SCAN = {
     .workspace = scan_workspace,
     .unsupported = scan_unsupported,
     .run = scan_run,
+    .indices = scan_indices,
+    .check_loaded = scan_check_loaded,
     .big_delta = scan_big_delta,
     .oracle = scan_oracle,
     .rows = scan_rows,

@@ -23,13 +23,16 @@ typedef struct {
     /* One forward: reads t's inputs, writes t->y and t->last_state. A GPU
      * version only enqueues work (checked launches); the core syncs. */
     void (*run)(const ScanTensors *t, void *workspace);
+    /* NULL (the version takes no packed problem), or the forward of a packed
+     * one (ScanPacked, scan.h), with the workspace of t->t.s. */
+    void (*run_packed)(const ScanPacked *t, void *workspace);
 } ScanVersion;
 
 /* The command-line flags (ARG_*, args.h) its chapters accept. */
 enum {
     /* what the Mamba-1 scan chapters (01-04) accept */
     ARGS_SCAN = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_DSTATE |
-                ARG_SEQLEN | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
+                ARG_SEQLEN | ARG_SEQLENS | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
                 ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV | ARG_DUMP |
                 ARG_LOAD | ARG_VERSION,
 };
@@ -89,6 +92,11 @@ void oracle_row(const ScanRow *r, double *y, double *h);
 void oracle_scan_row(const ScanTensors *t, int64_t bi, int64_t c, double *y, double *state);
 /* Every row: y (b,d,L) fp64, last_state (b,d,N) fp64. */
 void oracle_scan(const ScanTensors *t, double *y, double *last_state);
+/* A packed problem, sequence by sequence: channel c's y over every sequence
+ * (L,) and its final states (nseq, N), fp64. */
+void oracle_scan_packed_channel(const ScanPacked *t, int64_t c, double *y, double *states);
+/* Every channel: y (1,d,L) fp64, final states (nseq,d,N) fp64. */
+void oracle_scan_packed(const ScanPacked *t, double *y, double *final_states);
 
 /* The oracle against the official fixtures mamba1 and mamba1_plain
  * (<root>/ops/scan/fixtures, fixtures_scan.c). */

@@ -113,3 +113,43 @@ void oracle_scan(const ScanTensors *t, double *y, double *last_state) {
             oracle_scan_row(t, bi, c, y + row * s->seqlen, last_state + row * s->dstate);
         }
 }
+
+/* ---- a packed problem, sequence by sequence ---- */
+
+void oracle_scan_packed_channel(const ScanPacked *pk, int64_t c, double *y, double *states) {
+    const ScanTensors *t = &pk->t;
+    const ScanShape *s = &t->s;
+    int64_t d = s->dim, N = s->dstate, L = s->seqlen;
+    // B = repeat(B, "B G N L -> B (G H) N L", H=dim // B.shape[1]): the channel's group, batch 0
+    int64_t bc = scan_group_of(s, c) * N * L;
+    for (int64_t k = 0; k < pk->nseq; k++) {
+        /* Sequence k is selective_scan_ref on steps [start, end) of the row,
+         * from its own initial state. */
+        int64_t start = pk->cu_seqlens[k], len = pk->cu_seqlens[k + 1] - start;
+        ScanRow r = {
+            .L = len, .N = N, .softplus = s->softplus,
+            .u = (const float *)t->u + c * L + start, .u_t = 1,
+            .delta = (const float *)t->delta + c * L + start, .delta_t = 1,
+            .z = s->has_z ? (const float *)t->z + c * L + start : NULL, .z_t = 1,
+            .A = t->A + c * N, .A_n = 1,
+            .B = (const float *)t->B + bc + start, .B_n = L, .B_t = 1,
+            .C = (const float *)t->C + bc + start, .C_n = L, .C_t = 1,
+            .D = s->has_D ? t->D + c : NULL,
+            .bias = s->has_bias ? t->delta_bias + c : NULL,
+            .h0 = s->has_h0 ? t->h0 + (k * d + c) * N : NULL,
+        };
+        oracle_row(&r, y + start, states + k * N);
+    }
+}
+
+void oracle_scan_packed(const ScanPacked *pk, double *y, double *final_states) {
+    const ScanShape *s = &pk->t.s;
+    int64_t d = s->dim, N = s->dstate, L = s->seqlen;
+    double *h = oracle_alloc((size_t)(pk->nseq * N) * sizeof(double));  // (nseq, N) one channel's final states
+    for (int64_t c = 0; c < d; c++) {
+        oracle_scan_packed_channel(pk, c, y + c * L, h);
+        for (int64_t k = 0; k < pk->nseq; k++)
+            for (int64_t n = 0; n < N; n++) final_states[(k * d + c) * N + n] = h[k * N + n];
+    }
+    free(h);
+}

@@ -33,6 +33,17 @@ typedef struct {
     float *last_state;      // (b, d, N)    fp32, written
 } ScanTensors;
 
+/* A packed problem: nseq sequences of different lengths laid end to end on
+ * one row (t.s.batch 1, t.s.seqlen their total), sequence k on steps
+ * [cu_seqlens[k], cu_seqlens[k + 1]). Each starts from its own initial state,
+ * t.h0 (nseq, d, N) (NULL: zeros), and ends in its own final state,
+ * t.last_state (nseq, d, N); nothing flows from one sequence to the next. */
+typedef struct {
+    ScanTensors t;
+    int64_t nseq;
+    const int32_t *cu_seqlens;  // (nseq + 1,) int32: 0, the end of sequence 0, ..., L
+} ScanPacked;
+
 /* Element counts of each tensor. */
 static inline int64_t scan_n_seq(const ScanShape *s) { return s->batch * s->dim * s->seqlen; }
 static inline int64_t scan_n_bc(const ScanShape *s) { return s->batch * s->groups * s->dstate * s->seqlen; }
