@@ -45,6 +45,7 @@
 #include "cpu.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "host_math.h"
 
@@ -364,4 +365,51 @@ void ssd_chunked_cpu(const SsdTensors *t, void *workspace) {
             pass_states(&hd, Q, n_chunks, A_cumsum, states);
             chunk_outputs(&hd, Q, n_chunks, delta, A_cumsum, states, row);
         }
+}
+
+/* Sequence k of a packed problem as a head view: the pointers moved to its
+ * first step, its own initial and final state. */
+static Head sequence_head(const SsdPacked *pk, int64_t k, int64_t hi) {
+    const SsdShape *s = &pk->t.s;
+    const int64_t start = pk->cu_seqlens[k], PN = s->headdim * s->dstate;
+    const int64_t state0 = (k * s->heads + hi) * PN;
+    Head hd = head_of(&pk->t, 0, hi);
+    hd.L = pk->cu_seqlens[k + 1] - start;
+    hd.x += start * hd.x_t;
+    if (hd.z) hd.z += start * hd.x_t;
+    hd.dt += start * hd.dt_t;
+    hd.B += start * hd.bc_t;
+    hd.C += start * hd.bc_t;
+    hd.y += start * hd.x_t;
+    hd.h0 = pk->t.initial_states ? pk->t.initial_states + state0 : NULL;
+    hd.final_state = pk->t.final_state + state0;
+    return hd;
+}
+
+/* Packed: each sequence of each head is the chunked form on its own, its
+ * chunks counted from its first step (the workspace of the whole row covers
+ * any sequence). The state after chunk c is the state entering chunk c + 1,
+ * and after the last chunk the final state. */
+void ssd_chunked_cpu_packed(const SsdPacked *pk, void *workspace) {
+    const SsdShape *s = &pk->t.s;
+    const int64_t L = s->seqlen, Q = s->chunk, PN = s->headdim * s->dstate;
+    double *delta = workspace;            // (L,) fp64, as in ssd_chunked_cpu
+    double *A_cumsum = delta + L;         // (L,) fp64
+    double *row = A_cumsum + L;           // (Q,) fp64
+    float *states = (float *)(row + Q);   // (chunks of the sequence, p, N) fp32
+    for (int64_t hi = 0; hi < s->heads; hi++) {
+        int64_t j = 0;  // the sequence's first chunk among all
+        for (int64_t k = 0; k < pk->nseq; k++) {
+            const Head hd = sequence_head(pk, k, hi);
+            const int64_t n_chunks = (hd.L + Q - 1) / Q;
+            chunk_cumsum(&hd, Q, n_chunks, delta, A_cumsum);
+            chunk_states(&hd, Q, n_chunks, delta, A_cumsum, row, states);
+            pass_states(&hd, Q, n_chunks, A_cumsum, states);
+            chunk_outputs(&hd, Q, n_chunks, delta, A_cumsum, states, row);
+            for (int64_t c = 0; c < n_chunks; c++, j++) {
+                const float *after = c + 1 < n_chunks ? states + (c + 1) * PN : hd.final_state;  // (p, N)
+                memcpy(pk->chunk_states + (j * s->heads + hi) * PN, after, sizeof(float) * (size_t)PN);
+            }
+        }
+    }
 }

@@ -26,5 +26,8 @@ void ssd_quadratic_cpu(const SsdTensors *t, void *workspace);
  * (Q,) fp64; the chunk states, (nchunks, p, N) fp32. */
 size_t ssd_chunked_cpu_workspace(const SsdShape *s);
 void ssd_chunked_cpu(const SsdTensors *t, void *workspace);
+/* The same on a packed problem: every sequence from its own initial state,
+ * its chunks counted from its first step, and the state after each chunk. */
+void ssd_chunked_cpu_packed(const SsdPacked *t, void *workspace);
 
 #endif

@@ -41,6 +41,8 @@ static int64_t numel(const TensorSpec *t) {
 }
 
 static bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
+/* An output this problem has (chunk_states only where sequences are packed). */
+static bool is_output(const TensorSpec *t) { return t->role == OUTPUT && t->present; }
 
 /* n 16-bit values a version of dtype dt wrote (bf16 or fp16 bits) as floats. */
 static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
@@ -199,7 +201,7 @@ void host_free(HostProblem *hp) {
 /* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
 void outputs_alloc(const HostProblem *hp, float **out) {
     for (int k = 0; k < hp->n; k++)
-        out[k] = is_input(&hp->t[k]) ? NULL : host_alloc(numel(&hp->t[k]) * 4, hp->t[k].name);
+        out[k] = is_output(&hp->t[k]) ? host_alloc(numel(&hp->t[k]) * 4, hp->t[k].name) : NULL;
 }
 
 void outputs_free(const HostProblem *hp, float **out) {
@@ -266,13 +268,13 @@ void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const 
 /* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
 void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
     for (int k = 0; k < hp->n; k++)
-        if (!is_input(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
+        if (is_output(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
 }
 
 void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
-        if (is_input(s)) continue;
+        if (!is_output(s)) continue;
         int64_t n = numel(s);
         if (tensor_elem_bytes(s, dt) == 2) {
             uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 | bf16 as the version wrote it
@@ -345,10 +347,11 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
         if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];
         else free(file[k]);
     }
-    if (se->op->check_loaded) {
+    if (se->op->from_loaded) {
         void *t[MAX_TENSORS];  // the inputs read
         host_view(hp, PLAIN, NULL, t);
-        se->op->check_loaded(&hp->p, t);
+        se->op->from_loaded(&hp->p, t);
+        problem_table(se->op, &hp->p, hp->t);  // the same tensors, sizes the data completed
     }
 }
 
@@ -376,13 +379,13 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
     if (r->ran) return r;
     need_inputs(hp, set);
     for (int k = 0; k < hp->n; k++)
-        if (!is_input(&hp->t[k])) r->out[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle output");
+        if (is_output(&hp->t[k])) r->out[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle output");
     void *t[MAX_TENSORS];  // the inputs of the set
     host_view(hp, set, NULL, t);
     se->op->oracle(&hp->p, t, r->out);
     if (se->op->oracle_scale) {
         for (int k = 0; k < hp->n; k++)
-            if (!is_input(&hp->t[k])) r->scale[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle magnitudes");
+            if (is_output(&hp->t[k])) r->scale[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle magnitudes");
         se->op->oracle_scale(&hp->p, t, r->scale);
     }
     r->tried = r->ran = true;

@@ -32,6 +32,7 @@ typedef struct {
      * made here (NULL when read by --load: the op's index tensor holds them). */
     int64_t nseq;
     const int64_t *seqlens;
+    int64_t nchunks;  // packed, chunked ops: chunks over every sequence, when read by --load (else 0)
 } Problem;
 
 /* What the core reads of a version. Each operation's version type starts
@@ -78,9 +79,10 @@ typedef struct {
     /* NULL, or: fills the INDEX_INT32 inputs from p (cu_seqlens from the
      * sequence lengths), after the random draw. */
     void (*indices)(const Problem *p, void *const *tensors);
-    /* NULL, or: exit 2 with one line when inputs read by --load are not valid
-     * (indices out of order). */
-    void (*check_loaded)(const Problem *p, void *const *tensors);
+    /* NULL, or: once --load has read the data, exit 2 with one line when the
+     * inputs are not valid (indices out of order), and complete p from them
+     * (p->nchunks from cu_seqlens); the table is then made again. */
+    void (*from_loaded)(Problem *p, void *const *tensors);
     /* Inputs a uniform draw cannot make: delta + bias above 20 (p->big_delta). */
     void (*big_delta)(const Problem *p, void *const *tensors);
     /* The fp64 oracle: ref[k] for every output k of the table. */

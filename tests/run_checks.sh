@@ -71,6 +71,8 @@ done
 # problems run the same case).
 seqs=$(awk 'BEGIN { srand(19); for (i = 0; i < 1000; i++) printf "%s%d", i ? "," : "", 1 + int(rand() * 80) }')
 run_program "03_fused_cuda 1000 packed sequences" "$BIN/03_fused_cuda" --check --seqlens "$seqs" --dim 2 --dstate 3 --h0
+run_program "05_ssd_mamba2 1000 packed sequences" "$BIN/05_ssd_mamba2" --check --seqlens "$seqs" --heads 2 --headdim 2 \
+    --dstate 3 --chunk 16 --h0
 
 # --dump writes what NumPy reads back through --load: the round trip must check out.
 echo "=== dump/load round trip"
@@ -84,6 +86,13 @@ count "SSD dump/load round trip" $?
     "$BIN/03_fused_cuda" 1 --load "$tmp/packed" >"$tmp/out" 2>&1 && grep -q "in 4 seqs" "$tmp/out" &&
     grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
 count "packed dump/load round trip (cu_seqlens, a state per sequence)" $?
+"$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd_packed" --seqlens 5,1,40,30 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
+    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_packed" >"$tmp/out" 2>&1 && grep -q "in 4 seqs" "$tmp/out" &&
+    grep -q "vs loaded y, final_state, chunk_states.*PASS" "$tmp/out"
+count "packed SSD dump/load round trip (cu_seqlens, chunk_states)" $?
+cp -r "$tmp/ssd_packed" "$tmp/ssd_packed_nochunks" && rm "$tmp/ssd_packed_nochunks/chunk_states.npy" &&
+    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_packed_nochunks" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state .*PASS" "$tmp/out"
+count "packed SSD --load without chunk_states.npy" $?
 for form in "" --hydra; do
     # shellcheck disable=SC2086
     "$BIN/06_bidirectional" 2 --check $form --dump "$tmp/bidir$form" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
@@ -210,7 +219,7 @@ bad "--seqlens with --batch 2" 2 "$BIN/03_fused_cuda" --check --seqlens 5,7 --ba
 bad "--seqlens with --seqlen" 2 "$BIN/03_fused_cuda" --check --seqlens 5,7 --seqlen 12
 bad "--seqlens 5,0" 2 "$BIN/03_fused_cuda" --check --seqlens 5,0
 bad "--seqlens 5,,7" 2 "$BIN/03_fused_cuda" --check --seqlens 5,,7
-bad "--seqlens in a chapter without packed problems" 2 "$BIN/05_ssd_mamba2" --check --seqlens 5,7
+bad "--seqlens in a chapter without packed problems" 2 "$BIN/06_bidirectional" --check --seqlens 5,7
 # An int32 .npy of the values in $2 ("0 5 5 100"), shape (n,).
 npy_i32() {
     set -- "$1" $2
@@ -233,6 +242,8 @@ bad "--load cu_seqlens as float32" 2 "$BIN/03_fused_cuda" 1 --load "$tmp/cu_f4"
 cp -r "$tmp/packed" "$tmp/cu_ok" && npy_i32 "$tmp/cu_ok/cu_seqlens.npy" "0 5 6 70 100"
 "$BIN/03_fused_cuda" 1 --load "$tmp/cu_ok" >"$tmp/out" 2>&1 && grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
 count "packed --load reads a cu_seqlens written by the test's own writer" $?
+cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_bad" && npy_i32 "$tmp/ssd_chunks_bad/cu_seqlens.npy" "0 1 2 3 76"
+bad "--load chunk_states whose count cu_seqlens contradicts" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_bad"
 bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
 
 echo

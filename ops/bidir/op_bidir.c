@@ -158,7 +158,7 @@ static double bidir_flops(const Problem *p) {
 
 /* OP_SSD's sizes and flags from the files, then the backward direction's. */
 static void bidir_infer(Problem *p, const LoadFolder *f) {
-    OP_SSD.infer(p, f);
+    ssd_infer_sizes(p, f);
     if (f->given[T_INITIAL_STATES] != f->given[T_INITIAL_STATES_BWD])
         die_usage("--load: %s holds one of initial_states.npy and initial_states_bwd.npy: give both or neither",
                   f->dir);

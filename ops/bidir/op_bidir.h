@@ -18,8 +18,8 @@ typedef struct {
 
 /* The command-line flags (ARG_*, args.h) its chapters accept. */
 enum {
-    /* what the bidirectional chapter (06) accepts: SSD's, and --hydra */
-    ARGS_BIDIR = ARGS_SSD | ARG_HYDRA,
+    /* what the bidirectional chapter (06) accepts: SSD's but packed sequences, and --hydra */
+    ARGS_BIDIR = (ARGS_SSD & ~ARG_SEQLENS) | ARG_HYDRA,
 };
 
 extern const Op OP_BIDIR;   // bidirectional Mamba-2, both forms; versions are BidirVersion

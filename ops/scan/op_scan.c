@@ -50,6 +50,10 @@ static int scan_tensors(const Problem *p, TensorSpec *t) {
 static void scan_validate(const Problem *p) {
     if (p->dim % p->groups != 0)
         die_usage("--dim %lld is not a multiple of --groups %lld", (long long)p->dim, (long long)p->groups);
+    packed_validate(p);
+}
+
+void packed_validate(const Problem *p) {
     if (!p->nseq) return;
     if (p->batch != 1) die_usage("packed sequences lie on one row: batch %lld must be 1", (long long)p->batch);
     if (p->seqlen > INT32_MAX)
@@ -131,17 +135,13 @@ static void scan_big_delta(const Problem *p, void *const *t) {
     }
 }
 
-/* cu_seqlens from the lengths: 0, then each sequence's end. */
-static void scan_indices(const Problem *p, void *const *t) {
-    int32_t *cu = t[T_CU_SEQLENS];  // (nseq + 1,) int32
+void cu_seqlens_fill(const Problem *p, int32_t *cu) {
     if (!cu) return;
     cu[0] = 0;
     for (int64_t k = 0; k < p->nseq; k++) cu[k + 1] = cu[k] + (int32_t)p->seqlens[k];
 }
 
-/* A loaded cu_seqlens rises from 0 to L, every sequence at least one token. */
-static void scan_check_loaded(const Problem *p, void *const *t) {
-    const int32_t *cu = t[T_CU_SEQLENS];  // (nseq + 1,) int32
+void cu_seqlens_check(const Problem *p, const int32_t *cu) {
     if (!cu) return;
     if (cu[0] != 0) die_usage("--load: cu_seqlens.npy must start at 0, starts at %d", cu[0]);
     for (int64_t k = 0; k < p->nseq; k++)
@@ -151,6 +151,10 @@ static void scan_check_loaded(const Problem *p, void *const *t) {
     if (cu[p->nseq] != p->seqlen)
         die_usage("--load: cu_seqlens.npy ends at %d, not at L = %lld", cu[p->nseq], (long long)p->seqlen);
 }
+
+static void scan_indices(const Problem *p, void *const *t) { cu_seqlens_fill(p, t[T_CU_SEQLENS]); }
+
+static void scan_from_loaded(Problem *p, void *const *t) { cu_seqlens_check(p, t[T_CU_SEQLENS]); }
 
 static void scan_oracle(const Problem *p, void *const *t, double *const *ref) {
     if (p->nseq) {
@@ -291,7 +295,7 @@ const Op OP_SCAN = {
     .unsupported = scan_unsupported,
     .run = scan_run,
     .indices = scan_indices,
-    .check_loaded = scan_check_loaded,
+    .from_loaded = scan_from_loaded,
     .big_delta = scan_big_delta,
     .oracle = scan_oracle,
     .rows = scan_rows,

@@ -46,6 +46,17 @@ enum {
     BENCH_S2 = 1 << 1,    // OP_SCAN: d 2048, N 16, L 512 .. 65536, batch 1 and 8
 };
 
+/* ---- packed problems (--seqlens), shared with the SSD ---- */
+
+/* Exit 2 unless a packed p lies on one row of at most INT32_MAX tokens that
+ * its lengths add up to. */
+void packed_validate(const Problem *p);
+/* cu (nseq + 1,) int32 from p->seqlens: 0, then each sequence's end. */
+void cu_seqlens_fill(const Problem *p, int32_t *cu);
+/* Exit 2 unless a loaded cu rises from 0 to p->seqlen, every sequence at
+ * least one token. */
+void cu_seqlens_check(const Problem *p, const int32_t *cu);
+
 /* ---- the fp64 oracle (oracle_scan.c): plain loops that mirror the official
  * reference functions line by line, accumulating in double. Inputs are fp32
  * host arrays (fp16 chapters pass their fp16-rounded values); outputs fp64. ---- */
@@ -86,6 +97,10 @@ typedef struct {
 /* The recurrence of selective_scan_ref on one row: y (L,) in the row's own
  * time order, h (N,) its final state. */
 void oracle_row(const ScanRow *r, double *y, double *h);
+/* The same from the state h (N,) as given, in double (r->h0 unused). */
+void oracle_row_from(const ScanRow *r, double *y, double *h);
+/* Steps [start, start + len) of row r as a row of its own (no h0). */
+ScanRow oracle_row_segment(ScanRow r, int64_t start, int64_t len);
 
 /* One (batch bi, channel c) row: y[L] and state[N] (final h). t holds fp32
  * host arrays (u, delta, z, B, C as float). */

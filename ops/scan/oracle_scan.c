@@ -54,7 +54,21 @@ void oracle_discretize(DiscRule rule, double a, double b, double dt, double *aba
 void oracle_row(const ScanRow *r, double *y, double *h) {
     // x = A.new_zeros((batch, dim, dstate))   (or the given initial state)
     for (int64_t n = 0; n < r->N; n++) h[n] = r->h0 ? (double)r->h0[n] : 0.0;
+    oracle_row_from(r, y, h);
+}
 
+ScanRow oracle_row_segment(ScanRow r, int64_t start, int64_t len) {
+    r.L = len;
+    r.u += start * r.u_t;
+    r.delta += start * r.delta_t;
+    if (r.z) r.z += start * r.z_t;
+    r.B += start * r.B_t;
+    r.C += start * r.C_t;
+    r.h0 = NULL;
+    return r;
+}
+
+void oracle_row_from(const ScanRow *r, double *y, double *h) {
     for (int64_t t = 0; t < r->L; t++) {
         double u = r->u[t * r->u_t];
         double delta = r->delta[t * r->delta_t];

@@ -1,7 +1,10 @@
 /* Mamba-2's SSD as an operation of the driver core (chapter 05 on):
  * mamba_chunk_scan_combined's tensors, random inputs in the official tests'
  * ranges, the oracle, the exp and FLOP counts of the chunked form, the check
- * and benchmark shapes, and the calls into an SsdVersion. */
+ * and benchmark shapes, and the calls into an SsdVersion. A packed problem
+ * (--seqlens) adds cu_seqlens, one initial and final state per sequence and
+ * the state after every chunk of every sequence (SsdPacked, ssd.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,13 +12,24 @@
 #include "op_ssd.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
-enum { T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_Y, T_FINAL_STATE, N_TENSORS };
+enum { T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_CU_SEQLENS, T_Y, T_FINAL_STATE,
+       T_CHUNK_STATES, N_TENSORS };
+
+/* Chunks of a packed problem over every sequence, each cut at its own start:
+ * Σ ceil(length / chunk); from --load, what cu_seqlens gave. */
+static int64_t packed_chunks(const Problem *p) {
+    if (!p->seqlens) return p->nchunks;
+    int64_t n = 0;
+    for (int64_t k = 0; k < p->nseq; k++) n += (p->seqlens[k] + p->chunk - 1) / p->chunk;
+    return n;
+}
 
 /* Ranges of the official tests: A < 0, softplus(dt + dt_bias) a step of
  * about 0.02..0.5. Without softplus dt + dt_bias is the step itself and is
  * drawn above 0, as the official tests draw it. */
 static int ssd_tensors(const Problem *p, TensorSpec *t) {
     int64_t b = p->batch, L = p->seqlen, h = p->heads, P = p->headdim, g = p->groups, N = p->dstate;
+    int64_t S = p->nseq ? p->nseq : b;  // initial and final states: one a sequence
     bool sp = p->softplus;
     //                                    name              role            dtype          present      range                               shape
     t[T_X]              = (TensorSpec){"x",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, h, P}};
@@ -26,9 +40,11 @@ static int ssd_tensors(const Problem *p, TensorSpec *t) {
     t[T_D]              = (TensorSpec){"D",              OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,                          1, {h}};
     t[T_Z]              = (TensorSpec){"z",              OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,                          4, {b, L, h, P}};
     t[T_DT_BIAS]        = (TensorSpec){"dt_bias",        OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -1.0 : 0.1,   1, {h}};
-    t[T_INITIAL_STATES] = (TensorSpec){"initial_states", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {b, h, P, N}};
+    t[T_INITIAL_STATES] = (TensorSpec){"initial_states", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {S, h, P, N}};
+    t[T_CU_SEQLENS]     = (TensorSpec){"cu_seqlens",     OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0,  0.0, 0.0,                          1, {p->nseq + 1}};
     t[T_Y]              = (TensorSpec){"y",              OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,                           4, {b, L, h, P}};
-    t[T_FINAL_STATE]    = (TensorSpec){"final_state",    OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,                           4, {b, h, P, N}};
+    t[T_FINAL_STATE]    = (TensorSpec){"final_state",    OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,                           4, {S, h, P, N}};
+    t[T_CHUNK_STATES]   = (TensorSpec){"chunk_states",   OUTPUT,         ALWAYS_FP32,   p->nseq > 0,  0.0, 0.0,                          4, {packed_chunks(p), h, P, N}};
     if (p->D_per_channel) {  // D (h, p): one value per channel
         t[T_D].ndim = 2;
         t[T_D].shape[1] = P;
@@ -41,17 +57,21 @@ static void ssd_validate(const Problem *p) {
         die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
     if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
         die_usage("--chunk %lld is not a power of two in 16..256", (long long)p->chunk);
+    packed_validate(p);
 }
 
 static void ssd_shape_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", (long long)p->batch, (long long)p->seqlen,
-             (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate,
-             (long long)p->chunk);
+    int n = snprintf(buf, len, "b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", (long long)p->batch,
+                     (long long)p->seqlen, (long long)p->heads, (long long)p->headdim, (long long)p->groups,
+                     (long long)p->dstate, (long long)p->chunk);
+    if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
 }
 
 static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", (long long)p->batch, (long long)p->heads,
-             (long long)p->headdim, (long long)p->dstate, (long long)p->chunk, (long long)p->seqlen);
+    int n = snprintf(buf, len, "b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", (long long)p->batch,
+                     (long long)p->heads, (long long)p->headdim, (long long)p->dstate, (long long)p->chunk,
+                     (long long)p->seqlen);
+    if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
 }
 
 /* ------------------------------------------------------ calls into versions */
@@ -76,12 +96,23 @@ static size_t ssd_workspace(const VersionInfo *v, const Problem *p) {
     return ssd_version(v)->workspace_bytes ? ssd_version(v)->workspace_bytes(&s) : 0;
 }
 
+static SsdPacked ssd_packed_view(const Problem *p, void *const *t) {
+    SsdPacked pk = {ssd_view(p, t), p->nseq, t[T_CU_SEQLENS], t[T_CHUNK_STATES]};
+    return pk;
+}
+
 static const char *ssd_unsupported(const VersionInfo *v, const Problem *p) {
+    if (p->nseq && !ssd_version(v)->run_packed) return "takes no packed sequences";
     SsdShape s = problem_ssd_shape(p);
     return ssd_version(v)->unsupported ? ssd_version(v)->unsupported(&s) : NULL;
 }
 
 static void ssd_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    if (p->nseq) {
+        SsdPacked pk = ssd_packed_view(p, t);
+        ssd_version(v)->run_packed(&pk, workspace);
+        return;
+    }
     SsdTensors st = ssd_view(p, t);
     ssd_version(v)->run(&st, workspace);
 }
@@ -98,7 +129,28 @@ static void ssd_big_delta(const Problem *p, void *const *t) {
     }
 }
 
+static void ssd_indices(const Problem *p, void *const *t) { cu_seqlens_fill(p, t[T_CU_SEQLENS]); }
+
+/* A loaded cu_seqlens is checked and gives the chunk count; a chunk_states.npy
+ * the folder holds must have that many. */
+static void ssd_from_loaded(Problem *p, void *const *t) {
+    const int32_t *cu = t[T_CU_SEQLENS];  // (nseq + 1,) int32
+    if (!cu) return;
+    cu_seqlens_check(p, cu);
+    int64_t n = 0;
+    for (int64_t k = 0; k < p->nseq; k++) n += (cu[k + 1] - cu[k] + p->chunk - 1) / p->chunk;
+    if (p->nchunks && p->nchunks != n)
+        die_usage("--load: chunk_states.npy holds %lld chunks, cu_seqlens and chunk_size %lld give %lld",
+                  (long long)p->nchunks, (long long)p->chunk, (long long)n);
+    p->nchunks = n;
+}
+
 static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) {
+    if (p->nseq) {
+        SsdPacked pk = ssd_packed_view(p, t);
+        oracle_ssd_packed(&pk, packed_chunks(p), ref[T_Y], ref[T_FINAL_STATE], ref[T_CHUNK_STATES]);
+        return;
+    }
     SsdTensors st = ssd_view(p, t);
     oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE]);
 }
@@ -108,7 +160,35 @@ static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) {
  * mapping: y[b, :, h, p] and final_state[b, h, p, :]. */
 static int64_t ssd_rows(const Problem *p) { return p->batch * p->heads * p->headdim; }
 
+/* Channel (hi, pi) of a packed problem: its y, its final state in every
+ * sequence and its state after every chunk. */
+static CheckResult ssd_check_packed_channel(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    SsdPacked pk = ssd_packed_view(p, t);
+    int64_t L = p->seqlen, H = p->heads, P = p->headdim, N = p->dstate, S = p->nseq, K = packed_chunks(p);
+    int64_t hi = row / P % H, pi = row % P;
+    double *y = host_alloc(L * 8, "oracle channel");            // (L,) fp64
+    double *fin = host_alloc(S * N * 8, "oracle channel");      // (nseq, N) fp64
+    double *chunks = host_alloc(K * N * 8, "oracle channel");   // (nchunks, N) fp64
+    float *got = host_alloc((L + (S + K) * N) * 4, "channel");  // y, then final and chunk states, fp32
+    oracle_ssd_packed_channel(&pk, hi, pi, y, fin, chunks);
+    for (int64_t l = 0; l < L; l++) got[l] = ((const float *)pk.t.y)[(l * H + hi) * P + pi];
+    for (int64_t k = 0; k < S + K; k++)
+        for (int64_t n = 0; n < N; n++) {
+            const float *from = k < S ? pk.t.final_state + ((k * H + hi) * P + pi) * N
+                                      : pk.chunk_states + (((k - S) * H + hi) * P + pi) * N;
+            got[L + k * N + n] = from[n];
+        }
+    CheckResult r = check_merge(check_merge(compare_f32(got, y, L, tol), compare_f32(got + L, fin, S * N, tol)),
+                                compare_f32(got + L + S * N, chunks, K * N, tol));
+    free(y);
+    free(fin);
+    free(chunks);
+    free(got);
+    return r;
+}
+
 static CheckResult ssd_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    if (p->nseq) return ssd_check_packed_channel(p, t, row, tol);
     SsdTensors st = ssd_view(p, t);
     int64_t L = p->seqlen, H = p->heads, P = p->headdim, N = p->dstate;
     int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
@@ -151,7 +231,7 @@ static double ssd_flops(const Problem *p) {
 
 /* ---------------------------------------------------------------- --load */
 
-static void ssd_infer(Problem *p, const LoadFolder *f) {
+void ssd_infer_sizes(Problem *p, const LoadFolder *f) {
     const NpyShape *x = &f->shape[T_X], *B = &f->shape[T_B];
     if (x->ndim != 4)
         die_usage("--load: %s/x.npy must be (batch, seqlen, heads, headdim), has %d dims", f->dir, x->ndim);
@@ -178,12 +258,28 @@ static void ssd_infer(Problem *p, const LoadFolder *f) {
                   (long long)p->chunk);
 }
 
+/* The sizes, then a packed problem's: the lengths are in cu_seqlens's data
+ * (ssd_from_loaded), the chunk count with them. */
+static void ssd_infer(Problem *p, const LoadFolder *f) {
+    ssd_infer_sizes(p, f);
+    if (!f->given[T_CU_SEQLENS]) return;
+    const NpyShape *cu = &f->shape[T_CU_SEQLENS];
+    if (cu->ndim != 1 || cu->shape[0] < 2)
+        die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
+    p->nseq = cu->shape[0] - 1;
+    if (f->given[T_CHUNK_STATES]) p->nchunks = f->shape[T_CHUNK_STATES].shape[0];
+}
+
 static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "{\"dt_softplus\": %s, \"chunk_size\": %lld}", p->softplus ? "true" : "false",
              (long long)p->chunk);
 }
 
 /* ----------------------------------------------------------------- shapes */
+
+/* Lengths of the packed check cases. */
+static const int64_t SEQS_SHORT[] = {1, 1, 3, 1};               // 6 tokens
+static const int64_t SEQS_EDGES[] = {16, 32, 15, 1, 17, 40};    // 121 tokens: ends at 16, 48, 63, 64, 81, 121
 
 /* Small and awkward (docs/design.md §3), cheap for the CPU forms: L = 1, L
  * not a multiple of the chunk, odd p and N, g > 1, D per channel, flags on
@@ -197,6 +293,13 @@ static const Problem CHECK_CASES[] = {
     {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
     {.batch = 1, .seqlen = 4100, .dstate = 64, .groups = 2, .heads = 2, .headdim = 64, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
     {.batch = 1, .seqlen = 2048, .dstate = 16, .groups = 1, .heads = 2, .headdim = 32, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    /* Packed: sequences of length 1; sequences shorter than the chunk and
+     * ending on chunk edges (16, 48, 64 at chunk 16) and inside chunks, each
+     * from its own initial state; with no initial state, D (h, p) and dt +
+     * bias above 20. */
+    {.batch = 1, .seqlen = 6, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 4, .seqlens = SEQS_SHORT},
+    {.batch = 1, .seqlen = 121, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 6, .seqlens = SEQS_EDGES},
+    {.batch = 1, .seqlen = 121, .dstate = 9, .groups = 1, .heads = 3, .headdim = 7, .chunk = 32, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true, .big_delta = true, .nseq = 6, .seqlens = SEQS_EDGES},
 };
 
 /* Benchmark sets (docs/design.md §7): S3 is the official timing's configuration,
@@ -233,6 +336,8 @@ const Op OP_SSD = {
     .workspace = ssd_workspace,
     .unsupported = ssd_unsupported,
     .run = ssd_run,
+    .indices = ssd_indices,
+    .from_loaded = ssd_from_loaded,
     .big_delta = ssd_big_delta,
     .oracle = ssd_oracle,
     .rows = ssd_rows,

@@ -14,7 +14,14 @@ typedef struct {
     size_t (*workspace_bytes)(const SsdShape *s);
     const char *(*unsupported)(const SsdShape *s);
     void (*run)(const SsdTensors *t, void *workspace);
+    /* NULL (the version takes no packed problem), or the forward of a packed
+     * one (SsdPacked, ssd.h), with the workspace of t->t.s. */
+    void (*run_packed)(const SsdPacked *t, void *workspace);
 } SsdVersion;
+
+/* --load: the sizes and flags from the files of the first nine tensors
+ * (x .. initial_states), which OP_BIDIR's table shares (op_ssd.c). */
+void ssd_infer_sizes(Problem *p, const LoadFolder *f);
 
 /* The SSD shape of a problem of OP_SSD or OP_BIDIR (op_ssd.c). */
 SsdShape problem_ssd_shape(const Problem *p);
@@ -25,7 +32,7 @@ enum {
     ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_HEADS |
                ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
                ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
-               ARG_DUMP | ARG_LOAD | ARG_VERSION,
+               ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SEQLENS,
 };
 
 extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
@@ -45,6 +52,15 @@ void oracle_ssd(const SsdTensors *t, double *y, double *final_state);
 /* One channel (head hi, row pi) of batch bi: y (L,) fp64 (y[bi, :, hi, pi])
  * and its final state (N,) fp64. */
 void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state);
+
+/* A packed problem, sequence by sequence, one chunk after another: channel
+ * (hi, pi)'s y over every sequence (L,), its final state in each (nseq, N)
+ * and its state after each chunk (nchunks, N), fp64. */
+void oracle_ssd_packed_channel(const SsdPacked *t, int64_t hi, int64_t pi, double *y, double *final_states,
+                               double *chunk_states);
+/* Every channel: y (1,L,h,p), final states (nseq,h,p,N), chunk states
+ * (nchunks,h,p,N), fp64. */
+void oracle_ssd_packed(const SsdPacked *t, int64_t nchunks, double *y, double *final_states, double *chunk_states);
 
 /* The row of channel (hi, pi) of batch bi in original time order, as the
  * official mapping reads it (the bidirectional oracle reuses it). */

@@ -57,3 +57,46 @@ void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi,
     ScanRow r = oracle_ssd_row(t, bi, hi, pi);
     oracle_row(&r, y, state);
 }
+
+/* ---- a packed problem, sequence by sequence, one chunk after another ---- */
+
+void oracle_ssd_packed_channel(const SsdPacked *pk, int64_t hi, int64_t pi, double *y, double *final_states,
+                               double *chunk_states) {
+    const SsdShape *s = &pk->t.s;
+    int64_t H = s->heads, P = s->headdim, N = s->dstate, Q = s->chunk, j = 0;
+    ScanRow row = oracle_ssd_row(&pk->t, 0, hi, pi);  // the whole packed row, batch 0
+    for (int64_t k = 0; k < pk->nseq; k++) {
+        /* Sequence k from its own initial state; its state after each chunk
+         * of Q steps counted from its first step (the last chunk shorter). */
+        int64_t start = pk->cu_seqlens[k], len = pk->cu_seqlens[k + 1] - start;
+        double *h = final_states + k * N;  // (N,): the running state, its final state at the end
+        const float *h0 = pk->t.initial_states ? pk->t.initial_states + ((k * H + hi) * P + pi) * N : NULL;
+        for (int64_t n = 0; n < N; n++) h[n] = h0 ? (double)h0[n] : 0.0;
+        for (int64_t c0 = 0; c0 < len; c0 += Q, j++) {
+            int64_t steps = len - c0 < Q ? len - c0 : Q;
+            ScanRow seg = oracle_row_segment(row, start + c0, steps);
+            oracle_row_from(&seg, y + start + c0, h);
+            for (int64_t n = 0; n < N; n++) chunk_states[j * N + n] = h[n];
+        }
+    }
+}
+
+void oracle_ssd_packed(const SsdPacked *pk, int64_t nchunks, double *y, double *final_states, double *chunk_states) {
+    const SsdShape *s = &pk->t.s;
+    int64_t L = s->seqlen, H = s->heads, P = s->headdim, N = s->dstate, S = pk->nseq;
+    double *y_row = oracle_alloc((size_t)L * sizeof(double));             // (L,) one channel's output
+    double *fin = oracle_alloc((size_t)(S * N) * sizeof(double));         // (nseq, N) its final states
+    double *chunks = oracle_alloc((size_t)(nchunks * N) * sizeof(double)); // (nchunks, N) its chunk states
+    for (int64_t hi = 0; hi < H; hi++)
+        for (int64_t pi = 0; pi < P; pi++) {
+            oracle_ssd_packed_channel(pk, hi, pi, y_row, fin, chunks);
+            for (int64_t l = 0; l < L; l++) y[(l * H + hi) * P + pi] = y_row[l];
+            for (int64_t k = 0; k < S; k++)
+                for (int64_t n = 0; n < N; n++) final_states[((k * H + hi) * P + pi) * N + n] = fin[k * N + n];
+            for (int64_t j = 0; j < nchunks; j++)
+                for (int64_t n = 0; n < N; n++) chunk_states[((j * H + hi) * P + pi) * N + n] = chunks[j * N + n];
+        }
+    free(y_row);
+    free(fin);
+    free(chunks);
+}

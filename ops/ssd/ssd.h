@@ -35,6 +35,21 @@ typedef struct {
     float *final_state;           // (b, h, p, N)  fp32, written
 } SsdTensors;
 
+/* A packed problem: nseq sequences of different lengths laid end to end on
+ * one row (t.s.batch 1, t.s.seqlen their total), sequence k on steps
+ * [cu_seqlens[k], cu_seqlens[k + 1]), each from its own initial state
+ * (t.initial_states (nseq, h, p, N), NULL: zeros) to its own final state
+ * (t.final_state (nseq, h, p, N)). Chunks of t.s.chunk steps restart at each
+ * sequence's first step, so none straddles two; chunk_states holds the state
+ * after each chunk of each sequence, in order (sequence 0's chunks, then
+ * sequence 1's, ...): what a server keeps to reuse a shared prefix. */
+typedef struct {
+    SsdTensors t;
+    int64_t nseq;
+    const int32_t *cu_seqlens;  // (nseq + 1,) int32: 0, the end of sequence 0, ..., L
+    float *chunk_states;        // (nchunks, h, p, N) fp32, written: nchunks = Σ ceil(length / chunk)
+} SsdPacked;
+
 /* Element counts of each tensor. */
 static inline int64_t ssd_n_x(const SsdShape *s) { return s->batch * s->seqlen * s->heads * s->headdim; }
 static inline int64_t ssd_n_dt(const SsdShape *s) { return s->batch * s->seqlen * s->heads; }
