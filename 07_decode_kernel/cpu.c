@@ -33,9 +33,9 @@ static float delta_of(const DecodeShape *s, float dt, const float *dt_bias, int6
     return s->softplus ? softplus_f(dt) : dt;
 }
 
-/* Mamba-1 form, token t of batch entry bi: d rows, A (d, N), B/C (N,) shared
- * by every channel. */
-static void token_m1(const DecodeTensors *t, int64_t bi, int64_t tok) {
+/* Mamba-1 form, token t of batch entry bi on its state rows `state_b` (d, N):
+ * A (d, N), B/C (N,) shared by every channel. */
+static void token_m1(const DecodeTensors *t, int64_t bi, int64_t tok, float *state_b) {
     const DecodeShape *s = &t->s;
     const int64_t d = s->dim, N = s->dstate;
     const int64_t at = (bi * s->tokens + tok) * d;  // x/dt/z/y[bi, tok, 0]
@@ -46,7 +46,7 @@ static void token_m1(const DecodeTensors *t, int64_t bi, int64_t tok) {
     const float *C = (const float *)t->C + (bi * s->tokens + tok) * N;  // (N,) fp32
     float *y = (float *)t->y + at;                                     // (d,) fp32, written
     for (int64_t c = 0; c < d; c++) {
-        float *state = t->state_out + (bi * d + c) * N;  // (N,) fp32, updated
+        float *state = state_b + c * N;  // (N,) fp32, updated
         const float *A = t->A + c * N;                   // (N,) fp32
         const float delta = delta_of(s, dt[c], t->dt_bias, c);
         float out = 0.0f;
@@ -68,9 +68,9 @@ static void token_m1(const DecodeTensors *t, int64_t bi, int64_t tok) {
     }
 }
 
-/* Mamba-2 form, token t of batch entry bi: h heads of p rows, one Δ, dA, D
- * per head, B/C (g, N), head hi reading group hi / (h / g). */
-static void token_m2(const DecodeTensors *t, int64_t bi, int64_t tok) {
+/* Mamba-2 form, token t of batch entry bi on its state rows `state_b` (h, p,
+ * N): one Δ, dA, D per head, B/C (g, N), head hi reading group hi / (h / g). */
+static void token_m2(const DecodeTensors *t, int64_t bi, int64_t tok, float *state_b) {
     const DecodeShape *s = &t->s;
     const int64_t H = s->heads, P = s->headdim, G = s->groups, N = s->dstate;
     const int64_t at = (bi * s->tokens + tok) * H * P;  // x/z/y[bi, tok, 0, 0]
@@ -88,7 +88,7 @@ static void token_m2(const DecodeTensors *t, int64_t bi, int64_t tok) {
         const float dA = expf(delta * t->A[hi]);
         for (int64_t pi = 0; pi < P; pi++) {
             const int64_t col = hi * P + pi;
-            float *state = t->state_out + ((bi * H + hi) * P + pi) * N;  // (N,) fp32, updated
+            float *state = state_b + (hi * P + pi) * N;  // (N,) fp32, updated
             float out = 0.0f;
             for (int64_t n = 0; n < N; n++) {
                 // dB = rearrange(dt, "b h d -> b h d 1") * rearrange(B, "b h n -> b h 1 n")
@@ -108,13 +108,34 @@ static void token_m2(const DecodeTensors *t, int64_t bi, int64_t tok) {
 }
 
 void decode_step_cpu(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_step_cpu_serving(&sv, workspace);
+}
+
+/* The pool is copied to state_out (slots no entry names keep their state),
+ * then each batch entry's tokens run on its slot's rows in place; after each
+ * token those rows are copied to the intermediate states. Padding (a
+ * negative slot) writes zeros to y and the intermediate states. */
+void decode_step_cpu_serving(const DecodeServing *sv, void *workspace) {
     (void)workspace;
+    const DecodeTensors *t = &sv->t;
     const DecodeShape *s = &t->s;
+    const int64_t W = decode_width(s), T = s->tokens, block = W * s->dstate;  // state elements of one entry
     if (t->state_out != t->state)
-        memcpy(t->state_out, t->state, sizeof(float) * (size_t)(decode_rows(s) * s->dstate));
-    for (int64_t bi = 0; bi < s->batch; bi++)
-        for (int64_t tok = 0; tok < s->tokens; tok++) {
-            if (s->form == DECODE_M1) token_m1(t, bi, tok);
-            else token_m2(t, bi, tok);
+        memcpy(t->state_out, t->state, sizeof(float) * (size_t)((sv->slots ? sv->slots : s->batch) * block));
+    for (int64_t bi = 0; bi < s->batch; bi++) {
+        const int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
+        float *inter = sv->intermediate_states ? sv->intermediate_states + bi * T * block : NULL;  // (T, W, N)
+        if (slot < 0) {
+            memset((float *)t->y + bi * T * W, 0, sizeof(float) * (size_t)(T * W));
+            if (inter) memset(inter, 0, sizeof(float) * (size_t)(T * block));
+            continue;
         }
+        float *state_b = t->state_out + slot * block;  // (W, N) fp32: the entry's rows
+        for (int64_t tok = 0; tok < T; tok++) {
+            if (s->form == DECODE_M1) token_m1(t, bi, tok, state_b);
+            else token_m2(t, bi, tok, state_b);
+            if (inter) memcpy(inter + tok * block, state_b, sizeof(float) * (size_t)block);
+        }
+    }
 }

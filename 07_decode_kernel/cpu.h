@@ -10,5 +10,8 @@
  * + D·x, y *= silu(z). The state is updated in t->state_out (which may be
  * t->state: in place). No workspace: `workspace` is not used (may be NULL). */
 void decode_step_cpu(const DecodeTensors *t, void *workspace);
+/* The same on a server's problem (DecodeServing, decode.h): the states in a
+ * pool of slots, and the state after every token. */
+void decode_step_cpu_serving(const DecodeServing *t, void *workspace);
 
 #endif

@@ -49,6 +49,8 @@ static const FlagInfo FLAGS[] = {
     {"--hydra", ARG_HYDRA, "the Hydra form of the bidirectional scan (default: both forms at the built-in shapes, the default form at sizes given)"},
     {"--form", ARG_FORM, "m1|m2  decode form (default: both)"},
     {"--tokens", ARG_TOKENS, "T[,T...]  tokens per launch (decode)"},
+    {"--slots", ARG_SLOTS, "S  the states in a pool of S slots, each batch entry naming its own (decode)"},
+    {"--intermediate", ARG_INTERMEDIATE, "also write the state after every token (decode, speculative decoding)"},
     {"--seed", ARG_SEED, "S  seed of the random inputs"},
     {"--reps", ARG_REPS, "R  timed repetitions (>= 20)"},
     {"--csv", ARG_CSV, "FILE  append benchmark rows to FILE"},
@@ -142,6 +144,8 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         case ARG_NO_SOFTPLUS: a->no_softplus = true; break;
         case ARG_H0: a->h0 = true; break;
         case ARG_HYDRA: a->hydra = true; break;
+        case ARG_INTERMEDIATE: a->intermediate = true; break;
+        case ARG_SLOTS: a->slots = parse_size(arg, val); i++; break;
         case ARG_BATCH: a->nbatch = parse_list(arg, val, a->batch, ARGS_MAX_LIST); i++; break;
         case ARG_SEQLEN: case ARG_TOKENS: a->nseqlen = parse_list(arg, val, a->seqlen, ARGS_MAX_LIST); i++; break;
         case ARG_SEQLENS:

@@ -3,7 +3,8 @@
  *     [--dim D] [--dstate N] [--seqlen 512,2048] [--seqlens 1000,37,4096]
  *     [--heads H] [--headdim P]
  *     [--groups G] [--chunk Q] [--no-z] [--no-D] [--no-bias]
- *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--seed S]
+ *     [--no-softplus] [--h0] [--hydra] [--form m1|m2] [--tokens T] [--slots S]
+ *     [--intermediate] [--seed S]
  *     [--reps R] [--csv FILE] [--dump DIR] [--load DIR] [--help]
  * A chapter passes the set of flags it uses; any other flag is an error. */
 #ifndef ARGS_H
@@ -22,6 +23,7 @@ enum {
     ARG_FORM = 1u << 18, ARG_SEED = 1u << 20,
     ARG_REPS = 1u << 21, ARG_CSV = 1u << 22, ARG_DUMP = 1u << 23,
     ARG_LOAD = 1u << 24, ARG_VERSION = 1u << 25, ARG_TOKENS = 1u << 26, ARG_SEQLENS = 1u << 27,
+    ARG_SLOTS = 1u << 28, ARG_INTERMEDIATE = 1u << 29,
 };
 
 #define ARGS_MAX_LIST 16
@@ -34,8 +36,8 @@ typedef struct {
     int64_t batch[ARGS_MAX_LIST];   int nbatch;
     int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;  // --seqlen, or --tokens (decode)
     int64_t *seqlens;               int nseqs;    // --seqlens: one packed problem (malloc'd)
-    int64_t dim, dstate, heads, headdim, groups, chunk;
-    bool no_z, no_D, no_bias, no_softplus, h0, hydra;
+    int64_t dim, dstate, heads, headdim, groups, chunk, slots;
+    bool no_z, no_D, no_bias, no_softplus, h0, hydra, intermediate;
     int form;                       // 1 (m1) or 2 (m2); 0 when not given
     uint64_t seed;
     int reps;

@@ -475,7 +475,7 @@ static void check_problem(Session *se, HostProblem *hp) {
 
 static bool sizes_given(const Args *a) {
     return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_SEQLENS | ARG_TOKENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS |
-                       ARG_HEADS | ARG_HEADDIM | ARG_CHUNK);
+                       ARG_HEADS | ARG_HEADDIM | ARG_CHUNK | ARG_SLOTS | ARG_INTERMEDIATE);
 }
 
 /* Appends batch x seqlen on base (batch outer; an empty list keeps base's value). */
@@ -501,6 +501,8 @@ static int command_line_grid(const Op *op, Problem base, bool bench, const Args 
     if (a->heads) base.heads = a->heads;
     if (a->headdim) base.headdim = a->headdim;
     if (a->chunk) base.chunk = a->chunk;
+    if (a->slots) base.slots = a->slots;
+    if (a->intermediate) base.intermediate = true;
     /* A size the user gave against a group count the user did not: say the
      * groups are the default, not a value typed. */
     if (!(a->given & ARG_GROUPS) && base.groups > 1) {

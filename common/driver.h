@@ -33,6 +33,8 @@ typedef struct {
     int64_t nseq;
     const int64_t *seqlens;
     int64_t nchunks;  // packed, chunked ops: chunks over every sequence, when read by --load (else 0)
+    int64_t slots;      // decode: the states in a pool of this many slots (0: one per batch entry)
+    bool intermediate;  // decode: also the state after every token
 } Problem;
 
 /* What the core reads of a version. Each operation's version type starts

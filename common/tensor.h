@@ -13,7 +13,7 @@
 typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3 } DType;
 
 #define MAX_TENSORS 16
-#define MAX_DIMS 4
+#define MAX_DIMS 5
 
 typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
 /* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version,

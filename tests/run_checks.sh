@@ -99,6 +99,10 @@ for form in "" --hydra; do
         "$BIN/06_bidirectional" 2 --load "$tmp/bidir$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y.*PASS" "$tmp/out"
     count "bidirectional${form:+ $form} dump/load round trip" $?
 done
+"$BIN/07_decode_kernel" 1 --check --form m2 --dump "$tmp/decode_pool" --batch 4 --tokens 3 --slots 7 --intermediate >"$tmp/out" 2>&1 &&
+    "$BIN/07_decode_kernel" 1 --load "$tmp/decode_pool" >"$tmp/out" 2>&1 && grep -q "slots 7 +states" "$tmp/out" &&
+    grep -q "vs loaded y, state_out, intermediate_states.*PASS" "$tmp/out"
+count "decode dump/load round trip (state pool, intermediate states)" $?
 for form in m1 m2; do
     "$BIN/07_decode_kernel" 1 --check --form $form --dump "$tmp/decode_$form" --batch 2 --tokens 1 --dstate 5 >"$tmp/out" 2>&1 &&
         "$BIN/07_decode_kernel" 1 --load "$tmp/decode_$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y, state_out.*PASS" "$tmp/out"
@@ -244,6 +248,17 @@ cp -r "$tmp/packed" "$tmp/cu_ok" && npy_i32 "$tmp/cu_ok/cu_seqlens.npy" "0 5 6 7
 count "packed --load reads a cu_seqlens written by the test's own writer" $?
 cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_bad" && npy_i32 "$tmp/ssd_chunks_bad/cu_seqlens.npy" "0 1 2 3 76"
 bad "--load chunk_states whose count cu_seqlens contradicts" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_bad"
+bad "--slots below --batch" 2 "$BIN/07_decode_kernel" --check --batch 5 --slots 3
+bad "--slots in a chapter without a state pool" 2 "$BIN/05_ssd_mamba2" --check --slots 8
+bad "--intermediate in a chapter without decode" 2 "$BIN/03_fused_cuda" --check --intermediate
+cp -r "$tmp/decode_pool" "$tmp/pool_far" && npy_i32 "$tmp/pool_far/state_batch_indices.npy" "0 7 -1 2"
+bad "--load state_batch_indices past the pool" 2 "$BIN/07_decode_kernel" 1 --load "$tmp/pool_far"
+cp -r "$tmp/decode_pool" "$tmp/pool_twice" && npy_i32 "$tmp/pool_twice/state_batch_indices.npy" "3 1 -1 3"
+bad "--load state_batch_indices naming a slot twice" 2 "$BIN/07_decode_kernel" 1 --load "$tmp/pool_twice"
+cp -r "$tmp/decode_pool" "$tmp/pool_ok" && npy_i32 "$tmp/pool_ok/state_batch_indices.npy" "6 -1 -5 0"
+"$BIN/07_decode_kernel" 1 --load "$tmp/pool_ok" >"$tmp/out" 2>&1; grep -q "vs oracle .*PASS" "$tmp/out" &&
+    grep -q "vs loaded y, state_out, intermediate_states.*FAIL" "$tmp/out"
+count "decode --load with other slots: the oracle agrees, the stale outputs do not" $?
 bad "device allocation too large" "2|3" "$BIN/01_naive_scan" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
 
 echo

@@ -48,6 +48,20 @@ typedef struct {
     float *state_out;       // like state, written: the state after the last token
 } DecodeTensors;
 
+/* What a server adds (chapter 07's --slots and --intermediate). The states
+ * live in a pool of S slots, t.state and t.state_out (S, d, N) | (S, h, p, N):
+ * batch entry b reads and writes slot state_batch_indices[b]; a negative
+ * index marks padding: the entry reads and writes no state, and its y and
+ * intermediate states are zeros. Slots no entry names keep their state.
+ * intermediate_states holds the state after every token (speculative
+ * decoding: the caller keeps the state of the last accepted draft token). */
+typedef struct {
+    DecodeTensors t;
+    int64_t slots;                       // S; 0: no pool, state b's rows are batch entry b's
+    const int32_t *state_batch_indices;  // (b,) int32, NULL without a pool
+    float *intermediate_states;          // M1 (b, T, d, N)  M2 (b, T, h, p, N) fp32, written; NULL when not asked
+} DecodeServing;
+
 /* State rows (independent recurrences): M1 b·d, M2 b·h·p; each is N floats. */
 static inline int64_t decode_rows(const DecodeShape *s) {
     return s->form == DECODE_M1 ? s->batch * s->dim : s->batch * s->heads * s->headdim;

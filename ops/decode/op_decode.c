@@ -5,7 +5,11 @@
  * benchmark shapes, and the calls into a DecodeVersion.
  * The state is an input ("state") and an output ("state_out"): the driver
  * hands a version two buffers, so every timed run starts from the same state;
- * the versions are also correct in place (state_out == state). */
+ * the versions are also correct in place (state_out == state). A server's
+ * problem (--slots, --intermediate) keeps the states in a pool of slots named
+ * by state_batch_indices and writes the state after every token
+ * (DecodeServing, decode.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,7 +17,8 @@
 #include "op_decode.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
-enum { T_STATE, T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_Y, T_STATE_OUT, N_TENSORS };
+enum { T_STATE, T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_STATE_BATCH_INDICES, T_Y, T_STATE_OUT,
+       T_INTERMEDIATE_STATES, N_TENSORS };
 
 /* shape[] of a per-token tensor: (b, [T,] rest...), the T axis only when T > 1. */
 static void per_token(TensorSpec *t, int64_t b, int64_t T, int nrest, int64_t r0, int64_t r1, int64_t r2) {
@@ -31,6 +36,7 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     int64_t b = p->batch, T = p->seqlen, N = p->dstate;
     bool m1 = p->form == DECODE_M1, sp = p->softplus;
     int64_t d = p->dim, h = p->heads, P = p->headdim, g = p->groups;
+    int64_t S = p->slots ? p->slots : b;  // rows of the state: the pool's slots, or one a batch entry
     //                               name          role            dtype          present      range       (shapes below)
     t[T_STATE]     = (TensorSpec){"state",     INPUT,          STATE_DTYPE,   true,        -1.0, 1.0, 0, {0}};
     t[T_X]         = (TensorSpec){"x",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
@@ -41,11 +47,13 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     t[T_D]         = (TensorSpec){"D",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0, 0, {0}};
     t[T_Z]         = (TensorSpec){"z",         OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0, 0, {0}};
     t[T_DT_BIAS]   = (TensorSpec){"dt_bias",   OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -3.0 : 0.1, 0, {0}};
+    t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->slots > 0, 0.0, 0.0, 1, {b}};
     t[T_Y]         = (TensorSpec){"y",         OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0, 0, {0}};
     t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         STATE_DTYPE,   true,        0.0, 0.0, 0, {0}};
+    t[T_INTERMEDIATE_STATES] = (TensorSpec){"intermediate_states", OUTPUT, STATE_DTYPE, p->intermediate, 0.0, 0.0, 0, {0}};
     if (m1) {
-        t[T_STATE].ndim = 3;                                                         // (b, d, N)
-        t[T_STATE].shape[0] = b, t[T_STATE].shape[1] = d, t[T_STATE].shape[2] = N;
+        t[T_STATE].ndim = 3;                                                         // (S, d, N)
+        t[T_STATE].shape[0] = S, t[T_STATE].shape[1] = d, t[T_STATE].shape[2] = N;
         per_token(&t[T_X], b, T, 1, d, 0, 0);                                        // (b, [T,] d)
         per_token(&t[T_DT], b, T, 1, d, 0, 0);                                       // (b, [T,] d)
         t[T_A].ndim = 2, t[T_A].shape[0] = d, t[T_A].shape[1] = N;                   // (d, N)
@@ -55,8 +63,8 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
         per_token(&t[T_Z], b, T, 1, d, 0, 0);
         per_token(&t[T_Y], b, T, 1, d, 0, 0);
     } else {
-        t[T_STATE].ndim = 4;                                                         // (b, h, p, N)
-        t[T_STATE].shape[0] = b, t[T_STATE].shape[1] = h, t[T_STATE].shape[2] = P, t[T_STATE].shape[3] = N;
+        t[T_STATE].ndim = 4;                                                         // (S, h, p, N)
+        t[T_STATE].shape[0] = S, t[T_STATE].shape[1] = h, t[T_STATE].shape[2] = P, t[T_STATE].shape[3] = N;
         per_token(&t[T_X], b, T, 2, h, P, 0);                                        // (b, [T,] h, p)
         per_token(&t[T_DT], b, T, 1, h, 0, 0);                                       // (b, [T,] h)
         t[T_A].ndim = 1, t[T_A].shape[0] = h;                                        // (h,)
@@ -68,6 +76,11 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     }
     t[T_STATE_OUT].ndim = t[T_STATE].ndim;
     for (int i = 0; i < t[T_STATE].ndim; i++) t[T_STATE_OUT].shape[i] = t[T_STATE].shape[i];
+    /* (b, T, d, N) or (b, T, h, p, N): the state's rows of each batch entry after each token */
+    TensorSpec *is = &t[T_INTERMEDIATE_STATES];
+    is->ndim = t[T_STATE].ndim + 1;
+    is->shape[0] = b, is->shape[1] = T;
+    for (int i = 1; i < t[T_STATE].ndim; i++) is->shape[i + 1] = t[T_STATE].shape[i];
     return N_TENSORS;
 }
 
@@ -80,6 +93,11 @@ static void decode_validate(const Problem *p) {
         if (p->heads % p->groups != 0)
             die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
     }
+    if (p->slots && p->slots < p->batch)
+        die_usage("--slots %lld: a pool holds at least one slot per batch entry (--batch %lld)", (long long)p->slots,
+                  (long long)p->batch);
+    if (p->slots > INT32_MAX)
+        die_usage("--slots %lld: more than state_batch_indices (int32) can name", (long long)p->slots);
 }
 
 /* Sizes given on the command line start from the base of the form: --form,
@@ -91,22 +109,33 @@ static void decode_command_line_base(Problem *base, const Args *a, bool bench) {
     if (a->form == DECODE_M1 || (!a->form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
 }
 
+/* " slots 1024 +states": a server's problem, appended to the shape. */
+static void serving_text(const Problem *p, char *buf, size_t len, int n) {
+    if (n < 0 || (size_t)n >= len) return;
+    if (p->slots) n += snprintf(buf + n, len - (size_t)n, " slots %lld", (long long)p->slots);
+    if (p->intermediate && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " +states");
+}
+
 static void decode_shape_text(const Problem *p, char *buf, size_t len) {
+    int n;
     if (p->form == DECODE_M1)
-        snprintf(buf, len, "m1 b%lld T%lld d%lld N%lld", (long long)p->batch, (long long)p->seqlen,
-                 (long long)p->dim, (long long)p->dstate);
+        n = snprintf(buf, len, "m1 b%lld T%lld d%lld N%lld", (long long)p->batch, (long long)p->seqlen,
+                     (long long)p->dim, (long long)p->dstate);
     else
-        snprintf(buf, len, "m2 b%lld T%lld h%lld p%lld g%lld N%lld", (long long)p->batch, (long long)p->seqlen,
-                 (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate);
+        n = snprintf(buf, len, "m2 b%lld T%lld h%lld p%lld g%lld N%lld", (long long)p->batch, (long long)p->seqlen,
+                     (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate);
+    serving_text(p, buf, len, n);
 }
 
 static void decode_bench_text(const Problem *p, char *buf, size_t len) {
+    int n;
     if (p->form == DECODE_M1)
-        snprintf(buf, len, "m1 b%-4lld d%-5lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->dim,
-                 (long long)p->dstate, (long long)p->seqlen);
+        n = snprintf(buf, len, "m1 b%-4lld d%-5lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->dim,
+                     (long long)p->dstate, (long long)p->seqlen);
     else
-        snprintf(buf, len, "m2 b%-4lld h%-3lld p%-3lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->heads,
-                 (long long)p->headdim, (long long)p->dstate, (long long)p->seqlen);
+        n = snprintf(buf, len, "m2 b%-4lld h%-3lld p%-3lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->heads,
+                     (long long)p->headdim, (long long)p->dstate, (long long)p->seqlen);
+    serving_text(p, buf, len, n);
 }
 
 /* ------------------------------------------------------ calls into versions */
@@ -131,18 +160,33 @@ static size_t decode_workspace(const VersionInfo *v, const Problem *p) {
     return decode_version(v)->workspace_bytes ? decode_version(v)->workspace_bytes(&s) : 0;
 }
 
+static bool serving(const Problem *p) { return p->slots || p->intermediate; }
+
+static DecodeServing decode_serving_view(const Problem *p, void *const *t) {
+    DecodeServing sv = {decode_view(p, t), p->slots, t[T_STATE_BATCH_INDICES], t[T_INTERMEDIATE_STATES]};
+    return sv;
+}
+
 static const char *decode_unsupported(const VersionInfo *v, const Problem *p) {
+    if (serving(p) && !decode_version(v)->run_serving) return "takes no state pool or intermediate states";
     DecodeShape s = decode_shape(p);
     return decode_version(v)->unsupported ? decode_version(v)->unsupported(&s) : NULL;
 }
 
 static void decode_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    if (serving(p)) {
+        DecodeServing sv = decode_serving_view(p, t);
+        decode_version(v)->run_serving(&sv, workspace);
+        return;
+    }
     DecodeTensors dt = decode_view(p, t);
     decode_version(v)->run(&dt, workspace);
 }
 
 /* The token loop: one token per step, in place, for versions that can be captured. */
-static bool decode_loops(const VersionInfo *v, const Problem *p) { return p->seqlen == 1 && decode_version(v)->graph; }
+static bool decode_loops(const VersionInfo *v, const Problem *p) {
+    return p->seqlen == 1 && !serving(p) && decode_version(v)->graph;
+}
 
 /* ------------------------------------------------------ inputs and oracle */
 
@@ -157,7 +201,48 @@ static void decode_big_delta(const Problem *p, void *const *t) {
     }
 }
 
+/* The slots of a pool, shuffled, every third batch entry padding (-1): a
+ * fixed permutation of the S slots (a 64-bit LCG, so that every machine
+ * draws the same), of which entry b takes the b-th. */
+static void decode_indices(const Problem *p, void *const *t) {
+    int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
+    if (!idx) return;
+    int32_t *perm = host_alloc(p->slots * 4, "slot permutation");  // (S,) int32
+    for (int64_t i = 0; i < p->slots; i++) perm[i] = (int32_t)i;
+    uint64_t r = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = p->slots - 1; i > 0; i--) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1));
+        int32_t x = perm[i];
+        perm[i] = perm[j], perm[j] = x;
+    }
+    for (int64_t b = 0; b < p->batch; b++) idx[b] = b % 3 == 2 ? -1 : perm[b];
+    free(perm);
+}
+
+/* A loaded state_batch_indices names slots of the pool, none twice (negative: padding). */
+static void decode_from_loaded(Problem *p, void *const *t) {
+    const int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
+    if (!idx) return;
+    unsigned char *seen = calloc((size_t)p->slots, 1);  // (S,) slot named already
+    if (!seen) die_usage("--load: cannot allocate %lld bytes", (long long)p->slots);
+    for (int64_t b = 0; b < p->batch; b++) {
+        if (idx[b] < 0) continue;
+        if (idx[b] >= p->slots)
+            die_usage("--load: state_batch_indices.npy entry %lld is slot %d, past the pool's %lld", (long long)b,
+                      idx[b], (long long)p->slots);
+        if (seen[idx[b]]) die_usage("--load: state_batch_indices.npy names slot %d twice", idx[b]);
+        seen[idx[b]] = 1;
+    }
+    free(seen);
+}
+
 static void decode_oracle(const Problem *p, void *const *t, double *const *ref) {
+    if (serving(p)) {
+        DecodeServing sv = decode_serving_view(p, t);
+        oracle_decode_serving(&sv, ref[T_Y], ref[T_STATE_OUT], ref[T_INTERMEDIATE_STATES]);
+        return;
+    }
     DecodeTensors dt = decode_view(p, t);
     oracle_decode(&dt, ref[T_Y], ref[T_STATE_OUT]);
 }
@@ -169,7 +254,38 @@ static int64_t decode_rows_of(const Problem *p) {
     return decode_rows(&s);
 }
 
+/* Row (b, c) of a server's problem: y over the T tokens, the final state in
+ * its slot (none for padding) and its state after every token. */
+static CheckResult decode_check_serving_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    DecodeServing sv = decode_serving_view(p, t);
+    int64_t T = p->seqlen, N = p->dstate, W = decode_width(&sv.t.s);
+    int64_t bi = row / W, c = row % W;
+    double *y = host_alloc(T * 8, "oracle row");          // (T,) fp64
+    double *state = host_alloc(N * 8, "oracle row");      // (N,) fp64, the final state
+    double *per = host_alloc(T * N * 8, "oracle row");    // (T, N) fp64, after each token
+    float *got = host_alloc(T * (N + 1) * 4, "row");      // y (T,), then the states (T, N), fp32
+    bool skipped;
+    oracle_decode_serving_row(&sv, row, y, state, per, &skipped);
+    for (int64_t k = 0; k < T; k++) got[k] = ((const float *)sv.t.y)[(bi * T + k) * W + c];
+    CheckResult r = compare_f32(got, y, T, tol);
+    if (!skipped) {
+        int64_t slot = sv.state_batch_indices ? sv.state_batch_indices[bi] : bi;
+        r = check_merge(r, compare_f32(sv.t.state_out + (slot * W + c) * N, state, N, tol));
+    }
+    if (sv.intermediate_states) {
+        for (int64_t k = 0; k < T; k++)
+            for (int64_t n = 0; n < N; n++) got[T + k * N + n] = sv.intermediate_states[((bi * T + k) * W + c) * N + n];
+        r = check_merge(r, compare_f32(got + T, per, T * N, tol));
+    }
+    free(y);
+    free(state);
+    free(per);
+    free(got);
+    return r;
+}
+
 static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+    if (serving(p)) return decode_check_serving_row(p, t, row, tol);
     DecodeTensors dt = decode_view(p, t);
     int64_t T = p->seqlen, N = p->dstate, W = decode_width(&dt.s);
     int64_t bi = row / W, c = row % W;
@@ -195,8 +311,9 @@ static double decode_exps(const Problem *p) {
 
 /* ---------------------------------------------------------------- --load */
 
-static void decode_infer(Problem *p, const LoadFolder *f) {
-    const NpyShape *st = &f->shape[T_STATE], *x = &f->shape[T_X], *B = &f->shape[T_B];
+/* Sizes and form from state.npy, x.npy and B.npy. */
+static void decode_infer_sizes(Problem *p, const LoadFolder *f, const NpyShape *st, const NpyShape *x,
+                               const NpyShape *B) {
     if (st->ndim == 3) {
         p->form = DECODE_M1;
         p->batch = st->shape[0], p->dim = st->shape[1], p->dstate = st->shape[2];
@@ -228,6 +345,20 @@ static void decode_infer(Problem *p, const LoadFolder *f) {
     p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
 }
 
+static void decode_infer(Problem *p, const LoadFolder *f) {
+    const NpyShape *st = &f->shape[T_STATE], *x = &f->shape[T_X], *B = &f->shape[T_B];
+    decode_infer_sizes(p, f, st, x, B);
+    p->intermediate = f->given[T_INTERMEDIATE_STATES];
+    if (f->given[T_STATE_BATCH_INDICES]) {  // a pool: the state's rows are slots, the batch is x's
+        const NpyShape *idx = &f->shape[T_STATE_BATCH_INDICES];
+        if (idx->ndim != 1 || idx->shape[0] != x->shape[0])
+            die_usage("--load: %s/state_batch_indices.npy must be (batch=%lld,), x.npy's first size", f->dir,
+                      (long long)x->shape[0]);
+        p->slots = p->batch;
+        p->batch = x->shape[0];
+    }
+}
+
 static void decode_meta_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "{\"dt_softplus\": %s}", p->softplus ? "true" : "false");
 }
@@ -239,7 +370,6 @@ static void decode_meta_text(const Problem *p, char *buf, size_t len) {
  * dt + bias above 20, the S4 shapes, and rows longer than one pass of the
  * coalesced kernels' lanes (N 600 in 16-byte pieces, N 130 in floats). */
 static const Problem CHECK_CASES[] = {
-    // b  T    d     N    g  h   p   Q  z      D      bias   softplus h0    Dhp    big_delta form hydra
     {.batch = 1, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
     {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M1},
     {.batch = 3, .seqlen = 5, .dim = 33, .dstate = 16, .groups = 1, .has_z = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
@@ -253,6 +383,12 @@ static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 300, .dstate = 16, .groups = 2, .heads = 2, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 3, .dstate = 130, .groups = 2, .heads = 4, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    /* A server's: the states in a pool of shuffled slots with padding
+     * entries (every third), T draft tokens with the state after each, both. */
+    {.batch = 5, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 11},
+    {.batch = 3, .seqlen = 4, .dim = 5, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 3, .intermediate = true},
+    {.batch = 2, .seqlen = 8, .dstate = 16, .groups = 1, .heads = 2, .headdim = 4, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .intermediate = true},
+    {.batch = 4, .seqlen = 5, .dstate = 9, .groups = 2, .heads = 4, .headdim = 6, .has_z = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M2, .slots = 6, .intermediate = true},
 };
 
 /* Benchmark sets (docs/design.md §7, S4): one token, batch 1..256 (the state
@@ -286,6 +422,8 @@ const Op OP_DECODE = {
     .workspace = decode_workspace,
     .unsupported = decode_unsupported,
     .run = decode_run,
+    .indices = decode_indices,
+    .from_loaded = decode_from_loaded,
     .big_delta = decode_big_delta,
     .oracle = decode_oracle,
     .rows = decode_rows_of,

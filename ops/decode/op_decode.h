@@ -15,6 +15,9 @@ typedef struct {
     const char *(*unsupported)(const DecodeShape *s);
     void (*run)(const DecodeTensors *t, void *workspace);
     bool graph;  // its launches go to the per-thread default stream: the token loop can be a CUDA graph
+    /* NULL (the version takes no state pool and writes no intermediate
+     * states), or the forward of a DecodeServing problem (decode.h). */
+    void (*run_serving)(const DecodeServing *t, void *workspace);
 } DecodeVersion;
 
 /* The command-line flags (ARG_*, args.h) its chapters accept. */
@@ -23,7 +26,7 @@ enum {
     ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_TOKENS | ARG_DIM |
                   ARG_HEADS | ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_NO_Z | ARG_NO_D |
                   ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_FORM | ARG_SEED | ARG_REPS | ARG_CSV |
-                  ARG_DUMP | ARG_LOAD | ARG_VERSION,
+                  ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SLOTS | ARG_INTERMEDIATE,
 };
 
 extern const Op OP_DECODE;  // decode step, both forms, T tokens; versions are DecodeVersion
@@ -42,6 +45,17 @@ void oracle_decode(const DecodeTensors *t, double *y, double *state_out);
 /* One state row (M1: channel bi*d + c; M2: (bi*h + hi)*p + pi) over the T
  * tokens: y (T,) fp64 and its final state (N,) fp64. */
 void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state);
+/* Row c of batch entry bi from the state state0 (N,) fp32: y (T,), the final
+ * state (N,) and, per_token not NULL, the state after each token (T, N). */
+void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const float *state0, double *y,
+                            double *state, double *per_token);
+/* A DecodeServing problem (decode.h): row (bi, c) from its slot's state, or
+ * *skipped (a negative index: y and per_token zeros, state untouched). */
+void oracle_decode_serving_row(const DecodeServing *sv, int64_t row, double *y, double *state, double *per_token,
+                               bool *skipped);
+/* Every row: y like x, the pool after the tokens (state_out's shape), and
+ * the intermediate states (b, T, ...) when not NULL, fp64. */
+void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate);
 
 /* The oracle against the official fixtures decode_m1 and decode_m2
  * (<root>/ops/decode/fixtures). */

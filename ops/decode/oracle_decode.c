@@ -19,16 +19,21 @@
  * picks B and C of the head's group. Token k reads x, dt, z, B, C at k and
  * writes y at k; the state carries from one token to the next in fp64. */
 void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state) {
+    int64_t N = t->s.dstate, W = decode_width(&t->s);
+    oracle_decode_row_from(t, row / W, row % W, t->state + row * N, y, state, NULL);
+}
+
+void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const float *state0, double *y,
+                            double *state, double *per_token) {
     const DecodeShape *s = &t->s;
-    int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
-    int64_t bi = row / W, c = row % W;       // c: channel (M1) or hi·p + pi (M2)
+    int64_t T = s->tokens, N = s->dstate, W = decode_width(s);  // c: channel (M1) or hi·p + pi (M2)
     int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;  // what dt, D, dt_bias follow: head (M2) or channel (M1)
     const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
     int64_t dt_width = s->form == DECODE_M1 ? W : s->heads;
     const float *x = t->x, *dtp = t->dt, *z = t->z, *B = t->B, *C = t->C;
     int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
     int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
-    for (int64_t n = 0; n < N; n++) state[n] = t->state[row * N + n];
+    for (int64_t n = 0; n < N; n++) state[n] = state0[n];
     for (int64_t k = 0; k < T; k++) {
         int64_t at = (bi * T + k) * W + c;                            // x, z, y
         const float *Bk = B + (bi * T + k) * bc_width + bc_off;       // (N,)
@@ -55,6 +60,8 @@ void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *s
         // return (out if z is None else out * F.silu(z)).to(x.dtype)
         if (z) out *= oracle_silu(z[at]);
         y[k] = out;
+        if (per_token)
+            for (int64_t n = 0; n < N; n++) per_token[k * N + n] = state[n];
     }
 }
 
@@ -68,4 +75,48 @@ void oracle_decode(const DecodeTensors *t, double *y, double *state_out) {
         for (int64_t k = 0; k < T; k++) y[(bi * T + k) * W + c] = yr[k];
     }
     free(yr);
+}
+
+/* ---- a state pool and intermediate states ---- */
+
+void oracle_decode_serving_row(const DecodeServing *sv, int64_t row, double *y, double *state, double *per_token,
+                               bool *skipped) {
+    const DecodeTensors *t = &sv->t;
+    int64_t T = t->s.tokens, N = t->s.dstate, W = decode_width(&t->s);
+    int64_t bi = row / W, c = row % W;
+    int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
+    *skipped = slot < 0;
+    if (*skipped) {  // padding: no state read or written, zeros out
+        for (int64_t k = 0; k < T; k++) y[k] = 0.0;
+        if (per_token)
+            for (int64_t e = 0; e < T * N; e++) per_token[e] = 0.0;
+        return;
+    }
+    oracle_decode_row_from(t, bi, c, t->state + (slot * W + c) * N, y, state, per_token);
+}
+
+void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate) {
+    const DecodeShape *s = &sv->t.s;
+    int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
+    int64_t pool = (sv->slots ? sv->slots : s->batch) * W * N;   // elements of the state pool
+    for (int64_t e = 0; e < pool; e++) state_out[e] = sv->t.state[e];  // slots no entry names keep theirs
+    double *yr = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: one row's outputs
+    double *h = oracle_alloc((size_t)N * sizeof(double));             // (N,) fp64: its final state
+    double *per = oracle_alloc((size_t)(T * N) * sizeof(double));     // (T, N) fp64: its state after each token
+    for (int64_t row = 0; row < s->batch * W; row++) {
+        int64_t bi = row / W, c = row % W;
+        bool skipped;
+        oracle_decode_serving_row(sv, row, yr, h, per, &skipped);
+        for (int64_t k = 0; k < T; k++) y[(bi * T + k) * W + c] = yr[k];
+        if (!skipped) {
+            int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
+            for (int64_t n = 0; n < N; n++) state_out[(slot * W + c) * N + n] = h[n];
+        }
+        if (intermediate)
+            for (int64_t k = 0; k < T; k++)
+                for (int64_t n = 0; n < N; n++) intermediate[((bi * T + k) * W + c) * N + n] = per[k * N + n];
+    }
+    free(yr);
+    free(h);
+    free(per);
 }
