@@ -1,6 +1,7 @@
-/* What the driver core (driver.c) and its timing loop (bench.c) share: the
- * session, a problem's tensors on the host and on the device, and the
- * functions that make, run and free them. Private to the harness. */
+/* What the driver core (driver.c), the problems of a run (problems.c) and
+ * the timing loop (bench.c) share: the session, a problem's tensors on the
+ * host and on the device, and the functions that make, run and free them.
+ * Private to the harness. */
 #ifndef SESSION_H
 #define SESSION_H
 
@@ -102,6 +103,25 @@ void device_free(DeviceProblem *d);
 /* The same buffers with the op's loop output written over its loop input
  * (the decode state updated in place). */
 DeviceProblem in_place_view(const Op *op, const DeviceProblem *d);
+
+/* ---- the problems of a run (problems.c) ---- */
+
+#define MAX_PROBLEMS 64  // problems of one run at most
+
+/* Whether the command line gives any size (or a decode server's option). */
+bool sizes_given(const Args *a);
+/* The grid --batch x --seqlen on base, the other sizes the command line gives
+ * replacing base's. */
+int command_line_grid(const Op *op, Problem base, bool bench, const Args *a, Problem *out);
+/* Whether a built-in problem is of the form the command line picks: --form
+ * one decode form, --hydra the Hydra form (neither: every problem). */
+bool picked(const Problem *p, const Args *a);
+/* --bench: the chapter's sets (quick: the op's short list), or with sizes
+ * given the grid on the op's bench_base. */
+int bench_problems(const Session *se, const Args *a, bool quick, Problem *out);
+/* The flag options apply to every problem; exit 2 on the first one the op
+ * does not accept, before any work. */
+void with_flags(const Op *op, const Args *a, Problem *problems, int n);
 
 /* ---- timing (bench.c) ---- */
 
