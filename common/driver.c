@@ -1,12 +1,12 @@
 /* The driver core: inputs, checks and --dump/--load for any operation
- * (driver.h); the timing loop and CSV rows are in bench.c, the problems of a
- * run in problems.c (session.h holds what the three share). A problem lives on the host as its operation's table
- * of named tensors, fp32 arrays in the official layouts. A version reads the
- * inputs as made (PLAIN), rounded to fp16 (ROUNDED: fp16 versions, and
- * every version of an fp16_inputs chapter) or to bf16 (ROUNDED_BF16: bf16
- * versions). The rounded sets, the oracle on
- * each set and each previous stage's outputs are made once per problem, when
- * a version first needs them. */
+ * (driver.h); the timing loop and CSV rows are in bench.c, the problems of
+ * a run in problems.c (session.h holds what the three share). A problem
+ * lives on the host as its operation's table of named tensors, fp32 arrays
+ * in the official layouts. A version reads the inputs as made (PLAIN),
+ * rounded to fp16 (ROUNDED: fp16 versions, and every version of an
+ * fp16_inputs chapter) or to bf16 (ROUNDED_BF16: bf16 versions). The rounded
+ * sets, the oracle on each set and each previous stage's outputs are made
+ * once per problem, when a version first needs them. */
 #define _POSIX_C_SOURCE 200809L  // sysconf
 #include "driver.h"
 #include "session.h"
