@@ -7,7 +7,6 @@
  * fp16_inputs chapter) or to bf16 (ROUNDED_BF16: bf16 versions). The rounded
  * sets, the oracle on each set and each previous stage's outputs are made
  * once per problem, when a version first needs them. */
-#define _POSIX_C_SOURCE 200809L  // sysconf
 #include "driver.h"
 #include "session.h"
 
