@@ -1,5 +1,5 @@
 # 05 runs 03's tuned scan on the SSD through the Mamba-2 -> Mamba-1 mapping (version 4).
-LINKS_05_ssd_mamba2 := build/obj/03_fused_cuda/kernels.o
+LINKS_05_ssd_mamba2 := build/obj/03_fused_cuda/tiled.o
 
 # Kernels on wgmma need sm_90a code, which runs on compute capability 9.0 alone: where the
 # target is sm_90 they are built for sm_90a (SSD_SM90A tells their launchers), elsewhere

@@ -1,5 +1,5 @@
 # 07 runs 03's scan_fused_tuned (Mamba-1) and 05's ssd_steps_fp32 (Mamba-2) on T tokens as its prefill-form versions.
-LINKS_07_decode_kernel := build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/kernels.o
+LINKS_07_decode_kernel := build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_cuda/tiled.o
 
 # 07's kernels go to the per-thread default stream, so its token loop can be captured in a CUDA graph.
 build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread

@@ -1,6 +1,7 @@
 /* Small helpers that the kernels' launchers (and some kernels) share: a
- * rounded-up division, the next power of two, and the opt-in to more than
- * 48 KiB of dynamic shared memory. */
+ * rounded-up division, the next power of two, a workspace piece's size
+ * rounded to 256 bytes, and the opt-in to more than 48 KiB of dynamic shared
+ * memory. */
 #ifndef LAUNCH_CUH
 #define LAUNCH_CUH
 
@@ -10,6 +11,9 @@
 #include "cuda_check.h"
 
 static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Bytes rounded up to 256: each piece of a workspace starts aligned. */
+static inline size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 static inline int pow2_at_least(int64_t x) {
     int p = 1;
