@@ -364,7 +364,7 @@ enum Overlap {
                    //             its chunk-0 blocks need nothing of pass 1 and run beside it
 };
 
-/* Chunks over L, as 03's version 6-7 (see 03's kernels.cu). Pass 1, block
+/* Chunks over L, as 03's version 6-7 (see 03's tiled.cu). Pass 1, block
  * z = chunk k = 0..K-2: chunk 0 from h0 writes its y (unless kChunk0Early);
  * every chunk's end state and ΣΔ go to the workspace.
  * kAfterScans lets pass 2 launch once the block's scans are done. Measured on
