@@ -30,7 +30,7 @@
  *
  * The pieces that do not depend on fp32 rows (tile geometry, the block's
  * place, the per-tile scan, cp.async, the chunk carries and the plans) are in
- * common/cuda/scan_tiles.cuh: 04's version 8 runs them on 16-bit rows.
+ * ops/scan/scan_tiles.cuh: 04's version 8 runs them on 16-bit rows.
  * ====================================================================== */
 
 constexpr int kTileSync = 32;   // time steps per tile, versions 5 and 6

@@ -8,7 +8,7 @@
  * cut L only below 32768 threads: right at S1 batch 16, where the rows fill
  * the GPU and the exps bound it, but at batch 1-8 they leave it short of
  * work, and 03's version 7 beats them there in fp32. Version 8 takes 03's
- * version 7 whole (common/cuda/scan_tiles.cuh: the plan that spreads a row's states
+ * version 7 whole (ops/scan/scan_tiles.cuh: the plan that spreads a row's states
  * over lanes before it cuts L, the per-tile scan, the chunk carries) and
  * changes what touches memory, and two constants:
  *

@@ -37,7 +37,7 @@
 
 /* ---- the fused kernel ---- */
 
-/* Limits of the register tiles (common/cuda/ssd_mma.cuh): N <= 128, p <= 64. */
+/* Limits of the register tiles (ops/ssd/ssd_mma.cuh): N <= 128, p <= 64. */
 #define FUSED_NMAX SSD_MMA_NMAX
 #define FUSED_PMAX SSD_MMA_PMAX
 #define FUSED_WARPS 16

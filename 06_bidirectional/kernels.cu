@@ -64,7 +64,7 @@
  * Fused: kernel 1, the chunk states of both directions
  * ====================================================================== */
 
-/* Limits of the register tiles (common/cuda/ssd_mma.cuh): N <= 128, p <= 64. */
+/* Limits of the register tiles (ops/ssd/ssd_mma.cuh): N <= 128, p <= 64. */
 #define BIDIR_NMAX SSD_MMA_NMAX
 #define BIDIR_PMAX SSD_MMA_PMAX
 #define STATE_WARPS 8    // kernel 1: 4 p-tiles x 2 halves of N
@@ -139,7 +139,7 @@ static __device__ StateSmem state_smem(const BidirArgs &a, unsigned char *smem) 
 }
 
 /* A chunk state (p x N) in registers, fp32 mma accumulators of kernel 1's
- * warps (common/cuda/ssd_mma.cuh's layout): warp w owns p-tile w % 4 and the
+ * warps (ops/ssd/ssd_mma.cuh's layout): warp w owns p-tile w % 4 and the
  * n16-blocks w / 4 + 2k (two n8-tiles each). */
 constexpr int STATE_NBLK = ChunkStateBlocks<STATE_WARPS>::n;
 typedef float StateTile[2 * STATE_NBLK][4];
@@ -161,7 +161,7 @@ static __device__ __forceinline__ void for_each_state_element(StateTile &st, int
     }
 }
 
-/* st += xᵀ·diag(wts)·B over the chunk (common/cuda/ssd_mma.cuh). */
+/* st += xᵀ·diag(wts)·B over the chunk (ops/ssd/ssd_mma.cuh). */
 template <bool FULL>
 static __device__ __forceinline__ void accumulate_chunk_state(StateTile &st, const StateSmem &m) {
     accumulate_chunk_state<FULL, STATE_WARPS>(st, m.xs_b, m.bs_a, m.wts, m.Q, m.NS, m.PS, m.Np, m.Pp);
