@@ -87,10 +87,12 @@ TARGET_SHAPES = ((1, 512), (8, 8192))  # (batch, L) of S3's speed targets
 def bidir_section(chapters):
     """06's S3 rows in fp16: the fastest fused version against 05 run twice
     and against the causal 05 at the same shape, both forms, and the
-    chapter's targets at b 8, L 8192 (default form: <= 1.5x causal, >= 1.4x
-    faster than twice; Hydra within 10% of the default form)."""
+    chapter's targets at b 8, L 8192 (docs/design.md §7: the default form at
+    most 1.4x the fastest causal 05 time, Hydra within 10% of the default
+    form, at least 3.5x faster than the official recipe)."""
     rows = [r for r in timed(chapters.get(BIDIR, [])) if r["dtype"] == "fp16"]
     causal_rows = [r for r in timed(chapters.get(SSD, [])) if is_s3(r) and r["name"] == CAUSAL]
+    causal_best = [r for r in timed(chapters.get(SSD, [])) if is_s3(r) and r["dtype"] == "fp16"]
     body, measured, best_at = [], [], {}
     for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
         for batch, seqlen in TARGET_SHAPES:
@@ -119,16 +121,21 @@ def bidir_section(chapters):
     if d:
         fused, twice, causal = d
         verdict = lambda ok: "met" if ok else "**not met**"
-        targets = [f"vs twice {sig(twice['ms_median'] / fused['ms_median'])}× faster (target ≥ 1.4×: "
-                   f"{verdict(twice['ms_median'] / fused['ms_median'] >= 1.4)})"]
-        if causal:
-            ratio = fused["ms_median"] / causal["ms_median"]
-            targets.append(f"{sig(ratio)}× causal 05 (target ≤ 1.5×: {verdict(ratio <= 1.5)})")
+        targets = []
+        best = fastest([r for r in causal_best if r["batch"] == 8 and r["seqlen"] == 8192])
+        if best:
+            ratio = fused["ms_median"] / best["ms_median"]
+            targets.append(f"{sig(ratio)}× the fastest causal 05 ({label(best)}, {sig(best['ms_median'])} ms; "
+                           f"target ≤ 1.4×: {verdict(ratio <= 1.4)})")
+            measured.append(best)
         if hy:
             extra = hy[0]["ms_median"] / fused["ms_median"] - 1
             targets.append(f"Hydra {extra * 100:+.1f}% of the default form (target within 10%: "
                            f"{verdict(extra <= 0.10)})")
-        lines += ["", "Targets, default form, fp16, batch 8, L 8192: " + "; ".join(targets) + "."]
+        targets.append("against the official recipe (one `mamba_chunk_scan_combined` call on the batch doubled "
+                       "with flipped copies; target ≥ 3.5×): not timed")
+        lines += ["", "Targets, fp16, batch 8, L 8192: " + "; ".join(targets) + ". Against 05 run twice: "
+                  f"{sig(twice['ms_median'] / fused['ms_median'])}× faster."]
     lines += ["", provenance(measured, f"plots/data/{BIDIR}.csv, 05_ssd_mamba2.csv")]
     return "\n".join(lines)
 
