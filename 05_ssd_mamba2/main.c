@@ -9,6 +9,7 @@
 
 #include "cpu.h"
 #include "kernels.h"
+#include "precision.h"
 
 static const SsdVersion versions[] = {
     {.info = {.name = "ssd_recurrent_cpu",
@@ -88,6 +89,7 @@ int main(int argc, char **argv) {
         .prev_gpu = {&versions[2].info, &versions[3].info},
         .check_fixtures = true,
         .bench_sets = BENCH_S3 | BENCH_S3_Z | BENCH_CROSSOVER,
+        .lesson = ssd_precision_lesson,
     };
     return chapter_main(&chapter, argc, argv);
 }

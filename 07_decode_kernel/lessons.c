@@ -10,21 +10,11 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "csv.h"
 #include "driver.h"
 #include "half.h"
 #include "op_decode.h"
 #include "rng.h"
-
-/* With --csv FILE, the path FILE with `suffix` before its .csv. */
-static FILE *sibling_csv(const Args *a, const char *suffix, char *path, size_t len) {
-    if (!a->csv) return NULL;
-    const char *dot = strrchr(a->csv, '.');
-    int stem = dot ? (int)(dot - a->csv) : (int)strlen(a->csv);
-    snprintf(path, len, "%.*s_%s.csv", stem, a->csv, suffix);
-    FILE *f = fopen(path, "w");
-    if (!f) die_usage("cannot write %s", path);
-    return f;
-}
 
 /* The memory lesson: what one sequence keeps per layer between tokens. A
  * Mamba layer keeps its recurrent state, the same size at any L; a
@@ -37,7 +27,7 @@ static void state_vs_kv_cache(const Args *a) {
     const double m2_state = 32.0 * 64 * 128 * 4 / mib, m1_state = 2048.0 * 16 * 4 / mib;
     const long long seqlens[] = {1024, 4096, 16384, 65536, 131072};
     char path[512];
-    FILE *f = sibling_csv(a, "state_vs_kv", path, sizeof(path));
+    FILE *f = csv_sibling(a->csv, "state_vs_kv", path, sizeof(path));
     if (f) fprintf(f, "seqlen,width,kv_cache_mib,mamba2_state_mib,mamba1_state_mib\n");
     printf("\nper sequence and layer: recurrent state (fp32) vs a KV cache of width %.0f (fp16 K and V)\n", width);
     printf("  %8s %14s %18s %18s\n", "L", "KV cache MiB", "Mamba-2 state MiB", "Mamba-1 state MiB");
@@ -97,7 +87,7 @@ static void state_precision(const Args *a) {
     oracle_decode(&all, y_ref, state_ref);
 
     char path[512];
-    FILE *f = sibling_csv(a, "state_precision", path, sizeof(path));
+    FILE *f = csv_sibling(a->csv, "state_precision", path, sizeof(path));
     if (f) fprintf(f, "state_dtype,state_bytes,tokens,y_rel_l2,final_state_rel_l2\n");
     printf("\na 16-bit state over %d tokens (Mamba-2, h %d, p %d, N %d; C step, fp32 math): rel. L2 error\n"
            "against the fp64 oracle\n  %-6s %12s %14s %16s\n", T, H, P, N, "state", "bytes/elem", "y, all tokens",

@@ -3,12 +3,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "args.h"
 #include "check.h"
 #include "commit.h"  // GIT_COMMIT, written by the Makefile into build/
 #include "gpu.h"
-
 
 const char *commit_id(void) {
     const char *c = getenv("COMMIT");
@@ -29,4 +29,14 @@ void csv_append(const char *path, const CsvRow *r) {
             r->exps, r->flops, r->gbps, r->bw_gbps, r->exp_rate, r->floor_ms, r->time_over_floor,
             r->peak_mib, r->workspace_mib, r->rel_l2_err, gpu_name(), commit_id());
     if (fclose(f) != 0) die_usage("cannot write CSV file %s", path);
+}
+
+FILE *csv_sibling(const char *csv, const char *suffix, char *path, size_t len) {
+    if (!csv) return NULL;
+    const char *dot = strrchr(csv, '.');
+    int stem = dot ? (int)(dot - csv) : (int)strlen(csv);
+    snprintf(path, len, "%.*s_%s.csv", stem, csv, suffix);
+    FILE *f = fopen(path, "w");
+    if (!f) die_usage("cannot write %s", path);
+    return f;
 }

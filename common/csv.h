@@ -2,7 +2,9 @@
 #ifndef CSV_H
 #define CSV_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CSV_HEADER                                                                  \
     "chapter,version,name,dtype,batch,dim,heads,headdim,groups,dstate,seqlen,chunk," \
@@ -20,6 +22,11 @@ typedef struct {
 /* Append a row to path, writing the header first when the file is new or
  * empty. device and commit are filled in here. */
 void csv_append(const char *path, const CsvRow *r);
+
+/* A chapter's own table beside the benchmark CSV: csv's path with "_suffix"
+ * before its .csv, opened for writing (exit 2 if it cannot be), its path in
+ * path; NULL when csv is NULL. */
+FILE *csv_sibling(const char *csv, const char *suffix, char *path, size_t len);
 
 /* The commit: $COMMIT if set, else the build's git commit, else "unknown". */
 const char *commit_id(void);
