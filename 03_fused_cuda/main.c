@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         .nversions = sizeof(versions) / sizeof(versions[0]),
         .prev_cpu = NULL,                       // the CPU version is checked against the oracle
         .prev_gpu = {&hillis_steele_gpu.info},  // the GPU versions also against 02's scan
-        .bench_sets = BENCH_S1 | BENCH_S2,
+        .bench_sets = BENCH_S1 | BENCH_S2 | BENCH_SERVING_S1,
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
         .prev_cpu = NULL,                 // the CPU version is checked against the oracle
         .prev_gpu = {&fused_tuned.info},  // the GPU versions also against 03's tuned kernel
         .fp16_inputs = true,              // inputs rounded to fp16: the oracle sees what the kernels see
-        .bench_sets = BENCH_S1 | BENCH_S2,
+        .bench_sets = BENCH_S1 | BENCH_S2 | BENCH_SERVING_S1,
     };
     return chapter_main(&chapter, argc, argv);
 }

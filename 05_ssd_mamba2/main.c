@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
         /* the GPU versions also against the C chunked form and 03 through the mapping */
         .prev_gpu = {&versions[2].info, &versions[3].info},
         .check_fixtures = true,
-        .bench_sets = BENCH_S3 | BENCH_S3_Z | BENCH_CROSSOVER,
+        .bench_sets = BENCH_S3 | BENCH_S3_Z | BENCH_CROSSOVER | BENCH_SERVING_S3,
         .lesson = ssd_precision_lesson,
     };
     return chapter_main(&chapter, argc, argv);

@@ -66,11 +66,14 @@ double problem_bytes(const TensorSpec *t, int n, DType dt) {
     return bytes;
 }
 
-/* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
+/* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p); "packed64": 64
+ * sequences on one row), "none" without any. */
 void flags_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "%s%s%s%s%s%s", p->has_z ? "z+" : "",
+    char packed[32] = "";  // "packed64+": 64 sequences on one row
+    if (p->nseq) snprintf(packed, sizeof(packed), "packed%lld+", (long long)p->nseq);
+    snprintf(buf, len, "%s%s%s%s%s%s%s", p->has_z ? "z+" : "",
              p->has_D ? (p->D_per_channel ? "Dhp+" : "D+") : "", p->has_bias ? "bias+" : "",
-             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", p->hydra ? "hydra+" : "");
+             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", p->hydra ? "hydra+" : "", packed);
     size_t n = strlen(buf);
     if (n == 0) snprintf(buf, len, "none");
     else buf[n - 1] = '\0';

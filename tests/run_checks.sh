@@ -83,11 +83,11 @@ count "dump/load round trip" $?
     "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state.*PASS" "$tmp/out"
 count "SSD dump/load round trip" $?
 "$BIN/03_fused_cuda" 1 --check --dump "$tmp/packed" --seqlens 5,1,64,30 --dim 3 --dstate 4 --groups 3 --h0 >"$tmp/out" 2>&1 &&
-    "$BIN/03_fused_cuda" 1 --load "$tmp/packed" >"$tmp/out" 2>&1 && grep -q "in 4 seqs" "$tmp/out" &&
+    "$BIN/03_fused_cuda" 1 --load "$tmp/packed" >"$tmp/out" 2>&1 && grep -q "packed4" "$tmp/out" &&
     grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
 count "packed dump/load round trip (cu_seqlens, a state per sequence)" $?
 "$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd_packed" --seqlens 5,1,40,30 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
-    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_packed" >"$tmp/out" 2>&1 && grep -q "in 4 seqs" "$tmp/out" &&
+    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_packed" >"$tmp/out" 2>&1 && grep -q "packed4" "$tmp/out" &&
     grep -q "vs loaded y, final_state, chunk_states.*PASS" "$tmp/out"
 count "packed SSD dump/load round trip (cu_seqlens, chunk_states)" $?
 cp -r "$tmp/ssd_packed" "$tmp/ssd_packed_nochunks" && rm "$tmp/ssd_packed_nochunks/chunk_states.npy" &&

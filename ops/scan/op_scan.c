@@ -53,6 +53,13 @@ static void scan_validate(const Problem *p) {
     packed_validate(p);
 }
 
+const int64_t SERVING_MIX[SERVING_MIX_SEQS] = {
+    17, 294, 26, 962, 55, 3550, 139, 18, 414, 32, 1406, 71, 5367, 190, 21, 590,
+    39, 2077, 94, 8192, 263, 24, 850, 50, 3100, 126, 18, 369, 30, 1238, 65, 4671,
+    171, 20, 523, 37, 1822, 85, 7108, 236, 23, 751, 46, 2710, 114, 17, 329, 28,
+    1090, 59, 4070, 154, 19, 465, 34, 1600, 78, 6173, 212, 22, 665, 43, 2371, 103,
+};
+
 void packed_validate(const Problem *p) {
     if (!p->nseq) return;
     if (p->batch != 1) die_usage("packed sequences lie on one row: batch %lld must be 1", (long long)p->batch);
@@ -68,9 +75,8 @@ void packed_validate(const Problem *p) {
 }
 
 static void scan_shape_text(const Problem *p, char *buf, size_t len) {
-    int n = snprintf(buf, len, "b%lld d%lld N%lld L%lld G%lld", (long long)p->batch, (long long)p->dim,
-                     (long long)p->dstate, (long long)p->seqlen, (long long)p->groups);
-    if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
+    snprintf(buf, len, "b%lld d%lld N%lld L%lld G%lld", (long long)p->batch, (long long)p->dim,
+             (long long)p->dstate, (long long)p->seqlen, (long long)p->groups);
 }
 
 static void scan_bench_text(const Problem *p, char *buf, size_t len) {
@@ -275,6 +281,17 @@ static const BenchGrid BENCH[] = {
     // S2: d 2048, N 16, long L
     {.base = {.dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {1, 8}, .seqlen = {512, 2048, 8192, 65536}},
+    // Serving: the mix packed on one row, each request from its own state; the same tokens as one
+    // sequence; the requests padded to the longest (S1's widths)
+    {.base = {.dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true,
+              .has_h0 = true, .nseq = SERVING_MIX_SEQS, .seqlens = SERVING_MIX},
+     .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
+    {.base = {.dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true,
+              .has_h0 = true},
+     .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
+    {.base = {.dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true,
+              .has_h0 = true},
+     .batch = {SERVING_MIX_SEQS}, .seqlen = {8192}},
 };
 static const BenchGrid QUICK[] = {
     {.base = {.dim = 2048, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},

@@ -44,9 +44,16 @@ extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
 enum {
     BENCH_S1 = 1 << 0,    // OP_SCAN: d 2048, N 32, L 512, batch 1, 2, 4, 8, 16
     BENCH_S2 = 1 << 1,    // OP_SCAN: d 2048, N 16, L 512 .. 65536, batch 1 and 8
+    BENCH_SERVING_S1 = 7 << 2,  // OP_SCAN: S1's widths, h0: the serving mix packed; one sequence of its tokens; padded
 };
 
 /* ---- packed problems (--seqlens), shared with the SSD ---- */
+
+/* The benchmarks' serving mix: 64 requests of 17 to 8192 tokens, 65,536 in
+ * all (lengths spread geometrically, taken in the order k·37 mod 64 of the sorted list). */
+#define SERVING_MIX_SEQS 64
+#define SERVING_MIX_TOKENS 65536
+extern const int64_t SERVING_MIX[SERVING_MIX_SEQS];
 
 /* Exit 2 unless a packed p lies on one row of at most INT32_MAX tokens that
  * its lengths add up to. */

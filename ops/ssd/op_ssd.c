@@ -61,10 +61,9 @@ static void ssd_validate(const Problem *p) {
 }
 
 static void ssd_shape_text(const Problem *p, char *buf, size_t len) {
-    int n = snprintf(buf, len, "b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", (long long)p->batch,
-                     (long long)p->seqlen, (long long)p->heads, (long long)p->headdim, (long long)p->groups,
-                     (long long)p->dstate, (long long)p->chunk);
-    if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
+    snprintf(buf, len, "b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", (long long)p->batch, (long long)p->seqlen,
+             (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate,
+             (long long)p->chunk);
 }
 
 static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
@@ -315,6 +314,16 @@ static const BenchGrid BENCH[] = {
      .batch = {8}, .seqlen = {4096}},
     {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {4096}},
+    // Serving at S3: the mix packed (chunk states out); one sequence of its tokens; padded to the longest
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true,
+              .softplus = true, .has_h0 = true, .nseq = SERVING_MIX_SEQS, .seqlens = SERVING_MIX},
+     .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true,
+              .softplus = true, .has_h0 = true},
+     .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
+    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true,
+              .softplus = true, .has_h0 = true},
+     .batch = {SERVING_MIX_SEQS}, .seqlen = {8192}},
 };
 static const BenchGrid QUICK[] = {
     {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},

@@ -41,6 +41,7 @@ enum {
     BENCH_S3 = 1 << 0,    // OP_SSD: h 32, p 64, N 128, g 1, chunk 256, no z, L 512 .. 16384, batch 1 and 8
     BENCH_S3_Z = 1 << 1,  // OP_SSD: the same with z, L 8192, batch 1 and 8
     BENCH_CROSSOVER = 7 << 2,  // OP_SSD: S3 at N 16, 64, 128 (three grids), L 4096, batch 8: SSD against 03's scan
+    BENCH_SERVING_S3 = 7 << 5, // OP_SSD: S3, h0: the serving mix packed; one sequence of its tokens; padded
 };
 
 /* SsdTensors (ssd.h) with fp32 host arrays; y and final_state unused. */
