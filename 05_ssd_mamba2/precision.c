@@ -25,6 +25,7 @@
 
 #include "csv.h"
 #include "half.h"
+#include "host_math.h"
 #include "op_ssd.h"
 #include "rng.h"
 
@@ -58,8 +59,6 @@ static float product(Operand op, float a, float b) {
     }
 }
 
-static float softplus_f(float x) { return x <= 20.0f ? log1pf(expf(x)) : x; }
-
 /* The lesson's problem: one sequence, S3's head shape. */
 enum { L = 1024, H = 2, P = 64, N = 128, Q = 256 };
 
@@ -74,7 +73,7 @@ typedef struct {
  * (1, h, p, N), fp32, its products' operands taken as `op` takes them. */
 static void head_forward(Operand op, const Inputs *in, int hi, float *y, float *final_state) {
     float delta[L], cum[Q], w[Q], S[P][N];  // (L,) Δ; (Q,) chunk-local cumsum of Δ·A; (Q,) weights; (p, N) the state
-    for (int t = 0; t < L; t++) delta[t] = softplus_f(in->dt[t * H + hi] + in->bias[hi]);
+    for (int t = 0; t < L; t++) delta[t] = softplus_f32(in->dt[t * H + hi] + in->bias[hi]);
     memset(S, 0, sizeof(S));
     for (int t0 = 0; t0 < L; t0 += Q) {
         const int len = L - t0 < Q ? L - t0 : Q;

@@ -19,8 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-/* F.softplus with its default threshold 20: x above it is returned as is. */
-static float softplus_f(float x) { return x <= 20.0f ? log1pf(expf(x)) : x; }
+#include "host_math.h"
 
 /* silu(z) = z·sigmoid(z). */
 static float silu_f(float z) { return z / (1.0f + expf(-z)); }
@@ -30,7 +29,7 @@ static float delta_of(const DecodeShape *s, float dt, const float *dt_bias, int6
     // dt = dt + dt_bias
     if (dt_bias) dt += dt_bias[k];
     // dt = F.softplus(dt) if dt_softplus else dt
-    return s->softplus ? softplus_f(dt) : dt;
+    return s->softplus ? softplus_f32(dt) : dt;
 }
 
 /* Mamba-1 form, token t of batch entry bi on its state rows `state_b` (d, N):

@@ -1,4 +1,5 @@
-/* Scalar pieces the C forms of chapters 05 and 06 share, in fp64. */
+/* Scalar pieces the C forms of chapters 05-07 share, in fp64 (and fp32
+ * where a C version computes as the GPU does). */
 #ifndef HOST_MATH_H
 #define HOST_MATH_H
 
@@ -8,6 +9,8 @@
 /* F.softplus with its threshold 20, as the official kernels take it:
  *   dt = tl.where(dt <= 20.0, softplus(dt), dt) */
 static inline double softplus_thresholded(double v) { return v <= 20.0 ? log1p(exp(v)) : v; }
+/* The same in fp32, as the kernels compute it. */
+static inline float softplus_f32(float v) { return v <= 20.0f ? log1pf(expf(v)) : v; }
 
 /* silu(z) = z·sigmoid(z); for very negative z, exp(-z) = inf gives 0. */
 static inline double silu_f64(double z) { return z / (1.0 + exp(-z)); }

@@ -237,14 +237,11 @@ static void decode_from_loaded(Problem *p, void *const *t) {
     free(seen);
 }
 
+/* Both problems through the server's oracle: without a pool or intermediate
+ * states it is the plain step (decode_serving_view leaves them NULL). */
 static void decode_oracle(const Problem *p, void *const *t, double *const *ref) {
-    if (serving(p)) {
-        DecodeServing sv = decode_serving_view(p, t);
-        oracle_decode_serving(&sv, ref[T_Y], ref[T_STATE_OUT], ref[T_INTERMEDIATE_STATES]);
-        return;
-    }
-    DecodeTensors dt = decode_view(p, t);
-    oracle_decode(&dt, ref[T_Y], ref[T_STATE_OUT]);
+    DecodeServing sv = decode_serving_view(p, t);
+    oracle_decode_serving(&sv, ref[T_Y], ref[T_STATE_OUT], ref[T_INTERMEDIATE_STATES]);
 }
 
 /* Rows are the state rows: channels (b, c) for M1, (b, h, p) for M2: y over
@@ -254,15 +251,15 @@ static int64_t decode_rows_of(const Problem *p) {
     return decode_rows(&s);
 }
 
-/* Row (b, c) of a server's problem: y over the T tokens, the final state in
- * its slot (none for padding) and its state after every token. */
-static CheckResult decode_check_serving_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
+/* Row (b, c): y over the T tokens, the final state (in its slot, none for
+ * padding) and, when asked, its state after every token. */
+static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
     DecodeServing sv = decode_serving_view(p, t);
     int64_t T = p->seqlen, N = p->dstate, W = decode_width(&sv.t.s);
     int64_t bi = row / W, c = row % W;
     double *y = host_alloc(T * 8, "oracle row");          // (T,) fp64
     double *state = host_alloc(N * 8, "oracle row");      // (N,) fp64, the final state
-    double *per = host_alloc(T * N * 8, "oracle row");    // (T, N) fp64, after each token
+    double *per = sv.intermediate_states ? host_alloc(T * N * 8, "oracle row") : NULL;  // (T, N) fp64, after each token
     float *got = host_alloc(T * (N + 1) * 4, "row");      // y (T,), then the states (T, N), fp32
     bool skipped;
     oracle_decode_serving_row(&sv, row, y, state, per, &skipped);
@@ -284,22 +281,6 @@ static CheckResult decode_check_serving_row(const Problem *p, void *const *t, in
     return r;
 }
 
-static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
-    if (serving(p)) return decode_check_serving_row(p, t, row, tol);
-    DecodeTensors dt = decode_view(p, t);
-    int64_t T = p->seqlen, N = p->dstate, W = decode_width(&dt.s);
-    int64_t bi = row / W, c = row % W;
-    double *y = host_alloc(T * (int64_t)sizeof(double), "oracle row");      // (T,) fp64
-    double *state = host_alloc(N * (int64_t)sizeof(double), "oracle row");  // (N,) fp64, the final state
-    float *got = host_alloc(T * (int64_t)sizeof(float), "row output");      // (T,) fp32: y[bi, :, c]
-    oracle_decode_row(&dt, row, y, state);
-    for (int64_t k = 0; k < T; k++) got[k] = ((const float *)dt.y)[(bi * T + k) * W + c];
-    CheckResult r = check_merge(compare_f32(got, y, T, tol), compare_f32(dt.state_out + row * N, state, N, tol));
-    free(y);
-    free(state);
-    free(got);
-    return r;
-}
 
 /* exp(Δ·A) per state element and token for M1 (A differs along N), per head
  * and token for M2 (one A per head), and softplus's exp per Δ. */

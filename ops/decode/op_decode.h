@@ -42,10 +42,8 @@ enum {
  * read, never written. y (b, T, width) fp64 and the state after the last
  * token, fp64, the shape of t->state. */
 void oracle_decode(const DecodeTensors *t, double *y, double *state_out);
-/* One state row (M1: channel bi*d + c; M2: (bi*h + hi)*p + pi) over the T
- * tokens: y (T,) fp64 and its final state (N,) fp64. */
-void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state);
-/* Row c of batch entry bi from the state state0 (N,) fp32: y (T,), the final
+/* Row c (M1: a channel; M2: hi·p + pi) of batch entry bi over the T tokens,
+ * from the state state0 (N,) fp32: y (T,), the final
  * state (N,) and, per_token not NULL, the state after each token (T, N). */
 void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const float *state0, double *y,
                             double *state, double *per_token);

@@ -6,8 +6,8 @@
 
 /* ---- Decode step ---- */
 
-/* One state row over the T tokens. Mamba-1 (selective_state_update_ref with
- * state (b, d, N)): row = bi*d + c, its own A row, dt, D and dt_bias; B and C
+/* One state row over the T tokens, from state0. Mamba-1 (selective_state_update_ref with
+ * state (b, d, N)): channel c of batch entry bi, its own A row, dt, D and dt_bias; B and C
  * per batch entry. Mamba-2: the tied form that Mamba2.step
  * (mamba_ssm/modules/mamba2.py) builds before calling selective_state_update:
  *   A = repeat(A, "h -> h p n", p=self.headdim, n=self.d_state).to(dtype=torch.float32)
@@ -18,11 +18,6 @@
  *   B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
  * picks B and C of the head's group. Token k reads x, dt, z, B, C at k and
  * writes y at k; the state carries from one token to the next in fp64. */
-void oracle_decode_row(const DecodeTensors *t, int64_t row, double *y, double *state) {
-    int64_t N = t->s.dstate, W = decode_width(&t->s);
-    oracle_decode_row_from(t, row / W, row % W, t->state + row * N, y, state, NULL);
-}
-
 void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const float *state0, double *y,
                             double *state, double *per_token) {
     const DecodeShape *s = &t->s;
@@ -66,15 +61,8 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
 }
 
 void oracle_decode(const DecodeTensors *t, double *y, double *state_out) {
-    const DecodeShape *s = &t->s;
-    int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
-    double *yr = oracle_alloc((size_t)T * sizeof(double));  // (T,) fp64: one row's outputs
-    for (int64_t row = 0; row < decode_rows(s); row++) {
-        oracle_decode_row(t, row, yr, state_out + row * N);
-        int64_t bi = row / W, c = row % W;
-        for (int64_t k = 0; k < T; k++) y[(bi * T + k) * W + c] = yr[k];
-    }
-    free(yr);
+    const DecodeServing sv = {*t, 0, NULL, NULL};  // one state per batch entry, no intermediate states
+    oracle_decode_serving(&sv, y, state_out, NULL);
 }
 
 /* ---- a state pool and intermediate states ---- */
@@ -102,7 +90,7 @@ void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out
     for (int64_t e = 0; e < pool; e++) state_out[e] = sv->t.state[e];  // slots no entry names keep theirs
     double *yr = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: one row's outputs
     double *h = oracle_alloc((size_t)N * sizeof(double));             // (N,) fp64: its final state
-    double *per = oracle_alloc((size_t)(T * N) * sizeof(double));     // (T, N) fp64: its state after each token
+    double *per = intermediate ? oracle_alloc((size_t)(T * N) * sizeof(double)) : NULL;  // (T, N) fp64: after each token
     for (int64_t row = 0; row < s->batch * W; row++) {
         int64_t bi = row / W, c = row % W;
         bool skipped;
