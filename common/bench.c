@@ -26,8 +26,8 @@ static void run_ctx(void *ctx) {
     c->op->run(c->v, c->p, c->d->t, c->d->ws);
 }
 
-/* The device's outputs against the oracle on a sample of at least 64 rows
- * (all rows when fewer). */
+/* The device's outputs against the oracle on a sample of 64 rows (all rows
+ * when fewer). */
 static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol) {
     float *out[MAX_TENSORS];  // the device's outputs, fp32
     outputs_alloc(hp, out);
@@ -91,10 +91,14 @@ static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int 
     check_report(label, check_merge(before, after), tol);
 }
 
+/* The inputs are drawn once, when the first version that can run p needs
+ * them: a problem no selected version takes (a packed one) costs nothing. */
 static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv) {
     const Op *op = se->op;
+    TensorSpec t[MAX_TENSORS];  // p's table, for the device bytes before any input is drawn
+    const int nt = problem_table(op, p, t);
     HostProblem hp;
-    host_random(se, &hp, p, seed);
+    bool drawn = false;
     const Floors *fl = floors_get();
     char shape[128], flags[64], label[256];
     op->bench_text(p, shape, sizeof(shape));
@@ -105,12 +109,16 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         const char *why = op->unsupported(v, p);
         printf("  %2d %-26s %s %s", i + 1, v->name, dtype_name(v->dtype), shape);
         if (why) { printf(" SKIP (%s)\n", why); continue; }
-        size_t need = device_bytes(op, v, p, hp.t, hp.n), free_b = gpu_free_bytes();
+        size_t need = device_bytes(op, v, p, t, nt), free_b = gpu_free_bytes();
         if (need > free_b) {
             printf(" SKIP (needs %.1f MiB of device memory, %.1f MiB free)\n", need / 1048576.0, free_b / 1048576.0);
             continue;
         }
         fflush(stdout);
+        if (!drawn) {
+            host_random(se, &hp, p, seed);
+            drawn = true;
+        }
         int set = input_set(se, v);
         Tol tol = version_tol(se, v);
         need_inputs(&hp, set);
@@ -142,7 +150,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         if (op->loops && op->loops(v, p)) token_loop(se, &ctx, &hp, set, tol, &row, csv);
         device_free(&d);
     }
-    host_free(&hp);
+    if (drawn) host_free(&hp);
 }
 
 /* What a reader without a GPU sees timed: every CPU version of the chapter on
