@@ -11,8 +11,9 @@ NOT_SAME_CALL = "not timed in the same run"
 
 
 def times_official(o, same, ours):
-    """The × official cell: the official time over ours when both were timed
-    in the same device call."""
+    """The × official cell: the official kernel's best time over all runs (o)
+    over ours, given only where the official kernel was also timed in our
+    row's device call (same)."""
     if o is None:
         return "—"
     return sig(o["ms_median"] / ours["ms_median"]) if same else NOT_SAME_CALL
@@ -21,12 +22,12 @@ def times_official(o, same, ours):
 def official_note(matches):
     """The lines under a table with official times: the kernels and files they
     come from, and which of our commits each file shares a device call with.
-    matches: [(official row, same call?, our row)]."""
+    matches: [(best official row, same-call official row or None, our row)]."""
     files, kernels = {}, {}
     for o, same, ours in matches:
-        commits = files.setdefault(o[SOURCE], set())
+        files.setdefault(o[SOURCE], set())
         if same:
-            commits.add(ours["commit"])
+            files.setdefault(same[SOURCE], set()).add(ours["commit"])
         kernels[OFFICIAL_NAMES[o["impl"]]] = True
     parts = []
     for name, commits in files.items():
@@ -34,12 +35,14 @@ def official_note(matches):
         if commits:
             where = f"the device call of our rows at commit {', '.join(sorted(commits))}"
         elif call:
-            where = f"the device call at commit {call.group(1)}, none of the rows compared here"
+            where = f"the device call at commit {call.group(1)}, which timed none of our rows compared here"
         else:
             where = "no commit recorded: no row of ours shares its device call"
         parts.append(f"`plots/data/{name}` ({where})")
     return (f"Official: mamba_ssm's {', '.join(kernels)} on an {OFFICIAL_DEVICE}: "
-            + ", ".join(parts) + ". × official only compares times of one device call.")
+            + ", ".join(parts) + ". official ms is the official kernel's best time over all these runs; "
+            "× official divides it by ours and is given only where the official kernel was also timed "
+            "in our row's device call.")
 
 
 def copy_share(r):
