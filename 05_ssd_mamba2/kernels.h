@@ -55,6 +55,13 @@ void ssd_wgmma_frag_ring(const SsdTensors *t, void *workspace);  // x, dt, z, B,
 void ssd_wgmma_heads(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp16 bits
 /* Version 9 with bf16 x, dt, z, B, C, y and bf16 tensor-core operands. */
 void ssd_wgmma_frag_ring_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
+/* Version 9 with its data moved by the bulk tensor copy engine (TMA): x, B,
+ * C of the chunk by five copies one thread issues, y staged in x's place and
+ * stored by one copy a warpgroup. p and N multiples of 8 (the copies' 16-byte
+ * row strides); the same workspace. */
+const char *ssd_wgmma_tma_unsupported(const SsdShape *s);
+void ssd_wgmma_tma(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
+void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -75,6 +75,18 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_fused_wgmma_workspace,
      .unsupported = ssd_fused_wgmma_unsupported,
      .run = ssd_wgmma_frag_ring_bf16},
+    {.info = {.name = "ssd_wgmma_tma",
+              .what = "version 9 with bulk tensor copies (TMA): x, B, C in and y out by a few copies a block",
+              .gpu = true, .dtype = DT_FP16},
+     .workspace_bytes = ssd_fused_wgmma_workspace,
+     .unsupported = ssd_wgmma_tma_unsupported,
+     .run = ssd_wgmma_tma},
+    {.info = {.name = "ssd_wgmma_tma_bf16",
+              .what = "version 12 with bf16 inputs, outputs and tensor-core operands",
+              .gpu = true, .dtype = DT_BF16},
+     .workspace_bytes = ssd_fused_wgmma_workspace,
+     .unsupported = ssd_wgmma_tma_unsupported,
+     .run = ssd_wgmma_tma_bf16},
 };
 
 int main(int argc, char **argv) {

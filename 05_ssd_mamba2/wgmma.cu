@@ -61,11 +61,15 @@
 #include <cuda_fp16.h>
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
 #include "mma_sm80.cuh"
 #include "mufu.cuh"
+#include "tma_sm90.cuh"
 #include "wgmma_sm90.cuh"
 
 /* Limits of the tiles: N <= 128 (two 64-column slabs), p <= 64 (one). */
@@ -85,6 +89,14 @@ struct WgmmaArgs {
     int64_t ring_slot;                 // floats a ring slot holds
     int nchunks, heads_per_block;      // heads_per_block divides H / G
     bool softplus, D_per_channel;
+};
+
+/* Versions 12-13: the tensor maps of the bulk tensor copies, every one with
+ * boxes 64 elements wide (128 bytes, one swizzled row). */
+struct TmaMaps {
+    CUtensorMap x;     // (b, L, h, p) 16-bit, box: Q steps of one head
+    CUtensorMap B, C;  // (b, L, g, N) 16-bit, box: Q steps x 64 of N
+    CUtensorMap y;     // (b, L, h, p) 16-bit, box: 64 steps of one head
 };
 
 /* The two 16-bit element types (T: __half, __nv_bfloat16) and what the
@@ -147,9 +159,13 @@ static __device__ void load_swizzled(unsigned char *dst, const T *src, int64_t s
  * there by ring_from_h0), and S_in reaches shared memory by stmatrix;
  * version 8 indexes every element as (p, N).
  * HEAD_LOOP (version 10): the block runs heads_per_block heads of one group
- * in turn; without it the loop runs once and compiles away. */
-template <typename T, int NWG, int SLABS, bool FRAG_RING, bool HEAD_LOOP>
-__global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_kernel(WgmmaArgs a) {
+ * in turn; without it the loop runs once and compiles away.
+ * TMA (versions 12, 13): x, B, C come in by bulk tensor copies and y leaves
+ * by one, staged in x's place (below); without it the maps go unused. */
+template <typename T, int NWG, int SLABS, bool FRAG_RING, bool HEAD_LOOP, bool TMA>
+__global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
+    ssd_fused_wgmma_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
+    static_assert(!(TMA && HEAD_LOOP), "the bulk copies bring one head's x a block");
     constexpr int Q = 64 * NWG, KQ = Q / 16;  // k-steps over the chunk
     extern __shared__ unsigned char smem_raw[];
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
@@ -167,10 +183,14 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     float *vdt = dts + Q;                                            // (Q,) dt_j·exp(cum_e − cum_j), e: j's tile end
     T *wts = reinterpret_cast<T *>(vdt + Q);                         // (Q,) dt_j·exp(cum_last − cum_j)
     __shared__ int item;
+    __shared__ alignas(8) uint64_t tiles_landed;  // TMA: x, B, C of the chunk are in
 
     const int tid = threadIdx.x, wg = tid / 128, wq = (tid / 32) % 4, lane = tid % 32;
     const int g8 = lane / 4, t4 = lane % 4;  // accumulator row and column pair of this lane
-    if (tid == 0) item = atomicAdd(a.ticket, 1);
+    if (tid == 0) {
+        item = atomicAdd(a.ticket, 1);
+        if (TMA) mbar_init(&tiles_landed, 1);
+    }
     __syncthreads();
     /* Work item: (chunk, b, group of heads_per_block heads), chunk-major. */
     const int64_t HG = a.H / a.heads_per_block, BHG = a.batch * HG;
@@ -182,12 +202,26 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
     const T *x0 = static_cast<const T *>(a.x) + ((b * a.L + t0) * a.H + h_first) * a.P;
     const T *dt0 = static_cast<const T *>(a.dt) + (b * a.L + t0) * a.H + h_first;
 
-    load_swizzled<Q, 1>(regions, x0, x_row, len, (int)a.P, a.P % 8 == 0);
-    load_swizzled<Q, SLABS>(Bs, static_cast<const T *>(a.B) + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len,
-                            (int)a.N, a.N % 8 == 0);
-    load_swizzled<Q, SLABS>(Cs, static_cast<const T *>(a.C) + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N, len,
-                            (int)a.N, a.N % 8 == 0);
-    asm volatile("cp.async.commit_group;");
+    if (TMA) {
+        /* Five copies from one thread: x (Q x 64), B and C (Q x 64 a slab);
+         * steps past L arrive as zeros. */
+        if (tid == 0) {
+            mbar_arrive_expect_tx(&tiles_landed, (1 + 2 * slabs) * Q * 128);
+            tma_load_4d(regions, &maps.x, &tiles_landed, 0, (int)h_first, (int)t0, (int)b);
+#pragma unroll
+            for (int sl = 0; sl < slabs; sl++) {
+                tma_load_4d(Bs + sl * Q * 128, &maps.B, &tiles_landed, 64 * sl, (int)g, (int)t0, (int)b);
+                tma_load_4d(Cs + sl * Q * 128, &maps.C, &tiles_landed, 64 * sl, (int)g, (int)t0, (int)b);
+            }
+        }
+    } else {
+        load_swizzled<Q, 1>(regions, x0, x_row, len, (int)a.P, a.P % 8 == 0);
+        load_swizzled<Q, SLABS>(Bs, static_cast<const T *>(a.B) + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N,
+                                len, (int)a.N, a.N % 8 == 0);
+        load_swizzled<Q, SLABS>(Cs, static_cast<const T *>(a.C) + ((b * a.L + t0) * a.G + g) * a.N, a.G * a.N,
+                                len, (int)a.N, a.N % 8 == 0);
+        asm volatile("cp.async.commit_group;");
+    }
     float dt_next = tid < len ? to_float(dt0[(int64_t)tid * a.H]) : 0.f;  // dt of the head to come
 
     const int heads = HEAD_LOOP ? a.heads_per_block : 1;
@@ -212,8 +246,12 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
             vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
         }
         if (hh + 1 < heads && tid < len) dt_next = to_float(dt0[(int64_t)tid * a.H + hh + 1]);
-        asm volatile("cp.async.wait_all;");
-        fence_async_smem();
+        if (TMA) {
+            mbar_wait(&tiles_landed, 0);
+        } else {
+            asm volatile("cp.async.wait_all;");
+            fence_async_smem();
+        }
         __syncthreads();
 
         /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt of 64 rows,
@@ -402,38 +440,73 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3) ssd_fused_wgmma_k
 
         /* ---- 4. y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows row0, row0 + 8. */
         const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
-        const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte pair stores
-        T *y = static_cast<T *>(a.y);
         const T *zt = static_cast<const T *>(a.z);
+        if constexpr (TMA) {
+            /* In place of x: each thread reads the x pair its y pair replaces,
+             * once every warpgroup's P·x has read x; then each warpgroup's 64
+             * rows leave by one copy (rows past L and columns past p dropped). */
+            __syncthreads();
 #pragma unroll
-        for (int half_row = 0; half_row < 2; half_row++) {
-            const int i = row0 + half_row * 8;
-            if (i >= len) continue;
-            const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+            for (int half_row = 0; half_row < 2; half_row++) {
+                const int i = row0 + half_row * 8;
+                const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
 #pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
-                const int pi = nt * 8 + t4 * 2;
-                if (pi >= a.P) continue;
-                const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-                const typename Elem16<T>::T2 xv = *reinterpret_cast<const typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
-                float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
-                const float xf[2] = {Elem16<T>::lo(xv), Elem16<T>::hi(xv)};
+                for (int nt = 0; nt < 8; nt++) {
+                    const int pi = nt * 8 + t4 * 2;
+                    auto *xy = reinterpret_cast<typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
+                    const float xf[2] = {Elem16<T>::lo(*xy), Elem16<T>::hi(*xy)};
+                    float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    if (e >= ncol) continue;
-                    // out = acc + x * D
-                    if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
-                    if (zt) {
-                        // out = out * F.silu(z)
-                        const float zv = to_float(zt[row + pi + e]);
-                        v[e] *= zv / (1.f + __expf(-zv));
+                    for (int e = 0; e < 2; e++) {
+                        const bool real = i < len && pi + e < a.P;
+                        // out = acc + x * D
+                        if (a.D) v[e] += (a.D_per_channel ? (real ? a.D[h * a.P + pi + e] : 0.f) : D_head) * xf[e];
+                        if (zt && real) {
+                            // out = out * F.silu(z)
+                            const float zv = to_float(zt[row + pi + e]);
+                            v[e] *= zv / (1.f + __expf(-zv));
+                        }
                     }
+                    *xy = Elem16<T>::pair(v[0], v[1]);
                 }
-                if (pairs) {
-                    *reinterpret_cast<typename Elem16<T>::T2 *>(y + row + pi) = Elem16<T>::pair(v[0], v[1]);
-                } else {
-                    y[row + pi] = from_float<T>(v[0]);
-                    if (ncol > 1) y[row + pi + 1] = from_float<T>(v[1]);
+            }
+            fence_async_smem();
+            asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
+            if (tid % 128 == 0 && wg * 64 < len)
+                tma_store_4d_wait(&maps.y, Xs + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
+        } else {
+            T *y = static_cast<T *>(a.y);
+            const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte pair stores
+#pragma unroll
+            for (int half_row = 0; half_row < 2; half_row++) {
+                const int i = row0 + half_row * 8;
+                if (i >= len) continue;
+                const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+#pragma unroll
+                for (int nt = 0; nt < 8; nt++) {
+                    const int pi = nt * 8 + t4 * 2;
+                    if (pi >= a.P) continue;
+                    const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
+                    const typename Elem16<T>::T2 xv = *reinterpret_cast<const typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
+                    float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
+                    const float xf[2] = {Elem16<T>::lo(xv), Elem16<T>::hi(xv)};
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        if (e >= ncol) continue;
+                        // out = acc + x * D
+                        if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
+                        if (zt) {
+                            // out = out * F.silu(z)
+                            const float zv = to_float(zt[row + pi + e]);
+                            v[e] *= zv / (1.f + __expf(-zv));
+                        }
+                    }
+                    if (pairs) {
+                        *reinterpret_cast<typename Elem16<T>::T2 *>(y + row + pi) = Elem16<T>::pair(v[0], v[1]);
+                    } else {
+                        y[row + pi] = from_float<T>(v[0]);
+                        if (ncol > 1) y[row + pi + 1] = from_float<T>(v[1]);
+                    }
                 }
             }
         }
@@ -516,7 +589,26 @@ extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
     return wgmma_counter_bytes(s) + (size_t)(s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
 }
 
-template <typename T, bool FRAG_RING, bool HEAD_LOOP>
+/* Versions 12-13: the maps of x, B, C, y, strides in bytes. */
+template <typename T>
+static TmaMaps wgmma_maps(const SsdTensors *t, int Q) {
+    const SsdShape *s = &t->s;
+    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
+    const uint64_t e = 2;  // bytes an element
+    const uint64_t x_dims[4] = {(uint64_t)s->headdim, (uint64_t)s->heads, (uint64_t)s->seqlen, (uint64_t)s->batch};
+    const uint64_t x_strides[3] = {e * s->headdim, e * s->headdim * s->heads, e * s->headdim * s->heads * s->seqlen};
+    const uint64_t bc_dims[4] = {(uint64_t)s->dstate, (uint64_t)s->groups, (uint64_t)s->seqlen, (uint64_t)s->batch};
+    const uint64_t bc_strides[3] = {e * s->dstate, e * s->dstate * s->groups, e * s->dstate * s->groups * s->seqlen};
+    const uint32_t box_chunk[4] = {64, 1, (uint32_t)Q, 1}, box_rows64[4] = {64, 1, 64, 1};
+    TmaMaps m;
+    m.x = tma_map_16bit_4d(t->x, bf16, x_dims, x_strides, box_chunk);
+    m.B = tma_map_16bit_4d(t->B, bf16, bc_dims, bc_strides, box_chunk);
+    m.C = tma_map_16bit_4d(t->C, bf16, bc_dims, bc_strides, box_chunk);
+    m.y = tma_map_16bit_4d(t->y, bf16, x_dims, x_strides, box_rows64);
+    return m;
+}
+
+template <typename T, bool FRAG_RING, bool HEAD_LOOP, bool TMA = false>
 static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
@@ -534,18 +626,21 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
-    void (*kernel)(WgmmaArgs) =
-        Q == 128 ? (two ? ssd_fused_wgmma_kernel<T, 2, 2, FRAG_RING, HEAD_LOOP>
-                        : ssd_fused_wgmma_kernel<T, 2, 1, FRAG_RING, HEAD_LOOP>)
-                 : (two ? ssd_fused_wgmma_kernel<T, 1, 2, FRAG_RING, HEAD_LOOP>
-                        : ssd_fused_wgmma_kernel<T, 1, 1, FRAG_RING, HEAD_LOOP>);
+    void (*kernel)(WgmmaArgs, TmaMaps) =
+        Q == 128 ? (two ? ssd_fused_wgmma_kernel<T, 2, 2, FRAG_RING, HEAD_LOOP, TMA>
+                        : ssd_fused_wgmma_kernel<T, 2, 1, FRAG_RING, HEAD_LOOP, TMA>)
+                 : (two ? ssd_fused_wgmma_kernel<T, 1, 2, FRAG_RING, HEAD_LOOP, TMA>
+                        : ssd_fused_wgmma_kernel<T, 1, 1, FRAG_RING, HEAD_LOOP, TMA>);
+    TmaMaps maps;
+    if (TMA) maps = wgmma_maps<T>(t, Q);
+    else memset(&maps, 0, sizeof maps);
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
     if (FRAG_RING && a.h0) {
         ring_from_h0<<<1024, 256>>>(a.ring, a.h0, s->batch * s->heads, s->headdim, s->dstate, a.ring_slot);
         cuda_check_launch();
     }
-    kernel<<<(unsigned)wgmma_items(s, heads_per_block), Q * 2, smem>>>(a);
+    kernel<<<(unsigned)wgmma_items(s, heads_per_block), Q * 2, smem>>>(a, maps);
     cuda_check_launch();
 }
 
@@ -560,4 +655,18 @@ extern "C" void ssd_wgmma_heads(const SsdTensors *t, void *workspace) {
 }
 extern "C" void ssd_wgmma_frag_ring_bf16(const SsdTensors *t, void *workspace) {
     launch_wgmma<__nv_bfloat16, true, false>(t, workspace, 1);
+}
+extern "C" const char *ssd_wgmma_tma_unsupported(const SsdShape *s) {
+    const char *why = ssd_fused_wgmma_unsupported(s);
+    if (why) return why;
+    if (s->headdim % 8 != 0 || s->dstate % 8 != 0)
+        return "bulk tensor copies step between rows in multiples of 16 bytes: p and N multiples of 8";
+    if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
+    return NULL;
+}
+extern "C" void ssd_wgmma_tma(const SsdTensors *t, void *workspace) {
+    launch_wgmma<__half, true, false, true>(t, workspace, 1);
+}
+extern "C" void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace) {
+    launch_wgmma<__nv_bfloat16, true, false, true>(t, workspace, 1);
 }
