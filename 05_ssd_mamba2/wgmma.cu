@@ -192,10 +192,12 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         if (TMA) mbar_init(&tiles_landed, 1);
     }
     __syncthreads();
-    /* Work item: (chunk, b, group of heads_per_block heads), chunk-major. */
-    const int64_t HG = a.H / a.heads_per_block, BHG = a.batch * HG;
-    const int c = (int)(item / BHG);
-    const int64_t b = (item % BHG) / HG, h_first = (item % HG) * a.heads_per_block, g = h_first / (a.H / a.G);
+    /* Work item: (chunk, b, group of heads_per_block heads), chunk-major; the
+     * items number under 2^31 (the launcher's check), so 32-bit division. */
+    const unsigned HG = (unsigned)(a.H / a.heads_per_block), BHG = (unsigned)a.batch * HG, it = (unsigned)item;
+    const int c = (int)(it / BHG);
+    const int64_t b = (it % BHG) / HG, h_first = (int64_t)(it % HG) * a.heads_per_block,
+                  g = h_first / (a.H / a.G);
     const int64_t t0 = (int64_t)c * Q;
     const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
     const int64_t x_row = a.H * a.P;                // x's stride between steps
@@ -444,26 +446,33 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         if constexpr (TMA) {
             /* In place of x: each thread reads the x pair its y pair replaces,
              * once every warpgroup's P·x has read x; then each warpgroup's 64
-             * rows leave by one copy (rows past L and columns past p dropped). */
+             * rows leave by one copy (rows past L and columns past p dropped).
+             * D of this thread's 16 columns first, so that without z the loop
+             * below is a load, two multiply-adds and a store a pair. */
+            float d_col[16];
+#pragma unroll
+            for (int k = 0; k < 16; k++) {
+                const int pi = (k / 2) * 8 + t4 * 2 + k % 2;
+                d_col[k] = !a.D ? 0.f : !a.D_per_channel ? D_head : pi < a.P ? a.D[h * a.P + pi] : 0.f;
+            }
             __syncthreads();
 #pragma unroll
             for (int half_row = 0; half_row < 2; half_row++) {
                 const int i = row0 + half_row * 8;
-                const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+                const T *zrow = zt ? zt + ((b * a.L + t0 + i) * a.H + h) * a.P : nullptr;  // z[b, t0+i, h, :]
 #pragma unroll
                 for (int nt = 0; nt < 8; nt++) {
                     const int pi = nt * 8 + t4 * 2;
                     auto *xy = reinterpret_cast<typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
-                    const float xf[2] = {Elem16<T>::lo(*xy), Elem16<T>::hi(*xy)};
-                    float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
+                    // out = acc + x * D
+                    float v[2] = {fmaf(d_col[2 * nt], Elem16<T>::lo(*xy), yacc[nt * 4 + half_row * 2]),
+                                  fmaf(d_col[2 * nt + 1], Elem16<T>::hi(*xy), yacc[nt * 4 + half_row * 2 + 1])};
+                    if (zrow && i < len) {
 #pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const bool real = i < len && pi + e < a.P;
-                        // out = acc + x * D
-                        if (a.D) v[e] += (a.D_per_channel ? (real ? a.D[h * a.P + pi + e] : 0.f) : D_head) * xf[e];
-                        if (zt && real) {
+                        for (int e = 0; e < 2; e++) {
+                            if (pi + e >= a.P) continue;
                             // out = out * F.silu(z)
-                            const float zv = to_float(zt[row + pi + e]);
+                            const float zv = to_float(zrow[pi + e]);
                             v[e] *= zv / (1.f + __expf(-zv));
                         }
                     }
