@@ -4,7 +4,10 @@ LINKS_07_decode_kernel := build/obj/05_ssd_mamba2/kernels.o build/obj/03_fused_c
 # 07's kernels go to the per-thread default stream, so its token loop can be captured in a CUDA graph.
 build/obj/07_decode_kernel/%.o: NVFLAGS += --default-stream per-thread
 
-# make sanitize: both forms, one token and five, N 7 (no 16-byte rows) and each form's S4 N.
+# make sanitize: both forms, one token and five, N 7 (no 16-byte rows) and each form's S4 N;
+# then a server's pool (shuffled slots, padding) with the state after every token.
 SANITIZE_07_decode_kernel = \
     "07_decode_kernel" "--form m2 --batch 2 --tokens 1,5 --heads 6 --headdim 24 --groups 3" "7 128" \
-    "07_decode_kernel" "--form m1 --batch 2 --tokens 1,5 --dim 40" "7 16"
+    "07_decode_kernel" "--form m1 --batch 2 --tokens 1,5 --dim 40" "7 16" \
+    "07_decode_kernel" "--form m2 --batch 5 --slots 9 --intermediate --tokens 1,5 --heads 6 --headdim 24 --groups 3" "7 128" \
+    "07_decode_kernel" "--form m1 --batch 5 --slots 9 --intermediate --tokens 1,5 --dim 40" "7 16"

@@ -41,6 +41,14 @@ void decode_lean_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B,
 /* 8: 7 with the state stored in fp16 too: half the state's bytes. */
 void decode_lean_state16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp16 bits
 
+/* 6-8 as a server runs them (DecodeServing, decode.h): each batch entry on
+ * its slot of the pool, padding entries (a negative slot) skipped, the state
+ * after every token stored when intermediate_states is given. In place when
+ * state_out == state; otherwise the pool is copied to state_out first. */
+void decode_lean_serving(const DecodeServing *sv, void *workspace);
+void decode_lean_fp16_serving(const DecodeServing *sv, void *workspace);
+void decode_lean_state16_serving(const DecodeServing *sv, void *workspace);
+
 /* The previous stage: the T tokens as a scan of L = T steps from h0 = state.
  * M2: 05's ssd_steps_fp32 (chunk 64) on the same layouts. M1: 03's
  * scan_fused_tuned after transposes to its time-last layouts, y transposed

@@ -76,8 +76,18 @@ static inline int sm_count(void) {
 
 static inline bool aligned(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
 
+/* What a server adds to a launch of versions 6-8 (DecodeServing, decode.h):
+ * the slot each batch entry reads and writes (NULL: entry b's own rows; a
+ * negative slot: padding) and where the state after every token goes (NULL:
+ * not asked). */
+struct DecodePool {
+    const int32_t *slot_of;  // (b,) int32
+    void *inter;             // M1 (b, T, d, N)  M2 (b, T, h, p, N), the state's dtype
+};
+
 struct CoalescedLaunch {
     CoalescedPlan plan;
+    DecodePool pool;  // versions 6-8 as a server runs them; zeros otherwise
     int W, K;     // template arguments: floats per access (1, 4), accesses per lane and row (1, 2, 4)
     int threads;  // per block, 32..256
     unsigned grid;

@@ -123,9 +123,13 @@ static __device__ __forceinline__ void store_lean_rows(P *row0, int64_t step, co
 
 /* The block's rows and tiles as in version 4 (CoalescedPlan), with R =
  * lean_rows(K) rows per thread, row j of a thread j·(32/S) rows after its
- * row 0. St: how the state is stored, float (6, 7) or __half (8). */
-template <typename In, int W, int K, bool M2, typename St = float>
-__global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_kernel(DecodeTensors t, CoalescedPlan plan) {
+ * row 0. St: how the state is stored, float (6, 7) or __half (8).
+ * Serve (run_serving): the state rows of the batch entry's slot (in place,
+ * t.state == t.state_out), padding entries skipped, and the state after
+ * every token also stored to pool.inter when asked. */
+template <typename In, int W, int K, bool M2, typename St = float, bool Serve = false>
+__global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K))
+    decode_lean_kernel(DecodeTensors t, CoalescedPlan plan, DecodePool pool) {
     constexpr int R = lean_rows(K);
     constexpr int kDeltas = M2 ? 1 : R;  // Δ held per head (M2) or per row (M1)
     const DecodeShape s = t.s;
@@ -161,7 +165,21 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
         const int64_t prow = M2 ? hi : first;                                      // D, dt_bias, A
         const int64_t dtrow = M2 ? bi * T * s.heads + hi : xrow;                  // dt
         const int64_t bcrow = bi * T * bc_tok + bc_group * N;                      // B, C
-        const int64_t srow = (group * width + first) * N;                          // state, state_out
+        /* The state's rows: the batch entry's, or (Serve) its slot's. */
+        int64_t state_group = group;
+        bool padding = false;
+        if constexpr (Serve) {
+            if (pool.slot_of) {
+                const int64_t pool_slot = pool.slot_of[bi];
+                padding = pool_slot < 0;
+                state_group = M2 ? pool_slot * s.heads + hi : pool_slot;
+            }
+        }
+        const int64_t srow = (state_group * width + first) * N;  // state, state_out
+        /* Serve: the intermediate states (b, T, entry rows, N), token 0's offset of row 0, and a token's step. */
+        St *inter = Serve ? static_cast<St *>(pool.inter) : nullptr;
+        const int64_t inter_tok = x_tok * N;
+        const int64_t irow = (bi * T * x_tok + (M2 ? hi * s.headdim : 0) + first) * N;
 
         bool valid[R];  // row j exists: first + j·slots < width
 #pragma unroll
@@ -229,6 +247,20 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
             }
         };
 
+        if (Serve && padding) {
+            /* A padding entry: no state read or written, y and the intermediate states zeros. */
+            float zero[R][K][W] = {};
+            for (int64_t tok = 0; tok < T; tok++) {
+#pragma unroll
+                for (int j = 0; j < R; j++)
+                    if (valid[j] && sub == 0) y[xrow + tok * x_tok + j * slots] = from_float<In>(0.f);
+                if (inter)
+                    for (int64_t sp = 0; sp < plan.spans; sp++)
+                        store_lean_rows(inter + irow + tok * inter_tok, step, valid, sp * span_len + (int64_t)sub * W,
+                                        S, N, zero);
+            }
+            continue;
+        }
         if (plan.spans == 1) {
             /* The whole row in registers: state read once, T tokens, written once. */
             const int64_t e0 = (int64_t)sub * W;
@@ -239,6 +271,7 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
                 load_lane<In, W, K>(B + bcrow + tok * bc_tok, e0, S, N, Bv);
                 load_lane<In, W, K>(C + bcrow + tok * bc_tok, e0, S, N, Cv);
                 step_rows();
+                if (Serve && inter) store_lean_rows(inter + irow + tok * inter_tok, step, valid, e0, S, N, h);
                 token_output(tok);
             }
             store_lean_rows(state_out + srow, step, valid, e0, S, N, h);
@@ -254,6 +287,7 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
                     load_lane<In, W, K>(C + bcrow + tok * bc_tok, e0, S, N, Cv);
                     step_rows();
                     store_lean_rows(state_out + srow, step, valid, e0, S, N, h);
+                    if (Serve && inter) store_lean_rows(inter + irow + tok * inter_tok, step, valid, e0, S, N, h);
                 }
                 token_output(tok);
             }
@@ -266,26 +300,47 @@ __global__ void __launch_bounds__(kLeanThreads, lean_min_blocks(K)) decode_lean_
 /* W as in version 4. K: 4 vectors per lane above 16 vectors per row, 2
  * from 8, else 1; S: the fewest lanes (<= 32) that take the row in K
  * vectors each; the rest by plan_blocks, as in version 4. */
-static CoalescedLaunch plan_lean(const DecodeTensors *t, size_t in_bytes) {
+static CoalescedLaunch plan_lean(const DecodeTensors *t, size_t in_bytes, const void *inter = nullptr) {
     const DecodeShape *s = &t->s;
     CoalescedLaunch c;
-    c.W = access_width(t, in_bytes);
+    c.W = aligned(inter, 16) ? access_width(t, in_bytes) : 1;  // inter: the intermediate states, written like the state
     const int64_t vectors = ceil_div(s->dstate, c.W);  // per row
     c.K = vectors > 16 ? 4 : vectors >= 8 ? 2 : 1;
     int S = 1;
     while ((int64_t)S * c.K < vectors && S < 32) S *= 2;
     plan_blocks(s, S, kLeanThreads, lean_rows(c.K), &c);
+    c.pool = DecodePool{nullptr, nullptr};
     return c;
 }
 
-/* St: how the state is stored, float (6, 7) or __half (8). */
-template <typename St>
+/* St: how the state is stored, float (6, 7) or __half (8); Serve: with a
+ * server's pool (run_serving). */
+template <typename St, bool Serve = false>
 struct LeanKernel {
     template <typename In, int W, int K, bool M2>
     static void launch(const DecodeTensors *t, const CoalescedLaunch &c) {
-        decode_lean_kernel<In, W, K, M2, St><<<c.grid, c.threads>>>(*t, c.plan);
+        decode_lean_kernel<In, W, K, M2, St, Serve><<<c.grid, c.threads>>>(*t, c.plan, c.pool);
     }
 };
+
+/* Versions 6-8 as a server runs them (DecodeServing): in place on the pool.
+ * Handed a separate state_out, the pool is copied there first (slots no
+ * entry names keep their state), and the step runs on the copy; a server
+ * passes one pool as both and copies nothing. */
+template <typename St, typename In>
+static void lean_serving(const DecodeServing *sv) {
+    DecodeTensors t = sv->t;
+    if (t.state_out != t.state) {
+        const int64_t entries = sv->slots ? sv->slots : t.s.batch;
+        cuda_check(cudaMemcpyAsync(t.state_out, t.state,
+                                   (size_t)(entries * decode_width(&t.s) * t.s.dstate) * sizeof(St),
+                                   cudaMemcpyDeviceToDevice, 0));
+        t.state = t.state_out;
+    }
+    CoalescedLaunch c = plan_lean(&t, sizeof(In), sv->intermediate_states);
+    c.pool = DecodePool{sv->state_batch_indices, sv->intermediate_states};
+    launch_planned<LeanKernel<St, true>, In>(&t, c);
+}
 
 extern "C" void decode_lean(const DecodeTensors *t, void *workspace) {
     (void)workspace;
@@ -315,4 +370,17 @@ extern "C" void decode_lean_fp16(const DecodeTensors *t, void *workspace) {
 extern "C" void decode_lean_state16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
     launch_planned<LeanKernel<__half>, __half>(t, plan_lean(t, sizeof(__half)));
+}
+
+extern "C" void decode_lean_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    lean_serving<float, float>(sv);
+}
+extern "C" void decode_lean_fp16_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    lean_serving<float, __half>(sv);
+}
+extern "C" void decode_lean_state16_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    lean_serving<__half, __half>(sv);
 }

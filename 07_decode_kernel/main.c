@@ -44,17 +44,20 @@ static const DecodeVersion versions[] = {
               .what = "fewer instructions per byte: softplus and exp on the MUFU, 16 floats per lane, streamed state",
               .gpu = true, .dtype = DT_FP32},
      .run = decode_lean,
-     .graph = true},
+     .graph = true,
+     .run_serving = decode_lean_serving},
     {.info = {.name = "decode_lean_fp16",
               .what = "the same with fp16 x, dt, z, B, C, y (fp32 state)",
               .gpu = true, .dtype = DT_FP16},
      .run = decode_lean_fp16,
-     .graph = true},
+     .graph = true,
+     .run_serving = decode_lean_fp16_serving},
     {.info = {.name = "decode_lean_state16",
               .what = "the same with the state stored in fp16 too: half the bytes of a step",
               .gpu = true, .dtype = DT_FP16_STATE16},
      .run = decode_lean_state16,
-     .graph = true},
+     .graph = true,
+     .run_serving = decode_lean_state16_serving},
 };
 
 int main(int argc, char **argv) {

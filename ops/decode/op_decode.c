@@ -183,9 +183,11 @@ static void decode_run(const VersionInfo *v, const Problem *p, void *const *t, v
     decode_version(v)->run(&dt, workspace);
 }
 
-/* The token loop: one token per step, in place, for versions that can be captured. */
+/* The token loop: one token per step, in place, for versions that can be
+ * captured; a pool of slots too (a server steps its pool in place), but not
+ * with intermediate states (one token has none to keep). */
 static bool decode_loops(const VersionInfo *v, const Problem *p) {
-    return p->seqlen == 1 && !serving(p) && decode_version(v)->graph;
+    return p->seqlen == 1 && !p->intermediate && decode_version(v)->graph;
 }
 
 /* ------------------------------------------------------ inputs and oracle */

@@ -18,11 +18,16 @@ OFFICIAL_COLUMNS = ("op,impl,dtype,batch,dim_or_heads,N,L,ms_median,peak_MiB,"
                     "bytes_min,GBps_effective").split(",")
 TEXT_COLUMNS = {"chapter", "name", "dtype", "flags", "device", "commit", "op", "impl"}
 # What makes two rows the same measurement: a later row replaces an earlier one.
+# Rows of different devices are different measurements.
 CONFIG_COLUMNS = ("version", "name", "dtype", "batch", "dim", "heads", "headdim",
-                  "groups", "dstate", "seqlen", "chunk", "flags")
+                  "groups", "dstate", "seqlen", "chunk", "flags", "device")
 
-OFFICIAL_DEVICE = "H200"  # the GPU the official timings were taken on
 SOURCE = "_file"  # an official row's file name in plots/data
+# An official file is named official_<device>[_...].csv: official_h200.csv,
+# official_h100_05_run3_<commit>.csv; its rows get the device ("H200") under "device".
+OFFICIAL_FILE = re.compile(r"^official_([a-z0-9]+)(?:_|\.csv$)")
+# A GPU's short name in its full name: "NVIDIA H100 80GB HBM3" -> "H100".
+SHORT_DEVICE = re.compile(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b")
 # An official file named ..._<commit>.csv was timed in the same device call as
 # the chapter rows of that commit.
 CALL_COMMIT = re.compile(r"_([0-9a-f]{12})\.csv$")
@@ -44,6 +49,23 @@ def number(text):
     return x if math.isfinite(x) else None
 
 
+def short_device(name):
+    """A GPU's short name, as official file names give it: "H100" for
+    "NVIDIA H100 80GB HBM3", "H200" for "NVIDIA H200"; the name without its
+    vendor where it holds no model number; None for no name."""
+    if not name:
+        return None
+    match = SHORT_DEVICE.search(name)
+    return match.group(0) if match else name.removeprefix("NVIDIA ").strip()
+
+
+def official_device(file_name):
+    """The device of an official file from its name ("H200" for
+    official_h200_05_run1_<commit>.csv), or None."""
+    match = OFFICIAL_FILE.match(file_name)
+    return match.group(1).upper() if match else None
+
+
 def read_rows(path, columns):
     """The rows of a CSV whose header holds every name in columns, numbers
     converted; None when the header does not."""
@@ -63,7 +85,7 @@ def load_data(data_dir=DATA):
     is a file in the harness's schema, named by its file name; a repeated
     measurement keeps its last row. Official rows come from files in the
     official timings' schema, in file name order, each with its file name
-    under SOURCE."""
+    under SOURCE and its device (from the file name) under "device"."""
     chapters, official = {}, []
     for path in sorted(Path(data_dir).glob("*.csv")):
         if path.stem in NOT_CHAPTERS:
@@ -77,7 +99,8 @@ def load_data(data_dir=DATA):
             continue
         rows = read_rows(path, OFFICIAL_COLUMNS)
         if rows is not None:
-            official += [dict(r, **{SOURCE: path.name}) for r in rows]
+            device = official_device(path.name)
+            official += [dict(r, **{SOURCE: path.name, "device": device}) for r in rows]
             continue
         print(f"tables: {path}: unknown header, skipped", file=sys.stderr)
     return chapters, official
