@@ -134,6 +134,11 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         gpu_sync();
         CheckResult r = check_merge(before, validate_rows(se, &ctx, &hp, set, tol));
         double bytes = problem_bytes(hp.t, hp.n, v->dtype), exps = op->exps(p);
+        if (op->bytes) {
+            void *inputs[MAX_TENSORS];  // the op's table: inputs of this set, outputs NULL
+            host_view(&hp, set, NULL, inputs);
+            bytes = op->bytes(p, inputs, bytes, v->dtype);
+        }
         double flops = op->flops ? op->flops(p) : 0.0, fms = floor_ms(fl, bytes, exps, flops);
         CsvRow row = {se->ch->name, v->name, dtype_name(v->dtype), flags, i + 1,
                       p->batch, p->dim ? p->dim : p->heads * p->headdim,  // channels: d, or h*p

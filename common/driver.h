@@ -100,6 +100,10 @@ typedef struct {
      * products); minimal bytes are every tensor of the table once. */
     double (*exps)(const Problem *p);
     double (*flops)(const Problem *p);
+    /* NULL, or the minimal bytes when a forward never touches some elements
+     * of the table (a pool's slots no batch entry names): tensors holds the
+     * inputs (outputs NULL), all the table's bytes come to `table_bytes`. */
+    double (*bytes)(const Problem *p, void *const *tensors, double table_bytes, DType dt);
 
     /* --load: sizes and flags from the files' shapes and meta.json; --dump:
      * meta.json's text for p. */

@@ -183,6 +183,18 @@ static void decode_run(const VersionInfo *v, const Problem *p, void *const *t, v
     decode_version(v)->run(&dt, workspace);
 }
 
+/* A pool's bytes: of the (S, ...) state read and written, only the rows of
+ * the slots the batch names (padding names none); every other tensor whole. */
+static double decode_bytes(const Problem *p, void *const *t, double table_bytes, DType dt) {
+    const int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
+    if (!idx) return table_bytes;
+    int64_t named = 0;
+    for (int64_t b = 0; b < p->batch; b++) named += idx[b] >= 0;
+    const double entry = (double)(p->form == DECODE_M1 ? p->dim : p->heads * p->headdim) * (double)p->dstate *
+                         (dt == DT_FP16_STATE16 ? 2.0 : 4.0);  // state bytes of one slot
+    return table_bytes - 2.0 * (double)(p->slots - named) * entry;
+}
+
 /* The token loop: one token per step, in place, for versions that can be
  * captured; a pool of slots too (a server steps its pool in place), but not
  * with intermediate states (one token has none to keep). */
@@ -416,6 +428,7 @@ const Op OP_DECODE = {
     .infer = decode_infer,
     .meta_text = decode_meta_text,
     .fixtures = fixtures_check_decode,
+    .bytes = decode_bytes,
     .loops = decode_loops,
     .loop_output = T_STATE_OUT,
     .loop_input = T_STATE,
