@@ -334,6 +334,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                                            pack16<T>(s_in[4 * i + 4], s_in[4 * i + 5]), pack16<T>(s_in[4 * i + 6], s_in[4 * i + 7])};
                     stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
                 }
+                /* Before the ring stores: the proxy fence then has no global
+                 * store of this thread to wait for. */
+                fence_async_smem();
 #pragma unroll
                 for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[e];
                 if (last_chunk) {
@@ -361,9 +364,8 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                 if (real) next[pi * a.N + ni] = chunk_decay * s_in + st[k][e];
             }
         }
-        fence_async_smem();
+        if (!FRAG_RING) fence_async_smem();
         __syncthreads();  // the block's ring writes happen before thread 0's release below
-        if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
 
         /* ---- 3. Outputs of rows 64·wg..: the state term, then the causal tiles. */
         const int row0 = wg * 64 + wq * 16 + g8;  // this thread's rows: row0 and row0 + 8
@@ -377,6 +379,11 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
             wgmma_64x64_ss<T>(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
         }
         wgmma_commit();
+        /* Chunk c's end state is in the ring: thread 0 publishes it while its
+         * warpgroup's product runs (the release waits for the block's writes,
+         * ordered before it by the barrier above). */
+        if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+        __syncwarp();
         wgmma_wait<0>();
         wgmma_touch(yacc);
         if (hh + 1 < heads) {
