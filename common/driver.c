@@ -67,13 +67,16 @@ double problem_bytes(const TensorSpec *t, int n, DType dt) {
 }
 
 /* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p); "packed64": 64
- * sequences on one row), "none" without any. */
+ * sequences on one row; "slots1024": the states in a pool of 1024 slots;
+ * "states": the state after every token written), "none" without any. */
 void flags_text(const Problem *p, char *buf, size_t len) {
-    char packed[32] = "";  // "packed64+": 64 sequences on one row
+    char packed[32] = "", slots[32] = "";  // "packed64+", "slots1024+"
     if (p->nseq) snprintf(packed, sizeof(packed), "packed%lld+", (long long)p->nseq);
-    snprintf(buf, len, "%s%s%s%s%s%s%s", p->has_z ? "z+" : "",
+    if (p->slots) snprintf(slots, sizeof(slots), "slots%lld+", (long long)p->slots);
+    snprintf(buf, len, "%s%s%s%s%s%s%s%s%s", p->has_z ? "z+" : "",
              p->has_D ? (p->D_per_channel ? "Dhp+" : "D+") : "", p->has_bias ? "bias+" : "",
-             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", p->hydra ? "hydra+" : "", packed);
+             p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", p->hydra ? "hydra+" : "", packed, slots,
+             p->intermediate ? "states+" : "");
     size_t n = strlen(buf);
     if (n == 0) snprintf(buf, len, "none");
     else buf[n - 1] = '\0';

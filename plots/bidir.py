@@ -8,7 +8,9 @@
                                      the flipped copies and two outputs of
                                      "twice" against the fused versions
 
-S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z.
+S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z. Each
+version's line is drawn from one device (see sets.one_device), and 05's causal
+pass from the device 06's rows were mostly timed on.
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/bidir.py
 """
@@ -21,12 +23,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import MARKERS, colors, log_axes, save, series, versions  # noqa: E402
-from tablelib.data import load_data  # noqa: E402
-from tablelib.sets import BIDIR, CAUSAL, is_s3, is_s3_hydra, timed  # noqa: E402
+from ssd import MARKERS, colors, line_style, log_axes, save, series, versions  # noqa: E402
+from tablelib.data import load_data, short_device  # noqa: E402
+from tablelib.sets import (BIDIR, CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
+                           one_device, timed)
 
 
-def draw_seqlen(rows, causal):
+def draw_seqlen(rows, causal, home):
     fig, axes = plt.subplots(2, 2, figsize=(13, 10), sharey=True)
     vs = versions(rows)
     for row_axes, (form, pick) in zip(axes, (("default", is_s3), ("Hydra", is_s3_hydra))):
@@ -35,13 +38,16 @@ def draw_seqlen(rows, causal):
             for i, (version, name, dtype) in enumerate(vs):
                 pts = series(here, version, "seqlen")
                 if pts:
+                    r0 = pts[0][1]
                     ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
                             color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
-                            lw=2, label=f"v{version:g} {name} {dtype}")
+                            linestyle=line_style(r0, home), lw=2,
+                            label=f"v{version:g} {name} {dtype}{device_suffix(r0, home)}")
             pts = sorted((r["seqlen"], r["ms_median"]) for r in causal if r["batch"] == batch)
             if pts:
+                on = f" ({short_device(home)})" if len({r["device"] for r in rows}) > 1 else ""
                 ax.plot(*zip(*pts), color="#333333", linestyle="--", marker=MARKERS["fp16"], mfc="none",
-                        lw=1.5, label="05 ssd_fused_mma fp16, one causal pass")
+                        lw=1.5, label=f"05 ssd_fused_mma fp16, one causal pass{on}")
             log_axes(ax, sorted({r["seqlen"] for r in here}) or [512], "L (sequence length)")
             ax.set_title(f"{form} form, batch {batch}")
         row_axes[0].set_ylabel("ms (median, L2 flushed, log scale)")
@@ -50,15 +56,17 @@ def draw_seqlen(rows, causal):
          f"{BIDIR}_seqlen.png")
 
 
-def draw_memory(rows):
+def draw_memory(rows, home):
     here = [r for r in rows if is_s3(r) and r["batch"] == 8]
     if not here:
         return
     fig, ax = plt.subplots(figsize=(9, 5.5))
     for i, (version, name, dtype) in enumerate(versions(here)):
         pts = series(here, version, "seqlen")
+        r0 = pts[0][1]
         ax.plot([x for x, _ in pts], [r["peak_mib"] for _, r in pts], color=colors()[i % len(colors())],
-                marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype} peak")
+                marker=MARKERS.get(dtype, "^"), linestyle=line_style(r0, home), lw=2,
+                label=f"v{version:g} {name} {dtype} peak{device_suffix(r0, home)}")
     for dtype in sorted({r["dtype"] for r in here}):
         mine = [r for r in here if r["dtype"] == dtype]
         pts = series(mine, min(r["version"] for r in mine), "seqlen")
@@ -77,9 +85,12 @@ def main():
     if not rows:
         print(f"bidir: no S3 rows in plots/data/{BIDIR}.csv; no chapter 06 figures")
         return 0
-    causal = [r for r in timed(chapters.get("05_ssd_mamba2", [])) if is_s3(r) and r["name"] == CAUSAL]
-    draw_seqlen(rows, causal)
-    draw_memory(rows)
+    home = main_device(rows)
+    rows = one_device(rows, home)
+    causal = [r for r in timed(chapters.get("05_ssd_mamba2", []))
+              if is_s3(r) and r["name"] == CAUSAL and r["device"] == home]
+    draw_seqlen(rows, causal, home)
+    draw_memory(rows, home)
     return 0
 
 

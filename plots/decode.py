@@ -14,6 +14,8 @@
                                          recurrent state against a KV cache of the same
                                          width, vs L (plots/data/07_decode_kernel_state_vs_kv.csv)
 
+Each version's line is drawn from one device (see sets.one_device), the
+official step from the devices of the lines beside it.
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/decode.py
 """
@@ -27,10 +29,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import MARKERS, colors, log_axes, save, series, versions  # noqa: E402
-from tablelib.data import DATA, OFFICIAL_DEVICE, STATE_VS_KV, load_data  # noqa: E402
-from tablelib.sets import (DECODE, LOOP_STEPS, OFFICIAL_NAMES, decode_form, is_loop,  # noqa: E402
-                           is_s4, official_decode, timed)
+from ssd import MARKERS, colors, line_style, log_axes, save, series, versions  # noqa: E402
+from tablelib.data import DATA, STATE_VS_KV, load_data, short_device  # noqa: E402
+from tablelib.sets import (DECODE, LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
+                           devices_and_commits, is_loop, is_s4, main_device, official_decode,
+                           one_device, timed)
 
 FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
 
@@ -41,26 +44,36 @@ def two_panels():
     return fig, axes
 
 
-def draw_bandwidth(rows, official):
-    ref = official_decode(official)
+def draw_official(ax, official, here, home, form):
+    """The official decode step with an fp32 state as GB/s: our fp32 rows'
+    bytes (the same tensors) over its time, on each device of here (home,
+    the figure's main device, dashed; another dash-dotted)."""
+    for device in devices_and_commits(here)[0]:
+        ref = official_decode(official, short_device(device))
+        bytes_at = {r["batch"]: r["bytes"] for r in here if r["dtype"] == "fp32" and r["device"] == device}
+        pts = sorted((b, bytes_at[b] / (ms * 1e-3) / 1e9) for (f, d, b), ms in ref.items()
+                     if f == form and d == "fp32" and b in bytes_at)
+        if pts:
+            ax.plot(*zip(*pts), color="#333333", linestyle="--" if device == home else "-.", marker="o",
+                    mfc="none", lw=1.5,
+                    label=f"official {OFFICIAL_NAMES['official_triton'].replace('`', '')} fp32 "
+                          f"({short_device(device)})")
+
+
+def draw_bandwidth(rows, official, home):
     fig, axes = two_panels()
     for ax, (form, title) in zip(axes, FORMS):
         here = [r for r in rows if decode_form(r) == form and is_s4(r)]
         for i, (version, name, dtype) in enumerate(versions(here)):
             pts = series(here, version, "batch")
             ax.plot([x for x, _ in pts], [r["gbps"] for _, r in pts], color=colors()[i % len(colors())],
-                    marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")
+                    marker=MARKERS.get(dtype, "^"), linestyle=line_style(pts[0][1], home), lw=2,
+                    label=f"v{version:g} {name} {dtype}{device_suffix(pts[0][1], home)}")
         if here:
-            ax.axhline(max(r["bw_gbps"] for r in here), color="#777777", linestyle=":", lw=1.5,
-                       label="copy rate (probed)")
-            # GB/s of the official step: our fp32 row's bytes (the same tensors) over its time
-            bytes_at = {r["batch"]: r["bytes"] for r in here if r["dtype"] == "fp32"}
-            pts = sorted((b, bytes_at[b] / (ms * 1e-3) / 1e9) for (f, d, b), ms in ref.items()
-                         if f == form and d == "fp32" and b in bytes_at)
-            if pts:
-                ax.plot(*zip(*pts), color="#333333", linestyle="--", marker="o", mfc="none", lw=1.5,
-                        label=f"official {OFFICIAL_NAMES['official_triton'].replace('`', '')} fp32 "
-                              f"({OFFICIAL_DEVICE})")
+            probed = [r for r in here if r["device"] == home] or here  # the main device's rate
+            ax.axhline(max(r["bw_gbps"] for r in probed), color="#777777", linestyle=":", lw=1.5,
+                       label=f"copy rate (probed){device_suffix(probed[0], home)}")
+            draw_official(ax, official, here, home, form)
             log_axes(ax, sorted({r["batch"] for r in here}), "batch")
         ax.set_title(title)
     axes[0].set_ylabel("GB/s (state read + written and the token's tensors, log scale)")
@@ -68,7 +81,7 @@ def draw_bandwidth(rows, official):
     save(fig, "07: one decode step at S4, L2 flushed", rows, f"{DECODE}_bandwidth.png")
 
 
-def draw_loop(rows):
+def draw_loop(rows, home):
     fig, axes = two_panels()
     measured = []
     for ax, (form, title) in zip(axes, FORMS):
@@ -80,7 +93,8 @@ def draw_loop(rows):
                     ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
                             color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
                             linestyle="-" if graph else "--", lw=2 if graph else 1.2,
-                            label=f"v{version:g} {name} {dtype}, {'CUDA graph' if graph else 'one by one'}")
+                            label=f"v{version:g} {name} {dtype}, {'CUDA graph' if graph else 'one by one'}"
+                                  f"{device_suffix(pts[0][1], home)}")
                     measured += [r for _, r in pts]
         if here:
             log_axes(ax, sorted({r["batch"] for r in here}), "batch")
@@ -91,7 +105,7 @@ def draw_loop(rows):
          f"{DECODE}_loop.png")
 
 
-def draw_tokens(rows):
+def draw_tokens(rows, home):
     fig, axes = two_panels()
     measured = []
     for ax, (form, title) in zip(axes, FORMS):
@@ -100,7 +114,8 @@ def draw_tokens(rows):
             pts = series(here, version, "seqlen")
             if len(pts) > 1:
                 ax.plot([x for x, _ in pts], [r["ms_median"] / x for x, r in pts], color=colors()[i % len(colors())],
-                        marker=MARKERS.get(dtype, "^"), lw=2, label=f"v{version:g} {name} {dtype}")
+                        marker=MARKERS.get(dtype, "^"), linestyle=line_style(pts[0][1], home), lw=2,
+                        label=f"v{version:g} {name} {dtype}{device_suffix(pts[0][1], home)}")
                 measured += [r for _, r in pts]
         if here:
             log_axes(ax, sorted({r["seqlen"] for r in here}), "T (tokens per launch)")
@@ -143,9 +158,11 @@ def main():
     if not rows:
         print(f"decode: no rows in plots/data/{DECODE}.csv; no chapter 07 figures")
         return 0
-    draw_bandwidth(rows, official)
-    draw_loop(rows)
-    draw_tokens(rows)
+    home = main_device(rows)
+    rows = one_device(rows, home)
+    draw_bandwidth(rows, official, home)
+    draw_loop(rows, home)
+    draw_tokens(rows, home)
     draw_state_vs_kv()
     return 0
 

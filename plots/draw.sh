@@ -39,19 +39,41 @@ tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
+# An awk function: a GPU's short name in its full name ("NVIDIA H100 80GB HBM3"
+# -> "H100"), as official file names give it (official_h100_...csv).
+awk_short='function short(d) {
+    if (match(d, /[A-Z][A-Z]?[0-9][0-9][0-9]?[0-9]?[A-Z]?/)) return substr(d, RSTART, RLENGTH)
+    sub(/^NVIDIA /, "", d)
+    return d
+}'
+
+# main_device CSV: the short name of the device most of the chapter's rows
+# were timed on (the first on a tie): the one its figures draw.
+main_device() {
+    awk -F, "$awk_short"'
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        { d = short($c["device"]); if (!(d in n)) order[++k] = d; n[d]++ }
+        END { for (i = 1; i <= k; i++) if (n[order[i]] > most) { most = n[order[i]]; m = order[i] }
+              print m }
+    ' "$1"
+}
+
 # blocks CSV SET GROUP X Y...: the rows of benchmark set SET as gnuplot data
 # blocks (separated by two blank lines), each headed by its quoted title.
+# Each block holds the rows of one device: the chapter's main device (see
+# main_device) where the block has rows on it, else its own, named in its
+# title ("v3 name (H100) fp32").
 #   SET    s1 (d 2048, N 32, L 512), s2b1 / s2b8 (d 2048, N 16, batch 1 / 8),
 #          both with G 1 and the default flags z+D+bias+softplus
 #   GROUP  version: one block per (version, dtype), titled "v3 name fp32";
 #          anything else: one block per dtype, titled "GROUP fp32"
 #   X, Y   column names, or bdln (b·d·L·N) and io (peak minus workspace MiB)
 # Rows whose first Y is not positive (nothing to put on a log axis) are left
-# out; when a (version, dtype, X) appears twice the last row wins.
+# out; when a (version, dtype, X) of one device appears twice the last row wins.
 blocks() {
     csv=$1 set=$2 group=$3 x=$4
     shift 4
-    awk -F, -v set="$set" -v group="$group" -v x="$x" -v ys="$*" '
+    awk -F, -v set="$set" -v group="$group" -v x="$x" -v ys="$*" -v main="$(main_device "$csv")" "$awk_short"'
         function val(name) {
             if (name == "bdln")
                 return $c["batch"] * $c["dim"] * $c["seqlen"] * $c["dstate"]
@@ -74,34 +96,48 @@ blocks() {
         }
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ny = split(ys, y, " "); next }
         in_set() && val(y[1]) + 0 > 0 {
+            dev = short($c["device"])
             title = group == "version" ? "v" $c["version"] " " $c["name"] : group
             order = group == "version" ? $c["version"] : 0
-            line = order "\t" title " " $c["dtype"] "\t" val(x)
+            block = order SUBSEP $c["dtype"]
+            if (!(block in first)) first[block] = dev
+            if (dev == main) on_main[block] = 1
+            line = order "\t" title (dev == main ? "" : " (" dev ")") " " $c["dtype"] "\t" val(x)
             for (i = 1; i <= ny; i++) line = line "\t" val(y[i])
-            rows[order, $c["dtype"], val(x)] = line
+            rows[dev, block, val(x)] = line
         }
-        END { for (k in rows) print rows[k] }
+        END {
+            for (k in rows) {
+                split(k, p, SUBSEP)  # device, order, dtype, x
+                block = p[2] SUBSEP p[3]
+                if (p[1] == (block in on_main ? main : first[block])) print rows[k]
+            }
+        }
     ' "$csv" | sort -t "$(printf '\t')" -k1,1n -k2,2 -k3,3g | awk -F '\t' '
         $2 != title { if (NR > 1) printf "\n\n"; title = $2; printf "\"%s\"\n", title }
         { line = $3; for (i = 4; i <= NF; i++) line = line " " $i; print line }
     '
 }
 
-# official_blocks SET DTYPES: official selective_scan_fn times (ms) for the
-# set, one block per dtype in DTYPES, x = batch for s1 and L for s2b1/s2b8.
+# official_blocks SET DTYPES DEVICE: official selective_scan_fn times (ms) for
+# the set on DEVICE (a short name, from the file names official_<device>_...),
+# one block per dtype in DTYPES, x = batch for s1 and L for s2b1/s2b8.
 official_blocks() {
     [ -n "$official" ] || return 0
-    awk -F, -v set="$1" -v dtypes=" $2 " '
-        FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    awk -F, -v set="$1" -v dtypes=" $2 " -v device="$3" '
+        FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
+                   dev = FILENAME; sub(/.*\//, "", dev); sub(/^official_/, "", dev); sub(/[_.].*/, "", dev)
+                   dev = toupper(dev); next }
+        dev != device { next }
         $c["op"] != "mamba1_scan_fwd" || $c["impl"] != "official_cuda_fwd" { next }
         $c["dim_or_heads"] != 2048 || index(dtypes, " " $c["dtype"] " ") == 0 { next }
         set == "s1" && $c["N"] == 32 && $c["L"] == 512 { x = $c["batch"] }
         set == "s2b1" && $c["N"] == 16 && $c["batch"] == 1 { x = $c["L"] }
         set == "s2b8" && $c["N"] == 16 && $c["batch"] == 8 { x = $c["L"] }
         x != "" { print $c["dtype"] "\t" x "\t" $c["ms_median"]; x = "" }
-    ' $official | sort -t "$(printf '\t')" -k1,1 -k2,2g | awk -F '\t' '
+    ' $official | sort -t "$(printf '\t')" -k1,1 -k2,2g | awk -F '\t' -v device="$3" '
         $1 != dtype { if (NR > 1) printf "\n\n"; dtype = $1
-                      printf "\"official selective_scan_fn %s (H200)\"\n", dtype }
+                      printf "\"official selective_scan_fn %s (%s)\"\n", dtype, device }
         { print $2, $3 }
     '
 }
@@ -134,7 +170,7 @@ else
         blocks "$f" s1 version batch ms_median > "$t.time"
         if [ -s "$t.time" ]; then
             blocks "$f" s1 floor batch floor_ms > "$t.floor"
-            official_blocks s1 "$(dtypes "$t.time")" > "$t.official"
+            official_blocks s1 "$(dtypes "$t.time")" "$(main_device "$f")" > "$t.official"
             gnuplot -e "chapter='$chapter'; out='plots/${chapter}_time.png'" \
                 -e "versions='$t.time'; nversions=$(count "$t.time")" \
                 -e "floors='$t.floor'; nfloors=$(count "$t.floor")" \
@@ -155,8 +191,8 @@ else
         if [ -s "$t.b1" ] || [ -s "$t.b8" ]; then
             blocks "$f" s2b1 floor seqlen floor_ms > "$t.floor1"
             blocks "$f" s2b8 floor seqlen floor_ms > "$t.floor8"
-            official_blocks s2b1 "$(dtypes "$t.b1")" > "$t.official1"
-            official_blocks s2b8 "$(dtypes "$t.b8")" > "$t.official8"
+            official_blocks s2b1 "$(dtypes "$t.b1")" "$(main_device "$f")" > "$t.official1"
+            official_blocks s2b8 "$(dtypes "$t.b8")" "$(main_device "$f")" > "$t.official8"
             gnuplot -e "chapter='$chapter'; out='plots/${chapter}_seqlen.png'" \
                 -e "b1='$t.b1'; nb1=$(count "$t.b1"); b8='$t.b8'; nb8=$(count "$t.b8")" \
                 -e "floor1='$t.floor1'; nfloor1=$(count "$t.floor1")" \

@@ -3,7 +3,7 @@
 
   plots/roofline.png  each chapter's fastest version at its headline shape (the
                       rows of the README's headline table) against its floor,
-                      as time / floor: one line per chapter, the floor at 1,
+                      as time / floor: one line per chapter and device, the floor at 1,
                       its terms (bytes over the probed copy rate, exps over the
                       probed exp2 rate, and FLOPs over the tensor-core rate
                       where they set it) as shares of it, and the measured time
@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from tablelib.data import ROOT, load_data  # noqa: E402
-from tablelib.markdown import label, sig  # noqa: E402
+from tablelib.markdown import device_cell, label, several_devices, sig  # noqa: E402
 from tablelib.sets import devices_and_commits, floor_bound, floor_terms, headline_rows  # noqa: E402
 
 FLOOR_STYLE = {  # floor term -> (marker, color, legend label)
@@ -59,9 +59,10 @@ def draw(found):
                     (max(r["time_over_floor"], 1.0), y), xytext=(10, 0),
                     textcoords="offset points", va="center", fontsize=9)
     ax.axvline(1.0, color="black", lw=1)
+    on = several_devices([r for _, _, r, _, _ in found])  # then each line names its device
     ax.set_yticks(range(len(found)),
-                  [f"{chapter}\n{label(r)} {r['dtype']}, {shape}" for chapter, shape, r, _, _ in found],
-                  fontsize=8)
+                  [f"{chapter}{f' on {device_cell(r)}' if on else ''}\n{label(r)} {r['dtype']}, {shape}"
+                   for chapter, shape, r, _, _ in found], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
     worst = max(r["time_over_floor"] for _, _, r, _, _ in found)

@@ -12,7 +12,10 @@
                                      (d = h·p = 2048, batch 8, L 4096) at N 16,
                                      64, 128, with both floors
 
-S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z.
+S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z. Each
+version's line is drawn from one device: the one most rows were timed on
+where the version was timed there, else its own, named in its label and
+drawn dashed beside that device's official times (see sets.one_device).
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/ssd.py
 """
@@ -26,18 +29,25 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
-from tablelib.data import CROSSOVER, OFFICIAL_DEVICE, ROOT, load_data  # noqa: E402
-from tablelib.sets import (OFFICIAL_NAMES, devices_and_commits, fastest,  # noqa: E402
-                           is_crossover, is_s3, official_ssd, timed)
+from tablelib.data import CROSSOVER, ROOT, load_data, short_device  # noqa: E402
+from tablelib.sets import (DTYPE_ORDER, OFFICIAL_NAMES, device_suffix,  # noqa: E402
+                           devices_and_commits, fastest, is_crossover, is_s3, main_device,
+                           official_ssd, one_device, one_device_note, timed)
 
 CHAPTER = "05_ssd_mamba2"
 MARKERS = {"fp32": "o", "fp16": "s", "bf16": "D"}
 TRITON = "official_triton_chunk_scan_combined"
+OTHER_DEVICE = (0, (4, 1.5))  # the dashes of a version drawn from another device than the main one
 
 
 def versions(rows):
     """[(version, name, dtype)] in version order."""
     return sorted({(r["version"], r["name"], r["dtype"]) for r in rows})
+
+
+def line_style(r, home):
+    """A version's line style: solid on home (the figure's main device), dashed on another."""
+    return "-" if r["device"] == home else OTHER_DEVICE
 
 
 def series(rows, version, x):
@@ -60,15 +70,34 @@ def log_axes(ax, xs, xlabel):
 
 def save(fig, title, measured, name):
     devices, commits = devices_and_commits(measured)
+    note = one_device_note(measured)
     fig.suptitle(f"{title}\nmeasured on {', '.join(devices) or 'an unrecorded device'}, "
-                 f"commit {', '.join(commits) or 'unrecorded'}", fontsize=11)
+                 f"commit {', '.join(commits) or 'unrecorded'}{note}", fontsize=11,
+                 y=1.02 if note else 0.98)  # a third line stays clear of the panels' titles
     fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
     plt.close(fig)
     print(f"figure: plots/{name}")
 
 
-def draw_seqlen(rows, official):
-    ref = official_ssd(official)
+def draw_official(ax, official, here, home, batch):
+    """The official SSD forward at the batch, dashed: on home (the figure's
+    main device) in fp16 and fp32, dash-dotted on another device in the
+    dtypes of our lines drawn from it."""
+    for device in [home] + [d for d in devices_and_commits(here)[0] if d != home]:
+        ref = official_ssd(official, short_device(device))
+        dtypes = ("fp16", "fp32") if device == home else sorted(
+            {r["dtype"] for r in here if r["device"] == device}, key=DTYPE_ORDER.index)
+        for dtype in dtypes:
+            pts = sorted((L, ms) for (impl, d, b, L), ms in ref.items()
+                         if impl == TRITON and d == dtype and b == batch)
+            if pts:
+                ax.plot(*zip(*pts), color="#333333", linestyle="--" if device == home else "-.",
+                        marker=MARKERS[dtype], mfc="none", lw=1.5,
+                        label=f"official {OFFICIAL_NAMES[TRITON].replace('`', '')} {dtype} "
+                              f"({short_device(device)})")
+
+
+def draw_seqlen(rows, official, home):
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
     vs = versions(rows)
     for ax, batch in zip(axes, (1, 8)):
@@ -76,22 +105,17 @@ def draw_seqlen(rows, official):
         for i, (version, name, dtype) in enumerate(vs):
             pts = series(here, version, "seqlen")
             if pts:
+                r0 = pts[0][1]
                 ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
                         color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
-                        lw=2, label=f"v{version:g} {name} {dtype}")
-        best = fastest(here)
+                        linestyle=line_style(r0, home), lw=2,
+                        label=f"v{version:g} {name} {dtype}{device_suffix(r0, home)}")
+        best = fastest([r for r in here if r["device"] == home])
         if best:
             pts = series(here, best["version"], "seqlen")
             ax.plot([x for x, _ in pts], [r["floor_ms"] for _, r in pts], color="#777777",
                     linestyle=":", lw=1.5, label=f"floor of v{best['version']:g} {best['dtype']}")
-        for dtype in ("fp16", "fp32"):
-            pts = sorted((L, ms) for (impl, d, b, L), ms in ref.items()
-                         if impl == TRITON and d == dtype and b == batch)
-            if pts:
-                ax.plot(*zip(*pts), color="#333333", linestyle="--", marker=MARKERS[dtype],
-                        mfc="none", lw=1.5,
-                        label=f"official {OFFICIAL_NAMES[TRITON].replace('`', '')} {dtype} "
-                              f"({OFFICIAL_DEVICE})")
+        draw_official(ax, official, here, home, batch)
         log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
         ax.set_title(f"batch {batch}")
     axes[0].set_ylabel("ms (median, L2 flushed, log scale)")
@@ -100,7 +124,7 @@ def draw_seqlen(rows, official):
          f"{CHAPTER}_seqlen.png")
 
 
-def draw_memory(rows):
+def draw_memory(rows, home):
     here = [r for r in rows if r["batch"] == 8]
     if not here:
         return
@@ -108,13 +132,16 @@ def draw_memory(rows):
     for i, (version, name, dtype) in enumerate(versions(here)):
         pts = [(x, r) for x, r in series(here, version, "seqlen") if r["workspace_mib"]]
         if pts:
+            r0 = pts[0][1]
             ax.plot([x for x, _ in pts], [r["workspace_mib"] for _, r in pts],
                     color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
+                    linestyle=line_style(r0, home),
                     lw=max(1.5, 5 - 1.2 * i),  # thinner on top: equal workspaces stay visible
-                    label=f"v{version:g} {name} {dtype} workspace")
+                    label=f"v{version:g} {name} {dtype} workspace{device_suffix(r0, home)}")
     for dtype in sorted({r["dtype"] for r in here}):
-        best = fastest([r for r in here if r["dtype"] == dtype])
-        pts = series([r for r in here if r["dtype"] == dtype], best["version"], "seqlen")
+        mine = [r for r in here if r["dtype"] == dtype]
+        best = fastest([r for r in mine if r["device"] == home]) or fastest(mine)
+        pts = series(mine, best["version"], "seqlen")
         ax.plot([x for x, _ in pts], [r["peak_mib"] - r["workspace_mib"] for _, r in pts],
                 color="#999999", linestyle="--", marker=MARKERS.get(dtype, "^"), mfc="none",
                 label=f"inputs + outputs {dtype}")
@@ -156,10 +183,14 @@ def main():
     if not rows:
         print(f"ssd: no S3 rows in plots/data/{CHAPTER}.csv; no chapter 05 figures")
         return 0
-    draw_seqlen(rows, official)
-    draw_memory(rows)
+    home = main_device(rows)
+    rows = one_device(rows, home)
+    draw_seqlen(rows, official, home)
+    draw_memory(rows, home)
     scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
-    ssd = [r for r in chapters[CHAPTER] if is_crossover(r)]
+    device = main_device(scan)  # 03 against 05 on one device: the one 03's rows were timed on
+    scan = [r for r in scan if r["device"] == device]
+    ssd = [r for r in chapters[CHAPTER] if is_crossover(r) and r["device"] == device]
     if scan and ssd:
         draw_crossover(scan, ssd)
     else:

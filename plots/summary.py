@@ -11,6 +11,9 @@
                              default form), at S4 Mamba-2 vs batch (07), with
                              the official kernels' peaks at the same shapes
 
+Every comparison is within one device: a ratio's two times, a line's points
+(the device most of the chapter's rows were timed on where the line has rows
+there, else its own, named in its label), an official peak and our row.
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/summary.py
 """
@@ -24,13 +27,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ssd import MARKERS, log_axes  # noqa: E402
-from tablelib.data import CROSSOVER, OFFICIAL_DEVICE, ROOT, SOURCE, load_data  # noqa: E402
+from tablelib.data import CROSSOVER, ROOT, SOURCE, load_data  # noqa: E402
 from tablelib.markdown import sig  # noqa: E402
 from tablelib.sets import (BIDIR, DECODE, DTYPE_ORDER, OFFICIAL_NAMES, SSD,  # noqa: E402
-                           decode_form, devices_and_commits, eager_baseline, fastest, is_s1,
-                           is_s3, is_s4, official_comparisons, official_kernel_rows, timed)
+                           decode_form, device_suffix, devices_and_commits,
+                           eager_baseline, fastest, is_s1, is_s3, is_s4, main_device,
+                           official_comparisons, official_kernel_rows, one_device, timed)
 
 OFFICIAL_COLORS = ("#333333", "#999999")
+BARS_AT_WIDTH = 7  # bars the speed-up figure's right panel holds at its narrowest
 
 
 def chapter_colors(chapters):
@@ -67,10 +72,13 @@ def save(fig, title, measured, name):
 
 
 def draw_over_eager(ax, chapters, eager, colors):
-    """Left panel of the speed-up figure; returns the rows drawn."""
+    """Left panel of the speed-up figure: rows of the eager baseline's device
+    only; returns the rows drawn."""
     measured, batches = [], set()
+    device = next(iter(eager.values()))["device"]
     for chapter in sorted(chapters):
-        s1 = [r for r in timed(chapters[chapter]) if is_s1(r) and r["batch"] in eager]
+        s1 = [r for r in timed(chapters[chapter])
+              if is_s1(r) and r["batch"] in eager and r["device"] == device]
         for dtype, points in fastest_lines(s1, "batch"):
             xs = [b for b, _ in points]
             ys = [eager[b]["ms_median"] / r["ms_median"] for b, r in points]
@@ -87,10 +95,11 @@ def draw_over_eager(ax, chapters, eager, colors):
     return measured
 
 
-def draw_over_official(ax, chapters, official, colors):
-    """Right panel of the speed-up figure: one bar per shape where our fastest
-    version and the official kernel were timed in the same device call, the
-    official kernel's best time over all runs over ours; returns the rows drawn."""
+def official_bars(chapters, official):
+    """([(chapter, official row, our row)], chapters without one): one bar per
+    shape and device where our fastest version and the official kernel were
+    timed in the same device call, with the official kernel's best row over
+    all runs on that device."""
     bars, without = [], []
     for chapter in sorted(chapters):
         if chapter == CROSSOVER:
@@ -99,32 +108,58 @@ def draw_over_official(ax, chapters, official, colors):
         bars += [(chapter, o, r) for o, r in same]
         if not same:
             without.append(chapter[:2])
+    return bars, without
+
+
+def bar_title(bars):
+    """The right panel's title: the kernels, and the files the best official
+    times come from, by device (a line each where there are several)."""
+    if not bars:
+        return "over the official kernel timed in the same device call"
+    kernels = ", ".join(dict.fromkeys(OFFICIAL_NAMES[o["impl"]].replace("`", "") for _, o, _ in bars))
+    files = {}  # {official device: {file: True}}
+    for _, o, _ in bars:
+        files.setdefault(o["device"], {})[o[SOURCE]] = True
+    best = [f"{device}, best from {', '.join(names)}" for device, names in files.items()]
+    if len(best) == 1:
+        return (f"over the official kernel's best time of all runs, where it was also timed in the same "
+                f"device call\n{kernels} ({best[0]})")
+    return (f"over the official kernel's best time of all runs on the bar's device, where it was also "
+            f"timed in the same device call\n{kernels}\n" + "\n".join(best))
+
+
+def draw_over_official(ax, bars, without, colors):
+    """Right panel of the speed-up figure: the official kernel's best time
+    over ours, a bar per (chapter, official row, our row) of bars, hatched
+    and named on another device than most bars'; returns the rows drawn."""
+    home = main_device([r for _, _, r in bars])
+    several = len({r["device"] for _, _, r in bars}) > 1
     for i, (chapter, o, r) in enumerate(bars):
         ratio = o["ms_median"] / r["ms_median"]
-        ax.bar(i, ratio, color=colors[chapter], width=0.7)
+        ax.bar(i, ratio, color=colors[chapter], width=0.7, hatch=None if r["device"] == home else "//")
         ax.annotate(f"×{sig(ratio)}", (i, ratio), xytext=(0, 3), textcoords="offset points",
                     ha="center", fontsize=8)
     ax.set_xticks(range(len(bars)),
-                  [f"{c[:2]} v{r['version']:g} {r['dtype']}\nb {r['batch']:g}, L {r['seqlen']:g}"
-                   for c, _, r in bars], fontsize=7)
+                  [f"{c[:2]} v{r['version']:g} {r['dtype']}\n" + (f"{o['device']}\n" if several else "")
+                   + f"b {r['batch']:g}, L {r['seqlen']:g}" for c, o, r in bars], fontsize=7)
     ax.set_yscale("log")
     ax.axhline(1, color="#333333", lw=1)
     ax.grid(True, axis="y", which="major", color="#dddddd")
-    kernels = ", ".join(dict.fromkeys(OFFICIAL_NAMES[o["impl"]].replace("`", "") for _, o, _ in bars))
-    files = ", ".join(dict.fromkeys(o[SOURCE] for _, o, _ in bars))
-    ax.set_title(f"over the official kernel's best time of all runs, where it was also timed in the same "
-                 f"device call\n{kernels} ({OFFICIAL_DEVICE}, best from {files})" if bars else
-                 "over the official kernel timed in the same device call", fontsize=10)
+    ax.set_title(bar_title(bars), fontsize=9 if several else 10)
     ax.set_xlabel("no official time from the same call: chapters " + ", ".join(without), fontsize=9)
     return [r for _, _, r in bars]
 
 
 def draw_speedup(chapters, official, eager):
-    fig, axes = plt.subplots(1, 2, figsize=(15, 6), gridspec_kw={"width_ratios": [1.1, 1]})
+    bars, without = official_bars(chapters, official)
+    right = max(1, len(bars) / BARS_AT_WIDTH)  # the right panel widens past BARS_AT_WIDTH bars
+    fig, axes = plt.subplots(1, 2, figsize=(15 * (1.1 + right) / 2.1, 6),
+                             gridspec_kw={"width_ratios": [1.1, right]})
     colors = chapter_colors(chapters)
     measured = draw_over_eager(axes[0], chapters, eager, colors)
-    measured += draw_over_official(axes[1], chapters, official, colors)
-    fig.subplots_adjust(top=0.82, wspace=0.2)
+    measured += draw_over_official(axes[1], bars, without, colors)
+    lines = bar_title(bars).count("\n")  # the title's lines past its first two push the panels down
+    fig.subplots_adjust(top=0.82 - 0.04 * max(0, lines - 1), wspace=0.2)
     save(fig, "Speed-up of each chapter's fastest version", measured, "summary_speedup.png")
 
 
@@ -140,18 +175,19 @@ MEMORY_PANELS = (
 
 def official_peaks(official, rows, x):
     """[(label, [(x, peak MiB)])]: the official kernel's peak at the shapes of
-    rows, one line per kernel and dtype, from the last file that has it."""
+    rows, one line per kernel, dtype and device (our row's), from the last
+    file that has it."""
     lines = {}
     for r in rows:
         found = [o for o in official_kernel_rows(official, r) if o["peak_MiB"]]
         if found:
             o = found[-1]
-            line = lines.setdefault((o["impl"], o["dtype"]), {"files": {}, "points": {}})
+            line = lines.setdefault((o["impl"], o["dtype"], o["device"]), {"files": {}, "points": {}})
             line["points"][r[x]] = o["peak_MiB"]
             line["files"][o[SOURCE]] = True
     return [(f"official {OFFICIAL_NAMES[impl].replace('`', '')} {dtype} peak "
-             f"({OFFICIAL_DEVICE}, {', '.join(line['files'])})", sorted(line["points"].items()))
-            for (impl, dtype), line in lines.items()]
+             f"({device}, {', '.join(line['files'])})", sorted(line["points"].items()))
+            for (impl, dtype, device), line in lines.items()]
 
 
 def draw_memory(chapters, official):
@@ -164,10 +200,11 @@ def draw_memory(chapters, official):
             if chapter == CROSSOVER or (only and chapter not in only):
                 continue
             rows = [r for r in timed(chapters[chapter]) if pick(r) and r["peak_mib"]]
-            for dtype, points in fastest_lines(rows, x):
+            home = main_device(rows)
+            for dtype, points in fastest_lines(one_device(rows, home, lambda r: r["dtype"]), x):
                 ax.plot([v for v, _ in points], [r["peak_mib"] for _, r in points],
                         color=colors[chapter], marker=MARKERS.get(dtype, "^"), lw=2,
-                        label=line_label(chapter, dtype, points))
+                        label=line_label(chapter, dtype, points) + device_suffix(points[0][1], home))
                 drawn += [r for _, r in points]
                 xs.update(v for v, _ in points)
         for i, (name, points) in enumerate(official_peaks(official, drawn, x)):

@@ -100,7 +100,7 @@ for form in "" --hydra; do
     count "bidirectional${form:+ $form} dump/load round trip" $?
 done
 "$BIN/07_decode_kernel" 1 --check --form m2 --dump "$tmp/decode_pool" --batch 4 --tokens 3 --slots 7 --intermediate >"$tmp/out" 2>&1 &&
-    "$BIN/07_decode_kernel" 1 --load "$tmp/decode_pool" >"$tmp/out" 2>&1 && grep -q "slots 7 +states" "$tmp/out" &&
+    "$BIN/07_decode_kernel" 1 --load "$tmp/decode_pool" >"$tmp/out" 2>&1 && grep -q "slots7+states" "$tmp/out" &&
     grep -q "vs loaded y, state_out, intermediate_states.*PASS" "$tmp/out"
 count "decode dump/load round trip (state pool, intermediate states)" $?
 for form in m1 m2; do

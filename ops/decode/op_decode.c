@@ -109,22 +109,21 @@ static void decode_command_line_base(Problem *base, const Args *a, bool bench) {
     if (a->form == DECODE_M1 || (!a->form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
 }
 
-/* " slots 1024 +states": a server's problem, appended to the shape. */
+/* " slots 1024 +states": a server's problem, appended to a bench row's sizes. */
 static void serving_text(const Problem *p, char *buf, size_t len, int n) {
     if (n < 0 || (size_t)n >= len) return;
     if (p->slots) n += snprintf(buf + n, len - (size_t)n, " slots %lld", (long long)p->slots);
     if (p->intermediate && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " +states");
 }
 
+/* The check line's sizes; its flags name a pool and the states (flags_text). */
 static void decode_shape_text(const Problem *p, char *buf, size_t len) {
-    int n;
     if (p->form == DECODE_M1)
-        n = snprintf(buf, len, "m1 b%lld T%lld d%lld N%lld", (long long)p->batch, (long long)p->seqlen,
-                     (long long)p->dim, (long long)p->dstate);
+        snprintf(buf, len, "m1 b%lld T%lld d%lld N%lld", (long long)p->batch, (long long)p->seqlen, (long long)p->dim,
+                 (long long)p->dstate);
     else
-        n = snprintf(buf, len, "m2 b%lld T%lld h%lld p%lld g%lld N%lld", (long long)p->batch, (long long)p->seqlen,
-                     (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate);
-    serving_text(p, buf, len, n);
+        snprintf(buf, len, "m2 b%lld T%lld h%lld p%lld g%lld N%lld", (long long)p->batch, (long long)p->seqlen,
+                 (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate);
 }
 
 static void decode_bench_text(const Problem *p, char *buf, size_t len) {

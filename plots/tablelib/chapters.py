@@ -2,11 +2,12 @@
 <chapter>/RESULTS.md, grouped by benchmark set, and the short table of its
 fastest versions in its README."""
 from .data import DATA
-from .markdown import BOUND_NOTE, integer, label, markdown_table, mib, provenance, sig
+from .markdown import (BOUND_NOTE, device_cell, integer, label, markdown_table, mib, provenance,
+                       several_devices, sig)
 from .sections import graph_step, official_note, official_table, times_official
-from .sets import (BIDIR, DECODE, DTYPE_ORDER, LOOP_STEPS, decode_form, fastest, floor_bound,
-                   is_crossover, is_loop, is_s1, is_s2, is_s3, is_s3_hydra, is_s3_z, is_s4,
-                   official_match, summary_shapes, timed)
+from .sets import (BIDIR, DECODE, DTYPE_ORDER, LOOP_STEPS, by_device, decode_form, fastest,
+                   floor_bound, is_crossover, is_loop, is_s1, is_s2, is_s3, is_s3_hydra, is_s3_z,
+                   is_s4, official_match, summary_shapes, timed)
 
 SHAPE_COLUMNS = (  # (column, how the shape line names it)
     ("dim", "d"), ("heads", "heads"), ("headdim", "headdim"), ("groups", "groups"),
@@ -31,18 +32,22 @@ def shape_line(rows, seq="L"):
 
 def chapter_rows_table(rows, seq="L"):
     """The table of one group of rows, with a column for any configuration
-    value (d, heads, groups, chunk, flags) that differs between its rows;
-    seq names the seqlen column (T, tokens per launch, for decode)."""
+    value (d, heads, groups, chunk, flags) that differs between its rows and
+    for the device where they come from several (each version's rows of one
+    device together, in the order the devices first appear); seq names the
+    seqlen column (T, tokens per launch, for decode)."""
     varying = [(col, name) for col, name in SHAPE_COLUMNS
                if col not in ("dstate", "seqlen") and len({r[col] for r in rows}) > 1]
-    header = (["version", "name", "dtype"] + [name for _, name in varying] +
+    devices = [d for d, _ in by_device(rows)] if several_devices(rows) else []
+    header = (["version", "name", "dtype"] + (["device"] if devices else []) + [name for _, name in varying] +
               ["batch", "N", seq, "ms median", "GB/s", "floor ms", "time/floor",
                "peak MiB", "workspace MiB"])
-    align = "rll" + "".join("l" if c == "flags" else "r" for c, _ in varying) + "rrrrrrrrr"
+    align = ("rll" + ("l" if devices else "") + "".join("l" if c == "flags" else "r" for c, _ in varying)
+             + "rrrrrrrrr")
     rows = sorted(rows, key=lambda r: (
-        r["version"] or 0, r["dtype"], *[str(r[c]) for c, _ in varying],
-        r["dstate"] or 0, r["batch"] or 0, r["seqlen"] or 0))
-    body = [[integer(r["version"]), r["name"], r["dtype"]] +
+        r["version"] or 0, r["dtype"], devices.index(r["device"]) if devices else 0,
+        *[str(r[c]) for c, _ in varying], r["dstate"] or 0, r["batch"] or 0, r["seqlen"] or 0))
+    body = [[integer(r["version"]), r["name"], r["dtype"]] + ([device_cell(r)] if devices else []) +
             [r[c] if c == "flags" else integer(r[c]) for c, _ in varying] +
             [integer(r["batch"]), integer(r["dstate"]), integer(r["seqlen"]),
              sig(r["ms_median"]), sig(r["gbps"]), sig(r["floor_ms"]),
@@ -107,13 +112,15 @@ def results_file(chapter, rows, official):
 
 def summary_rows(chapter, rows, official):
     """[(shape, our fastest row, official row, same call?)]: the fastest
-    version of each dtype at each of the chapter's summary shapes."""
+    version of each dtype on each device at each of the chapter's summary
+    shapes."""
     found = []
     for shape, pick in summary_shapes(chapter):
         here = [r for r in timed(rows) if pick(r)]
         for dtype in sorted({r["dtype"] for r in here}, key=DTYPE_ORDER.index):
-            best = fastest([r for r in here if r["dtype"] == dtype])
-            found.append((shape, best, *official_match(official, best)))
+            for _, mine in by_device([r for r in here if r["dtype"] == dtype]):
+                best = fastest(mine)
+                found.append((shape, best, *official_match(official, best)))
     return found
 
 
@@ -126,22 +133,26 @@ def chapter_summary(chapter, rows, official):
                 "Full tables: [RESULTS.md](RESULTS.md)")
     compared = any(o is not None for _, _, o, _ in found)
     decode = chapter == DECODE
-    header = ["shape", "dtype", "fastest version", "ms", "floor ms", "bound", "time/floor", "peak MiB"]
+    devices = several_devices([best for _, best, _, _ in found])
+    header = (["shape", "dtype"] + (["device"] if devices else [])
+              + ["fastest version", "ms", "floor ms", "bound", "time/floor", "peak MiB"])
     header += ["official ms", "× official"] if compared else []
     header += ["ms per step in a CUDA graph"] if decode else []
     body = []
     for shape, best, o, same in found:
-        body.append([shape, best["dtype"], label(best), sig(best["ms_median"]), sig(best["floor_ms"]),
-                     floor_bound(best) or "—", sig(best["time_over_floor"]), mib(best["peak_mib"])]
+        body.append([shape, best["dtype"]] + ([device_cell(best)] if devices else [])
+                    + [label(best), sig(best["ms_median"]), sig(best["floor_ms"]),
+                       floor_bound(best) or "—", sig(best["time_over_floor"]), mib(best["peak_mib"])]
                     + ([sig(o["ms_median"]) if o else "—", times_official(o, same, best)]
                        if compared else [])
                     + ([graph_step(rows, best)] if decode else []))
-    align = "lllrrlrr" + ("rr" if compared else "") + ("l" if decode else "")
+    align = "ll" + ("l" if devices else "") + "lrrlrr" + ("rr" if compared else "") + ("l" if decode else "")
     sets = {}
     for shape, best, _, _ in found:
         sets.setdefault(shape.split(" b ")[0].rstrip(","), []).append(best)
     seq = "T" if decode else "L"
-    lines = ["**The fastest version of each dtype at a few shapes**", ""]
+    each = "each dtype on each device" if devices else "each dtype"
+    lines = [f"**The fastest version of {each} at a few shapes**", ""]
     lines += markdown_table(header, align, body) + [""]
     lines.append("; ".join(f"{name}: {shape_line(group, seq)}" for name, group in sets.items())
                  + ". " + BOUND_NOTE)

@@ -1,8 +1,10 @@
-"""Markdown output: numbers as the tables print them, tables, the provenance
-line under a table, and the rewriting of a README between its markers."""
+"""Markdown output: numbers as the tables print them, tables, devices in
+words, the provenance line under a table, and the rewriting of a README
+between its markers."""
 import math
 import re
 
+from .data import short_device
 from .sets import devices_and_commits
 
 BOUND_NOTE = ("bound: what sets the floor (bytes over the copy rate, exps over the exp2 rate, "
@@ -32,6 +34,31 @@ def integer(x):
 def label(r):
     """'v9 ssd_wgmma_frag_ring': a row's version and name."""
     return f"v{r['version']:g} {r['name']}"
+
+
+def device_cell(r):
+    """A row's device by its short name ("H200"); '—' if unrecorded."""
+    return short_device(r["device"]) or "—"
+
+
+def several_devices(rows):
+    """Whether rows were timed on more than one device: then a table of them
+    names each row's device."""
+    return len({r["device"] for r in rows}) > 1
+
+
+def with_article(name):
+    """'an H200', 'a B200': a device's short name after its article, read as
+    its letters are spoken; 'an unrecorded device' for None."""
+    if not name:
+        return "an unrecorded device"
+    return ("an " if name[0].upper() in "AEFHILMNORSX" else "a ") + name
+
+
+def devices_in_words(names):
+    """'an H200', 'an H200 and an H100': short device names in a sentence."""
+    words = [with_article(n) for n in names]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def markdown_table(header, align, rows):

@@ -1,11 +1,12 @@
 """The sections beside a chapter's rows: its fastest versions against the
 official kernel wherever that was timed, 06's bidirectional targets, 05's
 crossover against 03, and 07's 16-bit-state accuracy."""
-from .data import (CALL_COMMIT, CROSSOVER, OFFICIAL_DEVICE, SOURCE, STATE_PRECISION, number,
-                   read_state_precision)
-from .markdown import integer, label, markdown_table, mib, provenance, sig
+from .data import CALL_COMMIT, CROSSOVER, SOURCE, STATE_PRECISION, number, read_state_precision
+from .markdown import (device_cell, devices_in_words, integer, label, markdown_table, mib, provenance,
+                       several_devices, sig)
 from .sets import (BIDIR, BIDIR_TWICE, CAUSAL, DECODE, OFFICIAL_NAMES, SSD, decode_form, fastest,
-                   is_crossover, is_s3, is_s3_hydra, official_comparisons, set_name, timed)
+                   is_crossover, is_s3, is_s3_hydra, main_device, official_comparisons, set_name,
+                   timed)
 
 NOT_SAME_CALL = "not timed in the same run"
 
@@ -20,15 +21,17 @@ def times_official(o, same, ours):
 
 
 def official_note(matches):
-    """The lines under a table with official times: the kernels and files they
-    come from, and which of our commits each file shares a device call with.
-    matches: [(best official row, same-call official row or None, our row)]."""
-    files, kernels = {}, {}
+    """The lines under a table with official times: the kernels, the devices
+    and files they come from, and which of our commits each file shares a
+    device call with. matches: [(best official row, same-call official row
+    or None, our row)], each official row of our row's device."""
+    files, kernels, devices = {}, {}, {}
     for o, same, ours in matches:
         files.setdefault(o[SOURCE], set())
         if same:
             files.setdefault(same[SOURCE], set()).add(ours["commit"])
         kernels[OFFICIAL_NAMES[o["impl"]]] = True
+        devices[o["device"]] = True
     parts = []
     for name, commits in files.items():
         call = CALL_COMMIT.search(name)
@@ -39,8 +42,9 @@ def official_note(matches):
         else:
             where = "no commit recorded: no row of ours shares its device call"
         parts.append(f"`plots/data/{name}` ({where})")
-    return (f"Official: mamba_ssm's {', '.join(kernels)} on an {OFFICIAL_DEVICE}: "
-            + ", ".join(parts) + ". official ms is the official kernel's best time over all these runs; "
+    runs = "all these runs on our row's device" if len(devices) > 1 else "all these runs"
+    return (f"Official: mamba_ssm's {', '.join(kernels)} on {devices_in_words(devices)}: "
+            + ", ".join(parts) + f". official ms is the official kernel's best time over {runs}; "
             "× official divides it by ours and is given only where the official kernel was also timed "
             "in our row's device call.")
 
@@ -52,35 +56,44 @@ def copy_share(r):
 
 def graph_step(rows, best):
     """The fastest step of the token loop captured in a CUDA graph with the
-    shape and bytes of a one-token row, as 'ms (version dtype)', or '—'."""
+    shape, bytes and device of a one-token row, as 'ms (version dtype)', or '—'."""
     graph = fastest([r for r in rows if r["flags"].endswith("+loop+graph")
                      and decode_form(r) == decode_form(best) and r["batch"] == best["batch"]
-                     and r["bytes"] == best["bytes"]])
+                     and r["bytes"] == best["bytes"] and r["device"] == best["device"]])
     return f"{sig(graph['ms_median'])} ({label(graph)} {graph['dtype']})" if graph else "—"
 
 
 def official_table(chapter, rows, official):
     """The lines of the table of every shape where the official kernel was
     timed: its time and our fastest version there that moves the same kind
-    of data (same dtype; same bytes for the decode step), or [] if none."""
+    of data (same dtype; same bytes for the decode step), one line per
+    device both were timed on (with a device column where there are
+    several), or [] if none."""
     found = official_comparisons(rows, official)
     if not found:
         return []
     decode = chapter == DECODE
+    devices = several_devices([best for _, _, best in found])
     body = []
     for o, same, best in found:
-        body.append([set_name(best), best["dtype"], integer(best["batch"]), integer(best["dstate"]),
-                     integer(best["seqlen"]), sig(o["ms_median"]), label(best), sig(best["ms_median"]),
-                     times_official(o, same, best), sig(best["time_over_floor"])]
+        body.append([set_name(best), best["dtype"]] + ([device_cell(best)] if devices else [])
+                    + [integer(best["batch"]), integer(best["dstate"]),
+                       integer(best["seqlen"]), sig(o["ms_median"]), label(best), sig(best["ms_median"]),
+                       times_official(o, same, best), sig(best["time_over_floor"])]
                     + ([copy_share(best), graph_step(rows, best)] if decode else []))
-    header = (["set", "dtype", "batch", "N", "T" if decode else "L", "official ms", "fastest version",
-               "ms", "× official", "time/floor"]
+    header = (["set", "dtype"] + (["device"] if devices else [])
+              + ["batch", "N", "T" if decode else "L", "official ms", "fastest version",
+                 "ms", "× official", "time/floor"]
               + (["of copy rate", "ms per step in a CUDA graph"] if decode else []))
     what = ("the fastest version that moves the same bytes (an fp32 state against its fp32 rows, "
             "an fp16 state against its fp16 rows), one token, L2 flushed" if decode else
             "the fastest version of the dtype")
-    return ([f"At every shape where the official kernel was timed: its time and, beside it, {what}.", ""]
-            + markdown_table(header, "llrrrrlrrr" + ("rl" if decode else ""), body)
+    where = (("At every shape and device where the official kernel was timed: its time on that device "
+              f"and, beside it, {what} on the same device.") if devices else
+             f"At every shape where the official kernel was timed: its time and, beside it, {what}.")
+    return ([where, ""]
+            + markdown_table(header, "ll" + ("l" if devices else "") + "rrrrlrrr" + ("rl" if decode else ""),
+                             body)
             + ["", official_note(found)])
 
 
@@ -94,8 +107,11 @@ def bidir_section(chapters):
     most 1.4x the fastest causal 05 time, Hydra within 10% of the default
     form, at least 3.5x faster than the official recipe)."""
     rows = [r for r in timed(chapters.get(BIDIR, [])) if r["dtype"] == "fp16"]
-    causal_rows = [r for r in timed(chapters.get(SSD, [])) if is_s3(r) and r["name"] == CAUSAL]
-    causal_best = [r for r in timed(chapters.get(SSD, [])) if is_s3(r) and r["dtype"] == "fp16"]
+    device = main_device(rows)  # every time compared is of one device: 06's own
+    rows = [r for r in rows if r["device"] == device]
+    ssd = [r for r in timed(chapters.get(SSD, [])) if is_s3(r) and r["device"] == device]
+    causal_rows = [r for r in ssd if r["name"] == CAUSAL]
+    causal_best = [r for r in ssd if r["dtype"] == "fp16"]
     body, measured, best_at = [], [], {}
     for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
         for batch, seqlen in TARGET_SHAPES:
@@ -145,9 +161,12 @@ def bidir_section(chapters):
 
 def crossover_section(chapters):
     """The text between 05's crossover markers: 03's tuned scan and 05's
-    versions on one problem at each N."""
+    versions on one problem at each N, all on the device 03's rows were
+    mostly timed on."""
     scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
-    ssd = [r for r in chapters.get(SSD, []) if is_crossover(r)]
+    device = main_device(scan)
+    scan = [r for r in scan if r["device"] == device]
+    ssd = [r for r in chapters.get(SSD, []) if is_crossover(r) and r["device"] == device]
     fused = [r for r in ssd if r["name"] == "ssd_fused_mma"]
     via = [r for r in ssd if r["name"] == "ssd_via_scan_fused_tuned"]
     body = []

@@ -1,8 +1,9 @@
 """The benchmark sets (S1 to S4 and the crossover problem), the fastest row of
-a group, what sets a row's floor, chapter 01's eager baseline, the official
-timings that match a row (and whether they come from the same device call),
-and the shapes of the summary and headline tables."""
-from .data import CALL_COMMIT, CROSSOVER, SOURCE
+a group, the devices of rows, what sets a row's floor, chapter 01's eager
+baseline, the official timings that match a row (same device, and whether
+they come from the same device call), and the shapes of the summary and
+headline tables."""
+from .data import CALL_COMMIT, CROSSOVER, SOURCE, short_device
 
 DEFAULT_FLAGS = "z+D+bias+softplus"  # the benchmark sets' flags, as the harness writes them
 SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
@@ -112,21 +113,67 @@ def fastest(rows):
 
 def eager_baseline(chapters):
     """{batch: S1 row} of chapter 01's GPU eager baseline (the 01 version whose
-    name contains "eager"; the lowest-numbered one if several do), or {}."""
+    name contains "eager"; the lowest-numbered one if several do) on the
+    device most of its rows were timed on, or {}."""
     for chapter in sorted(chapters):
         if chapter.startswith("01_"):
             rows = [r for r in timed(chapters[chapter]) if is_s1(r) and "eager" in r["name"]]
             if rows:
                 first = min(r["version"] for r in rows)
-                return {r["batch"]: r for r in rows if r["version"] == first}
+                rows = [r for r in rows if r["version"] == first]
+                main = main_device(rows)
+                return {r["batch"]: r for r in rows if r["device"] == main}
     return {}
 
+
+# ---------------------------------------------------------------- devices
 
 def devices_and_commits(rows):
     """The devices and the commits of rows, each in order of first appearance."""
     devices = list(dict.fromkeys(r["device"] for r in rows if r["device"]))
     commits = list(dict.fromkeys(r["commit"] for r in rows if r["commit"]))
     return devices, commits
+
+
+def by_device(rows):
+    """[(device, its rows)]: rows by device, in order of first appearance."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["device"], []).append(r)
+    return list(groups.items())
+
+
+def main_device(rows):
+    """The device most of rows were timed on (the first one on a tie), or None:
+    the device a figure draws where a series has rows on it."""
+    groups = by_device(rows)
+    return max(groups, key=lambda g: len(g[1]))[0] if groups else None
+
+
+def one_device(rows, main, key=lambda r: r["version"]):
+    """rows with each series (the rows of one key) from a single device: main
+    where the series has rows on it, else the device of its first row; a
+    figure never draws two devices on one line."""
+    picked = {}
+    for r in rows:
+        picked.setdefault(key(r), r["device"])
+        if r["device"] == main:
+            picked[key(r)] = main
+    return [r for r in rows if r["device"] == picked[key(r)]]
+
+
+def device_suffix(r, main):
+    """' (H100)' for a row timed on another device than main, else ''."""
+    return "" if r["device"] == main else f" ({short_device(r['device']) or 'unrecorded device'})"
+
+
+def one_device_note(rows):
+    """How a figure of rows from several devices drew them (see one_device),
+    as a line under its title; '' for rows of one device."""
+    if len(devices_and_commits(rows)[0]) < 2:
+        return ""
+    return (f"\neach line from one device: the {short_device(main_device(rows))}'s rows where "
+            "it has them, else the device named in the line's label")
 
 
 def floor_terms(r):
@@ -155,20 +202,22 @@ def floor_bound(r):
 
 # ---------------------------------------------------------------- official timings
 
-def official_ssd(official):
-    """{(impl, dtype, batch, L): ms} of the official SSD forward at S3."""
+def official_ssd(official, device):
+    """{(impl, dtype, batch, L): ms} of the official SSD forward at S3 on the
+    device (short name, "H200"), the last file's where several have it."""
     return {(r["impl"], r["dtype"], r["batch"], r["L"]): r["ms_median"]
             for r in official
-            if r["op"] == "ssd_fwd" and r["impl"] in OFFICIAL_NAMES
+            if r["op"] == "ssd_fwd" and r["impl"] in OFFICIAL_NAMES and r["device"] == device
             and r["dim_or_heads"] == 32 and r["N"] == 128 and r["ms_median"] is not None}
 
 
-def official_decode(official):
-    """{(form, dtype, batch): ms} of the official Triton decode step at S4."""
+def official_decode(official, device):
+    """{(form, dtype, batch): ms} of the official Triton decode step at S4 on
+    the device (short name, "H200")."""
     return {("m1" if r["op"] == "decode_mamba1" else "m2", r["dtype"], r["batch"]): r["ms_median"]
             for r in official
             if r["op"] in ("decode_mamba1", "decode_mamba2") and r["impl"] == "official_triton"
-            and r["ms_median"] is not None}
+            and r["device"] == device and r["ms_median"] is not None}
 
 
 def same_call(official_row, ours):
@@ -179,12 +228,13 @@ def same_call(official_row, ours):
 
 
 def official_kernel_rows(official, r):
-    """The official kernel's rows at our row's shape, in file name order:
-    selective_scan_fn at S1 and S2 in the row's dtype, mamba_chunk_scan_combined
+    """The official kernel's rows at our row's shape on our row's device, in
+    file name order: selective_scan_fn at S1 and S2 in the row's dtype, mamba_chunk_scan_combined
     at S3 in the row's dtype (causal rows only), selective_state_update at S4 where it moves the
     row's bytes (its fp16 rows keep the state in fp16, its fp32 rows in fp32)."""
     def timed_here(o):
-        return o["ms_median"] is not None and o["batch"] == r["batch"]
+        return (o["ms_median"] is not None and o["batch"] == r["batch"]
+                and o["device"] is not None and o["device"] == short_device(r["device"]))
     if is_s1(r) or is_s2(r):
         return [o for o in official if timed_here(o) and o["op"] == "mamba1_scan_fwd"
                 and o["impl"] == "official_cuda_fwd" and o["dtype"] == r["dtype"]
@@ -202,7 +252,8 @@ def official_kernel_rows(official, r):
 
 def official_match(official, r):
     """(best, same) at our row's shape: best, the official kernel's fastest
-    row over every run (what a speed-up is taken against), and same, its row
+    row over every run on our row's device (what a speed-up is taken
+    against), and same, its row
     from our row's device call or None (a speed-up is claimed only then);
     (None, None) where it was never timed."""
     rows = official_kernel_rows(official, r)
@@ -214,20 +265,21 @@ def official_match(official, r):
 
 def official_comparisons(rows, official):
     """[(best official row, same-call official row or None, our row)]: at every shape of rows where the
-    official kernel was timed, our fastest version there (same dtype and
-    bytes moved) and the official row that official_match picks."""
+    official kernel was timed, our fastest version there on each device (same
+    dtype and bytes moved) and the official row that official_match picks."""
     shapes = {}
     for r in timed(rows):
         if not is_loop(r):
-            shapes.setdefault(tuple(r[k] for k in CONFIG_SHAPE), []).append(r)
+            shapes.setdefault(tuple(r[k] for k in CONFIG_SHAPE + ("device",)), []).append(r)
     found = []
     for group in shapes.values():
         best = fastest(group)
         o, same = official_match(official, best)
         if o is not None:
             found.append((o, same, best))
+    devices = [d for d, _ in by_device(rows)]
     found.sort(key=lambda m: (SET_ORDER.index(set_name(m[2])), DTYPE_ORDER.index(m[2]["dtype"]),
-                              m[2]["batch"], m[2]["dstate"], m[2]["seqlen"]))
+                              m[2]["batch"], m[2]["dstate"], m[2]["seqlen"], devices.index(m[2]["device"])))
     return found
 
 
@@ -278,14 +330,16 @@ def headline_shape(chapter):
 
 def headline_rows(chapters, official):
     """[(chapter, shape, fastest row, official row, same call?)]: each
-    chapter's fastest version at its headline shape, with the official
-    kernel's row there (see official_match)."""
+    chapter's fastest version at its headline shape on each device it was
+    timed on there, with the official kernel's row there (see official_match)."""
     found = []
     for chapter in sorted(chapters):
         if chapter == CROSSOVER:  # 03's rows at 05's shapes, not a chapter of its own
             continue
         shape, pick = headline_shape(chapter)
-        best = fastest([r for r in chapters[chapter] if pick(r)])
-        if best is not None:
-            found.append((chapter, shape, best, *official_match(official, best)))
+        here = [r for r in chapters[chapter] if pick(r)]
+        for _, mine in by_device(here):
+            best = fastest(mine)
+            if best is not None:
+                found.append((chapter, shape, best, *official_match(official, best)))
     return found
