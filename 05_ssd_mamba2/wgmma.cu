@@ -1,8 +1,14 @@
-/* 05_ssd_mamba2, GPU, versions 8-10: the fused SSD on Hopper's warpgroup
+/* 05_ssd_mamba2, GPU, versions 8-13: the fused SSD on Hopper's warpgroup
  * matrix product (sm_90a).
  *   8 ssd_fused_wgmma      version 7's plan on wgmma, chunks of 128 (below)
  *   9 ssd_wgmma_frag_ring  the state handed over in the accumulators' order
  *  10 ssd_wgmma_heads      several heads of a group a block
+ *  11 ssd_wgmma_frag_ring_bf16  version 9 in bf16
+ *  12 ssd_wgmma_tma        version 9 with x, B, C in and y out by bulk tensor
+ *                          copies (TMA): a thread's load and store loops
+ *                          become five copies issued by one thread and one
+ *                          store a warpgroup; y = acc + D·x staged in x's place
+ *  13 ssd_wgmma_tma_bf16   version 12 in bf16
  *
  * Measured bounds (Nsight Compute, H200, S3 b 8 L 8192, clocks as found):
  *   8 (85ce43f, 1.33 ms): issue slots 47% busy, the integer ALU the busiest
@@ -16,6 +22,12 @@
  *  10 (3773188, 1.05 ms): issue slots 35%, 10.7 cycles between instructions:
  *     the head loop spills 108 bytes a thread under the 128-register cap of
  *     two blocks an SM.
+ *  12 (311f27b, H100 at 1.8 GHz, 0.616 ms; version 9 there 0.915): 14,000
+ *     warp instructions a (b, h, chunk) against version 9's 28,900; tensor
+ *     pipe 24%, issue slots 39%, 10 cycles between a warp's instructions,
+ *     DRAM 37%, L2 70%: still latency-bound, the phases of a block in series
+ *     (stall samples: start and dt 11%, waiting for the copies 18%, the
+ *     hand-off 21%, products and outputs the rest).
  *
  * Version 8. Version 7 (kernels.cu) gives each warp 16 rows and feeds mma.sync from
  * registers: every 16x8x16 product needs its B fragment fetched by ldmatrix,
