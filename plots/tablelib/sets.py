@@ -340,6 +340,12 @@ def headline_rows(chapters, official):
         here = [r for r in chapters[chapter] if pick(r)]
         for _, mine in by_device(here):
             best = fastest(mine)
-            if best is not None:
-                found.append((chapter, shape, best, *official_match(official, best)))
+            if best is None:
+                continue
+            # Within 1% of the fastest, a row the official kernel was timed
+            # against says more (bf16 ties fp16, which it has no rows for).
+            near = [r for r in mine if r["ms_median"] is not None
+                    and r["ms_median"] <= 1.01 * best["ms_median"] and official_match(official, r)[0]]
+            best = fastest(near) or best
+            found.append((chapter, shape, best, *official_match(official, best)))
     return found
