@@ -216,7 +216,10 @@ void outputs_free(const HostProblem *hp, float **out) {
 /* ------------------------------------------------------- running a version */
 
 /* A CPU version on host arrays in its dtype; outputs widened to fp32 in out. */
-void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+/* A CPU version on host tensors: the op's run, or with split its second
+ * way (run_split); the reason that does not apply, else NULL. */
+static const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out,
+                              bool split) {
     void *t[MAX_TENSORS];                      // what the version reads and writes
     uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 | bf16 outputs of a 16-bit version
     host_view(hp, set, out, t);
@@ -228,12 +231,19 @@ void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, 
     }
     size_t ws_bytes = se->op->workspace(v, &hp->p);
     void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
-    se->op->run(v, &hp->p, t, ws);
+    const char *why = NULL;
+    if (split) why = se->op->run_split(v, &hp->p, t, false);
+    else se->op->run(v, &hp->p, t, ws);
     for (int k = 0; k < hp->n; k++) {
-        if (half_out[k]) widen_bits(v->dtype, half_out[k], out[k], numel(&hp->t[k]));
+        if (half_out[k] && !why) widen_bits(v->dtype, half_out[k], out[k], numel(&hp->t[k]));
         free(half_out[k]);
     }
     free(ws);
+    return why;
+}
+
+void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+    run_cpu_as(se, v, hp, set, out, false);
 }
 
 size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n) {
@@ -319,6 +329,24 @@ static void run_version(const Session *se, const VersionInfo *v, HostProblem *hp
     gpu_sync();
     device_outputs(&view, hp, v->dtype, out);
     device_free(&d);
+}
+
+/* Version v's outputs the op's second way (run_split); the reason it does
+ * not apply, or NULL with the outputs in out. */
+static const char *run_version_split(const Session *se, const VersionInfo *v, HostProblem *hp, int set,
+                                     float **out) {
+    need_inputs(hp, set);
+    if (!v->gpu) return run_cpu_as(se, v, hp, set, out, true);
+    DeviceProblem d;
+    device_problem(&d, se->op, v, hp, set);
+    device_poison(&d, hp, v->dtype);
+    const char *why = se->op->run_split(v, &hp->p, d.t, true);
+    if (!why) {
+        gpu_sync();
+        device_outputs(&d, hp, v->dtype, out);
+    }
+    device_free(&d);
+    return why;
 }
 
 /* ------------------------------------------------------------- dump, load */
@@ -463,6 +491,21 @@ static void check_problem(Session *se, HostProblem *hp) {
                      hp->t[se->op->loop_output].name, hp->t[se->op->loop_input].name);
             check_report(label, compare(hp, again, oracle(se, hp, set), oracle(se, hp, set), tol), tol);
             outputs_free(hp, again);
+        }
+        if (se->op->run_split) {
+            float *split[MAX_TENSORS] = {NULL};  // fp32 outputs of the smaller launches
+            outputs_alloc(hp, split);
+            snprintf(label, sizeof(label), "%d %s as %s vs one launch", i + 1, v->name, se->op->split_what);
+            const char *why_not = run_version_split(se, v, hp, set, split);
+            if (why_not) {
+                if (why_not[0]) check_skip(label, why_not);
+            } else {
+                Reference one = {0};  // this version's one launch, as the reference
+                reference_keep(hp, &one, out);
+                check_report(label, compare(hp, split, &one, oracle(se, hp, set), tol), tol);
+                reference_free(&one);
+            }
+            outputs_free(hp, split);
         }
         outputs_free(hp, last);
         memcpy(last, out, sizeof(out));

@@ -119,6 +119,15 @@ typedef struct {
     bool (*loops)(const VersionInfo *v, const Problem *p);
     int loop_output, loop_input;
 
+    /* NULL, or: a version's outputs reached a second way from the same
+     * tensors (device ones for a GPU version), by smaller runs of the same
+     * version (split_what names them: decode's T tokens as T one-token
+     * launches, each from the state the last one left). Returns NULL once it
+     * has written every output, "" where p has nothing to split (no check
+     * line), or the reason it cannot split p; --check compares the two ways. */
+    const char *(*run_split)(const VersionInfo *v, const Problem *p, void *const *tensors, bool device);
+    const char *split_what;
+
     const Problem *check_cases;   // --check: small and awkward
     int ncheck;
     Problem check_base;           // --check with sizes on the command line

@@ -117,6 +117,9 @@ void h2d(void *dst, const void *src, size_t bytes) {
 void d2h(void *dst, const void *src, size_t bytes) {
     cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
+void d2d_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows) {
+    cuda_check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyDeviceToDevice));
+}
 void gpu_sync(void) { cuda_check(cudaDeviceSynchronize()); }
 
 /* ---- timer ---- */

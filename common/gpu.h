@@ -29,9 +29,11 @@ void mem_reset_peak(void);          // start of one forward's accounting
 double mem_peak_mib(void);          // largest live total since the reset
 double mem_workspace_mib(void);     // that peak minus inputs and outputs live then
 
-/* Copies (checked). */
+/* Copies (checked). d2d_rows: `rows` rows of row_bytes, each dst_pitch
+ * apart at dst and src_pitch apart at src, device to device. */
 void h2d(void *dst, const void *src, size_t bytes);
 void d2h(void *dst, const void *src, size_t bytes);
+void d2d_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes, size_t rows);
 void gpu_sync(void);
 
 /* ---- timer ---- */

@@ -12,8 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "args.h"
+#include "gpu.h"
 #include "op_decode.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
@@ -192,6 +194,81 @@ static double decode_bytes(const Problem *p, void *const *t, double table_bytes,
     const double entry = (double)(p->form == DECODE_M1 ? p->dim : p->heads * p->headdim) * (double)p->dstate *
                          (dt == DT_FP16_STATE16 ? 2.0 : 4.0);  // state bytes of one slot
     return table_bytes - 2.0 * (double)(p->slots - named) * entry;
+}
+
+/* Elements of a table tensor. */
+static int64_t spec_numel(const TensorSpec *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+/* Memory for the split runs: on the device (GPU versions) or the host. */
+static void *split_alloc(bool device, size_t bytes, const char *what) {
+    return device ? dev_alloc(bytes, MEM_WORKSPACE, what) : host_alloc((int64_t)bytes, what);
+}
+static void split_free(bool device, void *p) {
+    if (device) dev_free(p);
+    else free(p);
+}
+/* rows of row_bytes, dst_pitch and src_pitch apart, where the tensors live. */
+static void split_copy(bool device, void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t row_bytes,
+                       size_t rows) {
+    if (device) {
+        d2d_rows(dst, dst_pitch, src, src_pitch, row_bytes, rows);
+        return;
+    }
+    for (size_t r = 0; r < rows; r++) memcpy((char *)dst + r * dst_pitch, (const char *)src + r * src_pitch, row_bytes);
+}
+
+/* T tokens as T one-token launches of the same version: token k's x, dt, B,
+ * C, z copied out of the (b, T, ...) tensors, the launch run from the state
+ * the last one left (token 0 from state, then in place on state_out), its y,
+ * and with --intermediate its state, copied into token k's place. The steps
+ * in between of a pool's slots would need gathering: a pool is not split. */
+static const char *decode_run_split(const VersionInfo *v, const Problem *p, void *const *t, bool device) {
+    if (p->seqlen < 2) return "";  // one token: nothing to split, no line
+    if (p->slots) return "not with a pool of slots";
+    const DecodeVersion *dv = decode_version(v);
+    Problem one = *p;
+    one.seqlen = 1;
+    one.intermediate = false;
+    TensorSpec full[N_TENSORS], step[N_TENSORS];  // the tables of p and of one token
+    decode_tensors(p, full);
+    decode_tensors(&one, step);
+    const DecodeShape s1 = decode_shape(&one);
+    const size_t ws_bytes = dv->workspace_bytes ? dv->workspace_bytes(&s1) : 0;
+    void *ws = ws_bytes ? split_alloc(device, ws_bytes, "one-token workspace") : NULL;
+    const int inputs[] = {T_X, T_DT, T_B, T_C, T_Z};  // per token: (b, T, ...) in p, (b, ...) in one token
+    void *s[N_TENSORS];           // one launch's tensors: those per token its own, the rest p's
+    size_t row[N_TENSORS] = {0};  // per token: bytes of one batch entry's token
+    for (int k = 0; k < N_TENSORS; k++) {
+        s[k] = t[k];
+        const bool mine = k == T_Y || k == T_X || k == T_DT || k == T_B || k == T_C || k == T_Z;
+        if (!mine || !step[k].present) continue;
+        row[k] = (size_t)(spec_numel(&step[k]) / p->batch) * tensor_elem_bytes(&step[k], v->dtype);
+        s[k] = split_alloc(device, row[k] * (size_t)p->batch, step[k].name);
+    }
+    const size_t T = (size_t)p->seqlen, b = (size_t)p->batch;
+    const size_t state_row = (size_t)(spec_numel(&full[T_STATE]) / p->batch) *
+                             tensor_elem_bytes(&full[T_STATE], v->dtype);  // one entry's state
+    for (size_t tok = 0; tok < T; tok++) {
+        for (size_t j = 0; j < sizeof(inputs) / sizeof(inputs[0]); j++) {
+            const int k = inputs[j];
+            if (row[k]) split_copy(device, s[k], row[k], (const char *)t[k] + tok * row[k], T * row[k], row[k], b);
+        }
+        s[T_STATE] = tok == 0 ? t[T_STATE] : t[T_STATE_OUT];
+        DecodeTensors dt = decode_view(&one, s);
+        dv->run(&dt, ws);
+        split_copy(device, (char *)t[T_Y] + tok * row[T_Y], T * row[T_Y], s[T_Y], row[T_Y], row[T_Y], b);
+        if (p->intermediate)
+            split_copy(device, (char *)t[T_INTERMEDIATE_STATES] + tok * state_row, T * state_row, t[T_STATE_OUT],
+                       state_row, state_row, b);
+    }
+    for (int k = 0; k < N_TENSORS; k++)
+        if (row[k]) split_free(device, s[k]);
+    split_free(device, ws);
+    return NULL;
 }
 
 /* The token loop: one token per step, in place, for versions that can be
@@ -428,6 +505,8 @@ const Op OP_DECODE = {
     .meta_text = decode_meta_text,
     .fixtures = fixtures_check_decode,
     .bytes = decode_bytes,
+    .run_split = decode_run_split,
+    .split_what = "T one-token launches",
     .loops = decode_loops,
     .loop_output = T_STATE_OUT,
     .loop_input = T_STATE,
