@@ -1,25 +1,40 @@
 #!/bin/sh
-# Everything a GPU machine runs for a change: build, make check with the GPU
-# required, compute-sanitizer, and optionally make check-long (LONG_CHAPTERS
-# picks chapters: minutes each) and the benchmarks. Logs and CSVs are copied
-# to OUTDIR. Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [bench]
+# Everything a GPU machine runs for a change, in one call: build, make check
+# with the GPU required, compute-sanitizer, optionally make check-long
+# (LONG_CHAPTERS picks chapters: minutes each), the benchmarks
+# (BENCH_CHAPTERS picks chapters), the official kernels in the same call
+# (needs the anchors folder .anchors/ carried; OFFICIAL_SECTIONS picks its
+# sections), and our benchmarks once more after them (bracket).
+# Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [bench] [official] [bracket]
+# OUTDIR ends with few files: gpu.txt, logs.tgz (every log) and, after bench,
+# data.tgz (plots/data/*.csv as the run left them, and the official CSV named
+# official_<gpu>_run_<commit>.csv), since a device call returns at most 8.
 # COMMIT names the commit the rows are timed at: a copy of the working tree
 # on another machine may carry a .git whose HEAD is not the tree's commit, so
 # bench takes it from the caller, never from git there.
 out=$1; shift
-mkdir -p "$out"
+mkdir -p "$out/logs"
+logs=$out/logs
 steps=${*:-check sanitize bench}
 status=0
 nvidia-smi --query-gpu=name,compute_cap,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$out/gpu.txt" 2>&1
-make -j"$(nproc)" all >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -oE 'H[0-9]+' | tr 'H' 'h')
+make -j"$(nproc)" all >"$logs/build.log" 2>&1 || { tail -n 30 "$logs/build.log"; exit 1; }
 for step in $steps; do
     case $step in
-    check) make check REQUIRE_GPU=1 >"$out/check.log" 2>&1 || status=1; tail -n 4 "$out/check.log" ;;
-    sanitize) make sanitize >"$out/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$out/sanitize.log" ;;
-    long) make check-long >"$out/check_long.log" 2>&1 || status=1; grep -E "^FAIL|^check-long:" "$out/check_long.log" ;;
-    bench) if [ -z "$COMMIT" ]; then echo "bench: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
-           make bench COMMIT="$COMMIT" >"$out/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$out/bench.log"
-           cp plots/data/*.csv "$out/" ;;
+    check) make check REQUIRE_GPU=1 >"$logs/check.log" 2>&1 || status=1; tail -n 4 "$logs/check.log" ;;
+    sanitize) make sanitize >"$logs/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$logs/sanitize.log" ;;
+    long) make check-long >"$logs/check_long.log" 2>&1 || status=1; grep -E "^FAIL|^check-long:" "$logs/check_long.log" ;;
+    bench|bracket)
+        if [ -z "$COMMIT" ]; then echo "$step: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
+        make bench COMMIT="$COMMIT" >>"$logs/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$logs/bench.log" | tail -n 20 ;;
+    official)
+        if [ ! -f .anchors/run_official.sh ]; then echo "official: no .anchors/ here (carry it)"; status=1; continue; fi
+        PYTHONUNBUFFERED=1 bash .anchors/run_official.sh "plots/data/official_${gpu:-gpu}_run_${COMMIT:-unknown}.csv" \
+            "${OFFICIAL_SECTIONS:-copy,mamba2,bidir,decode,mamba1cuda}" >"$logs/official.log" 2>&1 || status=1
+        tail -n 3 "$logs/official.log" ;;
     esac
 done
+case " $steps " in *" bench "*|*" official "*|*" bracket "*) tar czf "$out/data.tgz" plots/data/*.csv ;; esac
+tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$logs"
 exit $status
