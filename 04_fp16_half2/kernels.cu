@@ -60,7 +60,7 @@
 #include "launch.cuh"
 #include "exp2_poly.h"
 #include "mufu.cuh"
-#include "pair16.cuh"
+#include "rows16.cuh"
 
 /* ========================================================================
  * Scalar pieces

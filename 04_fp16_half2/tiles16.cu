@@ -81,7 +81,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
-#include "pair16.cuh"
+#include "rows16.cuh"
 #include "scan_tiles.cuh"
 
 constexpr int kTile = 32;               // steps per tile (03's version 7: 16)

@@ -81,6 +81,7 @@
 #include "mamba2_io.cuh"
 #include "mma_sm80.cuh"
 #include "mufu.cuh"
+#include "pair16.cuh"
 #include "tma_sm90.cuh"
 #include "wgmma_sm90.cuh"
 
@@ -111,33 +112,16 @@ struct TmaMaps {
     CUtensorMap y;     // (b, L, h, p) 16-bit, box: 64 steps of one head
 };
 
-/* The two 16-bit element types (T: __half, __nv_bfloat16) and what the
- * kernel does with them: two of them in a 32-bit register, packed from fp32
- * (round to nearest), scaled by a pair, and taken apart. */
-template <typename T>
-struct Elem16;
-template <>
-struct Elem16<__half> {
-    using T2 = __half2;
-    static __device__ __forceinline__ T2 pair(float lo, float hi) { return __floats2half2_rn(lo, hi); }
-    static __device__ __forceinline__ float lo(T2 v) { return __low2float(v); }
-    static __device__ __forceinline__ float hi(T2 v) { return __high2float(v); }
-};
-template <>
-struct Elem16<__nv_bfloat16> {
-    using T2 = __nv_bfloat162;
-    static __device__ __forceinline__ T2 pair(float lo, float hi) { return __floats2bfloat162_rn(lo, hi); }
-    static __device__ __forceinline__ float lo(T2 v) { return __low2float(v); }
-    static __device__ __forceinline__ float hi(T2 v) { return __high2float(v); }
-};
+/* A pair of 16-bit values (T: __half, __nv_bfloat16) packed from fp32 into
+ * one 32-bit register (round to nearest), and a pair scaled by a pair. */
 template <typename T>
 static __device__ __forceinline__ uint32_t pack16(float lo, float hi) {
-    typename Elem16<T>::T2 h = Elem16<T>::pair(lo, hi);
+    typename Pair<T>::type h = Pair<T>::narrow(lo, hi);
     return *reinterpret_cast<uint32_t *>(&h);
 }
 template <typename T>
 static __device__ __forceinline__ uint32_t mul16(uint32_t v, uint32_t w) {
-    using T2 = typename Elem16<T>::T2;
+    using T2 = typename Pair<T>::type;
     T2 h = __hmul2(*reinterpret_cast<T2 *>(&v), *reinterpret_cast<T2 *>(&w));
     return *reinterpret_cast<uint32_t *>(&h);
 }
@@ -482,10 +466,10 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
 #pragma unroll
                 for (int nt = 0; nt < 8; nt++) {
                     const int pi = nt * 8 + t4 * 2;
-                    auto *xy = reinterpret_cast<typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
+                    auto *xy = reinterpret_cast<typename Pair<T>::type *>(Xs + sw128_offset(i, pi));
                     // out = acc + x * D
-                    float v[2] = {fmaf(d_col[2 * nt], Elem16<T>::lo(*xy), yacc[nt * 4 + half_row * 2]),
-                                  fmaf(d_col[2 * nt + 1], Elem16<T>::hi(*xy), yacc[nt * 4 + half_row * 2 + 1])};
+                    float v[2] = {fmaf(d_col[2 * nt], Pair<T>::lo(*xy), yacc[nt * 4 + half_row * 2]),
+                                  fmaf(d_col[2 * nt + 1], Pair<T>::hi(*xy), yacc[nt * 4 + half_row * 2 + 1])};
                     if (zrow && i < len) {
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
@@ -495,7 +479,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                             v[e] *= zv / (1.f + __expf(-zv));
                         }
                     }
-                    *xy = Elem16<T>::pair(v[0], v[1]);
+                    *xy = Pair<T>::narrow(v[0], v[1]);
                 }
             }
             fence_async_smem();
@@ -515,9 +499,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                     const int pi = nt * 8 + t4 * 2;
                     if (pi >= a.P) continue;
                     const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-                    const typename Elem16<T>::T2 xv = *reinterpret_cast<const typename Elem16<T>::T2 *>(Xs + sw128_offset(i, pi));
+                    const typename Pair<T>::type xv = *reinterpret_cast<const typename Pair<T>::type *>(Xs + sw128_offset(i, pi));
                     float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
-                    const float xf[2] = {Elem16<T>::lo(xv), Elem16<T>::hi(xv)};
+                    const float xf[2] = {Pair<T>::lo(xv), Pair<T>::hi(xv)};
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         if (e >= ncol) continue;
@@ -530,7 +514,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                         }
                     }
                     if (pairs) {
-                        *reinterpret_cast<typename Elem16<T>::T2 *>(y + row + pi) = Elem16<T>::pair(v[0], v[1]);
+                        *reinterpret_cast<typename Pair<T>::type *>(y + row + pi) = Pair<T>::narrow(v[0], v[1]);
                     } else {
                         y[row + pi] = from_float<T>(v[0]);
                         if (ncol > 1) y[row + pi + 1] = from_float<T>(v[1]);
