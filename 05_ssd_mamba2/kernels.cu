@@ -48,7 +48,7 @@
  * official four steps on CUDA cores). The previous stage, version 4
  * (ssd_via_scan_fused_tuned: the same problem as a Mamba-1 scan of b x (h·p)
  * channels, docs/design.md §2), is in via_scan.cu; version 7, fused on
- * mma.sync, in fused_mma.cu; versions 8-11, on wgmma, in wgmma.cu. */
+ * mma.sync, in fused_mma.cu; versions 8-13, on wgmma, in wgmma_kernel.cuh (launched from wgmma.cu). */
 #include "kernels.h"
 
 #include <cuda_fp16.h>
