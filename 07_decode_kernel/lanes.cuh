@@ -87,7 +87,7 @@ struct DecodePool {
 
 struct CoalescedLaunch {
     CoalescedPlan plan;
-    DecodePool pool;  // versions 6-8 as a server runs them; zeros otherwise
+    DecodePool pool{};  // versions 6-8 as a server runs them; none otherwise
     int W, K;     // template arguments: floats per access (1, 4), accesses per lane and row (1, 2, 4)
     int threads;  // per block, 32..256
     unsigned grid;

@@ -309,7 +309,6 @@ static CoalescedLaunch plan_lean(const DecodeTensors *t, size_t in_bytes, const 
     int S = 1;
     while ((int64_t)S * c.K < vectors && S < 32) S *= 2;
     plan_blocks(s, S, kLeanThreads, lean_rows(c.K), &c);
-    c.pool = DecodePool{nullptr, nullptr};
     return c;
 }
 

@@ -137,7 +137,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         if (op->bytes) {
             void *inputs[MAX_TENSORS];  // the op's table: inputs of this set, outputs NULL
             host_view(&hp, set, NULL, inputs);
-            bytes = op->bytes(p, inputs, bytes, v->dtype);
+            bytes = op->bytes(p, hp.t, inputs, bytes, v->dtype);
         }
         double flops = op->flops ? op->flops(p) : 0.0, fms = floor_ms(fl, bytes, exps, flops);
         CsvRow row = {se->ch->name, v->name, dtype_name(v->dtype), flags, i + 1,

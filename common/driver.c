@@ -24,20 +24,6 @@
 /* ------------------------------------------------------------------ sizes */
 
 /* a*b with overflow caught: sizes come from the command line and files. */
-static int64_t mul(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_mul_overflow(a, b, &r) || r > ((int64_t)1 << 62))
-        die_usage("problem too large: %lld x %lld elements overflows", (long long)a, (long long)b);
-    return r;
-}
-
-/* More than the machine's memory is refused up front (an overcommitting
- * kernel would say yes and kill us later). */
-static int64_t numel(const TensorSpec *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n = mul(n, t->shape[i]);
-    return n;
-}
 
 static bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
 /* An output this problem has (chunk_states only where sequences are packed). */
@@ -54,7 +40,7 @@ static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
 int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
     op->validate(p);
     int n = op->tensors(p, t);
-    for (int k = 0; k < n; k++) numel(&t[k]);
+    for (int k = 0; k < n; k++) tensor_numel(&t[k]);
     return n;
 }
 
@@ -62,7 +48,7 @@ int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
 double problem_bytes(const TensorSpec *t, int n, DType dt) {
     double bytes = 0.0;
     for (int k = 0; k < n; k++)
-        if (t[k].present) bytes += (double)numel(&t[k]) * (double)tensor_elem_bytes(&t[k], dt);
+        if (t[k].present) bytes += (double)tensor_numel(&t[k]) * (double)tensor_elem_bytes(&t[k], dt);
     return bytes;
 }
 
@@ -125,10 +111,10 @@ static void host_round(HostProblem *hp, int set) {
         const TensorSpec *t = &hp->t[k];
         float *x = hp->in[PLAIN][k];
         if (x && t->dtype == STATE_DTYPE && !bf16) {
-            hp->bits[set][k] = host_alloc(numel(t) * 2, t->name);
-            floats_to_halves(x, hp->bits[set][k], numel(t));
+            hp->bits[set][k] = host_alloc(tensor_numel(t) * 2, t->name);
+            floats_to_halves(x, hp->bits[set][k], tensor_numel(t));
         } else if (x && t->dtype == VERSION_DTYPE) {
-            int64_t n = numel(t);
+            int64_t n = tensor_numel(t);
             hp->bits[set][k] = host_alloc(n * 2, t->name);
             if (bf16) floats_to_bf16s(x, hp->bits[set][k], n);
             else floats_to_halves(x, hp->bits[set][k], n);
@@ -154,8 +140,8 @@ void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t 
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];
         if (!is_input(t) || !t->present) continue;
-        hp->in[PLAIN][k] = host_alloc(numel(t) * 4, t->name);
-        if (t->dtype != INDEX_INT32) rng_fill_uniform(&r, hp->in[PLAIN][k], numel(t), t->lo, t->hi);
+        hp->in[PLAIN][k] = host_alloc(tensor_numel(t) * 4, t->name);
+        if (t->dtype != INDEX_INT32) rng_fill_uniform(&r, hp->in[PLAIN][k], tensor_numel(t), t->lo, t->hi);
     }
     if (se->op->indices) {
         void *t[MAX_TENSORS];  // the inputs, the indices not made yet
@@ -174,7 +160,7 @@ static void reference_keep(const HostProblem *hp, Reference *r, float *const *x)
     r->tried = true;
     for (int k = 0; k < hp->n; k++) {
         if (is_input(&hp->t[k]) || !x[k]) continue;
-        int64_t n = numel(&hp->t[k]);
+        int64_t n = tensor_numel(&hp->t[k]);
         r->out[k] = host_alloc(n * 8, hp->t[k].name);
         for (int64_t i = 0; i < n; i++) r->out[k][i] = x[k][i];
         r->ran = true;
@@ -206,7 +192,7 @@ void host_free(HostProblem *hp) {
 /* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
 void outputs_alloc(const HostProblem *hp, float **out) {
     for (int k = 0; k < hp->n; k++)
-        out[k] = is_output(&hp->t[k]) ? host_alloc(numel(&hp->t[k]) * 4, hp->t[k].name) : NULL;
+        out[k] = is_output(&hp->t[k]) ? host_alloc(tensor_numel(&hp->t[k]) * 4, hp->t[k].name) : NULL;
 }
 
 void outputs_free(const HostProblem *hp, float **out) {
@@ -227,7 +213,7 @@ static const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProbl
         const TensorSpec *s = &hp->t[k];
         if (!s->present || tensor_elem_bytes(s, v->dtype) != 2) continue;
         if (is_input(s)) t[k] = hp->bits[set][k];
-        else t[k] = half_out[k] = host_alloc(numel(s) * 2, s->name);
+        else t[k] = half_out[k] = host_alloc(tensor_numel(s) * 2, s->name);
     }
     size_t ws_bytes = se->op->workspace(v, &hp->p);
     void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
@@ -235,7 +221,7 @@ static const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProbl
     if (split) why = se->op->run_split(v, &hp->p, t, false);
     else se->op->run(v, &hp->p, t, ws);
     for (int k = 0; k < hp->n; k++) {
-        if (half_out[k] && !why) widen_bits(v->dtype, half_out[k], out[k], numel(&hp->t[k]));
+        if (half_out[k] && !why) widen_bits(v->dtype, half_out[k], out[k], tensor_numel(&hp->t[k]));
         free(half_out[k]);
     }
     free(ws);
@@ -260,7 +246,7 @@ void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size
 /* Input k of one set into dst (device), in the version's dtype dt. */
 void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
     const TensorSpec *s = &hp->t[k];
-    size_t bytes = (size_t)numel(s) * tensor_elem_bytes(s, dt);
+    size_t bytes = (size_t)tensor_numel(s) * tensor_elem_bytes(s, dt);
     h2d(dst, tensor_elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
 }
 
@@ -272,7 +258,7 @@ void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const 
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
         if (!s->present) continue;
-        size_t bytes = (size_t)numel(s) * tensor_elem_bytes(s, v->dtype);
+        size_t bytes = (size_t)tensor_numel(s) * tensor_elem_bytes(s, v->dtype);
         d->t[k] = dev_alloc(bytes, is_input(s) ? MEM_INPUT : MEM_OUTPUT, s->name);
         if (is_input(s)) upload_input(d->t[k], hp, k, set, v->dtype);
     }
@@ -283,14 +269,14 @@ void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const 
 /* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
 void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
     for (int k = 0; k < hp->n; k++)
-        if (is_output(&hp->t[k])) dev_poison(d->t[k], (size_t)numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
+        if (is_output(&hp->t[k])) dev_poison(d->t[k], (size_t)tensor_numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
 }
 
 void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
         if (!is_output(s)) continue;
-        int64_t n = numel(s);
+        int64_t n = tensor_numel(s);
         if (tensor_elem_bytes(s, dt) == 2) {
             uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 | bf16 as the version wrote it
             d2h(h, d->t[k], (size_t)n * 2);
@@ -399,7 +385,7 @@ static CheckResult compare(const HostProblem *hp, float *const *got, const Refer
     bool first = true;
     for (int k = 0; k < hp->n; k++) {
         if (!ref->out[k]) continue;
-        CheckResult r = compare_f32_scaled(got[k], ref->out[k], oracle_ref->scale[k], numel(&hp->t[k]), tol);
+        CheckResult r = compare_f32_scaled(got[k], ref->out[k], oracle_ref->scale[k], tensor_numel(&hp->t[k]), tol);
         all = first ? r : check_merge(all, r);
         first = false;
     }
@@ -412,13 +398,13 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
     if (r->ran) return r;
     need_inputs(hp, set);
     for (int k = 0; k < hp->n; k++)
-        if (is_output(&hp->t[k])) r->out[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle output");
+        if (is_output(&hp->t[k])) r->out[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle output");
     void *t[MAX_TENSORS];  // the inputs of the set
     host_view(hp, set, NULL, t);
     se->op->oracle(&hp->p, t, r->out);
     if (se->op->oracle_scale) {
         for (int k = 0; k < hp->n; k++)
-            if (is_output(&hp->t[k])) r->scale[k] = host_alloc(numel(&hp->t[k]) * 8, "oracle magnitudes");
+            if (is_output(&hp->t[k])) r->scale[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle magnitudes");
         se->op->oracle_scale(&hp->p, t, r->scale);
     }
     r->tried = r->ran = true;

@@ -101,9 +101,9 @@ typedef struct {
     double (*exps)(const Problem *p);
     double (*flops)(const Problem *p);
     /* NULL, or the minimal bytes when a forward never touches some elements
-     * of the table (a pool's slots no batch entry names): tensors holds the
+     * of the table t (a pool's slots no batch entry names): tensors holds the
      * inputs (outputs NULL), all the table's bytes come to `table_bytes`. */
-    double (*bytes)(const Problem *p, void *const *tensors, double table_bytes, DType dt);
+    double (*bytes)(const Problem *p, const TensorSpec *t, void *const *tensors, double table_bytes, DType dt);
 
     /* --load: sizes and flags from the files' shapes and meta.json; --dump:
      * meta.json's text for p. */

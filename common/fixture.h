@@ -17,7 +17,7 @@
 #define FIXTURE_MAX_FILES 16
 #define FIXTURE_FOLDER_MAX 4200  // bytes of an operation's fixtures folder path
 
-typedef struct {
+typedef struct Fixture {
     const char *name;                 // "mamba1"
     char dir[1024];                   // "<folder>/mamba1"
     bool failed;                      // a file is missing, damaged or of the wrong shape

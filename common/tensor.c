@@ -15,6 +15,19 @@ void *host_alloc(int64_t bytes, const char *what) {
     return p;
 }
 
+static int64_t mul(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r) || r > ((int64_t)1 << 62))
+        die_usage("problem too large: %lld x %lld elements overflows", (long long)a, (long long)b);
+    return r;
+}
+
+int64_t tensor_numel(const TensorSpec *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n = mul(n, t->shape[i]);
+    return n;
+}
+
 size_t tensor_elem_bytes(const TensorSpec *t, DType dt) {
     const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
                       (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);

@@ -37,6 +37,10 @@ typedef struct {
 /* malloc or exit 2 naming the bytes and what they were for (tensor.c). */
 void *host_alloc(int64_t bytes, const char *what);
 
+/* Elements of tensor t; a count past 2^62 (or an overflow) exits 2: more
+ * than any machine's memory is refused up front (tensor.c). */
+int64_t tensor_numel(const TensorSpec *t);
+
 /* Bytes of one element of tensor t in a version of dtype dt: 2 where it is
  * fp16 or bf16 there (TensorDType), else 4 (tensor.c). */
 size_t tensor_elem_bytes(const TensorSpec *t, DType dt);

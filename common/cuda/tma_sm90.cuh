@@ -28,21 +28,18 @@
 #include <stdlib.h>
 
 #include "cuda_check.h"
-
-static __device__ __forceinline__ uint32_t tma_smem(const void *p) {
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
+#include "mma_sm80.cuh"  // smem_addr
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /* The barrier expects `count` arrivals a phase; its initialisation is made
  * visible to the copy engine before any copy names it. */
 static __device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tma_smem(bar)), "r"(count) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 /* One arrival, and `bytes` more to come from copies before the phase ends. */
 static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tma_smem(bar)), "r"(bytes)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
                  : "memory");
 }
 /* Until the phase of parity `phase` has completed. */
@@ -51,7 +48,7 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t phase) 
         "{\n.reg .pred done;\n"
         "wait_%=:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra wait_%=;\n}" ::"r"(tma_smem(bar)),
+        "@!done bra wait_%=;\n}" ::"r"(smem_addr(bar)),
         "r"(phase)
         : "memory");
 }
@@ -60,8 +57,8 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap 
                                                    int c2, int c3) {
     asm volatile(
         "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-        "%5}], [%6];" ::"r"(tma_smem(dst)),
-        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(tma_smem(bar))
+        "%5}], [%6];" ::"r"(smem_addr(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_addr(bar))
         : "memory");
 }
 /* Shared memory at src into the box at (c0, .., c3) of `map`; then close the
@@ -69,7 +66,7 @@ static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap 
 static __device__ __forceinline__ void tma_store_4d_wait(const CUtensorMap *map, const void *src, int c0, int c1,
                                                          int c2, int c3) {
     asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"(map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(tma_smem(src))
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_addr(src))
                  : "memory");
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");

@@ -186,21 +186,14 @@ static void decode_run(const VersionInfo *v, const Problem *p, void *const *t, v
 
 /* A pool's bytes: of the (S, ...) state read and written, only the rows of
  * the slots the batch names (padding names none); every other tensor whole. */
-static double decode_bytes(const Problem *p, void *const *t, double table_bytes, DType dt) {
+static double decode_bytes(const Problem *p, const TensorSpec *table, void *const *t, double table_bytes, DType dt) {
     const int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
     if (!idx) return table_bytes;
     int64_t named = 0;
     for (int64_t b = 0; b < p->batch; b++) named += idx[b] >= 0;
-    const double entry = (double)(p->form == DECODE_M1 ? p->dim : p->heads * p->headdim) * (double)p->dstate *
-                         (dt == DT_FP16_STATE16 ? 2.0 : 4.0);  // state bytes of one slot
-    return table_bytes - 2.0 * (double)(p->slots - named) * entry;
-}
-
-/* Elements of a table tensor. */
-static int64_t spec_numel(const TensorSpec *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
+    const double slot = (double)(tensor_numel(&table[T_STATE]) / p->slots) *
+                        (double)tensor_elem_bytes(&table[T_STATE], dt);  // state bytes of one slot
+    return table_bytes - 2.0 * (double)(p->slots - named) * slot;
 }
 
 /* Memory for the split runs: on the device (GPU versions) or the host. */
@@ -239,22 +232,24 @@ static const char *decode_run_split(const VersionInfo *v, const Problem *p, void
     const DecodeShape s1 = decode_shape(&one);
     const size_t ws_bytes = dv->workspace_bytes ? dv->workspace_bytes(&s1) : 0;
     void *ws = ws_bytes ? split_alloc(device, ws_bytes, "one-token workspace") : NULL;
-    const int inputs[] = {T_X, T_DT, T_B, T_C, T_Z};  // per token: (b, T, ...) in p, (b, ...) in one token
-    void *s[N_TENSORS];           // one launch's tensors: those per token its own, the rest p's
+    /* The per-token tensors, (b, T, ...) in p and (b, ...) in one token: the inputs, then y. */
+    const int per_token[] = {T_X, T_DT, T_B, T_C, T_Z, T_Y};
+    enum { N_PER_TOKEN = sizeof(per_token) / sizeof(per_token[0]) };
+    void *s[N_TENSORS];           // one launch's tensors: the per-token ones its own, the rest p's
     size_t row[N_TENSORS] = {0};  // per token: bytes of one batch entry's token
-    for (int k = 0; k < N_TENSORS; k++) {
-        s[k] = t[k];
-        const bool mine = k == T_Y || k == T_X || k == T_DT || k == T_B || k == T_C || k == T_Z;
-        if (!mine || !step[k].present) continue;
-        row[k] = (size_t)(spec_numel(&step[k]) / p->batch) * tensor_elem_bytes(&step[k], v->dtype);
+    for (int k = 0; k < N_TENSORS; k++) s[k] = t[k];
+    for (int j = 0; j < N_PER_TOKEN; j++) {
+        const int k = per_token[j];
+        if (!step[k].present) continue;
+        row[k] = (size_t)(tensor_numel(&step[k]) / p->batch) * tensor_elem_bytes(&step[k], v->dtype);
         s[k] = split_alloc(device, row[k] * (size_t)p->batch, step[k].name);
     }
     const size_t T = (size_t)p->seqlen, b = (size_t)p->batch;
-    const size_t state_row = (size_t)(spec_numel(&full[T_STATE]) / p->batch) *
+    const size_t state_row = (size_t)(tensor_numel(&full[T_STATE]) / p->batch) *
                              tensor_elem_bytes(&full[T_STATE], v->dtype);  // one entry's state
     for (size_t tok = 0; tok < T; tok++) {
-        for (size_t j = 0; j < sizeof(inputs) / sizeof(inputs[0]); j++) {
-            const int k = inputs[j];
+        for (int j = 0; j < N_PER_TOKEN - 1; j++) {  // the inputs
+            const int k = per_token[j];
             if (row[k]) split_copy(device, s[k], row[k], (const char *)t[k] + tok * row[k], T * row[k], row[k], b);
         }
         s[T_STATE] = tok == 0 ? t[T_STATE] : t[T_STATE_OUT];

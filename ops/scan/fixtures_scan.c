@@ -69,8 +69,6 @@ static void check_mamba1_case(const char *folder, const char *name) {
     fixture_close(&fx);
 }
 
-/* ---- Mamba-2 SSD: ssd_selective_scan ---- */
-
 void fixtures_check_scan(const char *root) {
     char dir[FIXTURE_FOLDER_MAX];
     fixture_folder(dir, sizeof dir, root, "ops/scan/fixtures");

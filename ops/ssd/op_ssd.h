@@ -70,4 +70,16 @@ ScanRow oracle_ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi);
 /* The oracle against the official fixture ssd (<root>/ops/ssd/fixtures). */
 void fixtures_check_ssd(const char *root);
 
+/* The inputs every Mamba-2 fixture has (the SSD's and the bidirectional
+ * ones'): x, dt, A, B, C and, when given, D and dt_bias, loaded from an open
+ * fixture (fixture.h) with their sizes; every shape checked against x's and
+ * B's, a mismatch marking the fixture failed. */
+typedef struct Fixture Fixture;
+typedef struct {
+    float *x, *dt, *A, *B, *C, *D, *bias;  // (b,L,h,p) (b,L,h) (h,) (b,L,g,N) x2 (h,)|(h,p) (h,) fp32; D, bias may be NULL
+    int64_t b, L, H, P, G, N;
+    bool D_per_channel;  // D is (h, p)
+} Mamba2FixtureInputs;
+Mamba2FixtureInputs fixture_mamba2_inputs(Fixture *fx);
+
 #endif
