@@ -301,35 +301,26 @@ DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
     return view;
 }
 
-/* Run version v once on one input set (CPU or GPU); outputs fp32 in out.
- * in_place (GPU, ops with loops): the loop output over its loop input. */
-static void run_version(const Session *se, const VersionInfo *v, HostProblem *hp, int set, bool in_place,
-                        float **out) {
-    need_inputs(hp, set);
-    if (!v->gpu) { run_cpu(se, v, hp, set, out); return; }
-    DeviceProblem d;
-    device_problem(&d, se->op, v, hp, set);
-    device_poison(&d, hp, v->dtype);
-    DeviceProblem view = in_place ? in_place_view(se->op, &d) : d;
-    se->op->run(v, &hp->p, view.t, view.ws);
-    gpu_sync();
-    device_outputs(&view, hp, v->dtype, out);
-    device_free(&d);
-}
+/* How check_problem runs a version: once; in place (GPU, ops with loops: the
+ * loop output over its loop input); or the op's second way (run_split). */
+typedef enum { RUN_ONCE, RUN_IN_PLACE, RUN_SPLIT } RunMode;
 
-/* Version v's outputs the op's second way (run_split); the reason it does
- * not apply, or NULL with the outputs in out. */
-static const char *run_version_split(const Session *se, const VersionInfo *v, HostProblem *hp, int set,
-                                     float **out) {
+/* Run version v on one input set (CPU or GPU); outputs fp32 in out. Returns
+ * NULL, or why the op's second way does not apply (out then unwritten). */
+static const char *run_version(const Session *se, const VersionInfo *v, HostProblem *hp, int set, RunMode mode,
+                               float **out) {
     need_inputs(hp, set);
-    if (!v->gpu) return run_cpu_as(se, v, hp, set, out, true);
+    if (!v->gpu) return run_cpu_as(se, v, hp, set, out, mode == RUN_SPLIT);
     DeviceProblem d;
     device_problem(&d, se->op, v, hp, set);
     device_poison(&d, hp, v->dtype);
-    const char *why = se->op->run_split(v, &hp->p, d.t, true);
+    DeviceProblem view = mode == RUN_IN_PLACE ? in_place_view(se->op, &d) : d;
+    const char *why = NULL;
+    if (mode == RUN_SPLIT) why = se->op->run_split(v, &hp->p, view.t, true);
+    else se->op->run(v, &hp->p, view.t, view.ws);
     if (!why) {
         gpu_sync();
-        device_outputs(&d, hp, v->dtype, out);
+        device_outputs(&view, hp, v->dtype, out);
     }
     device_free(&d);
     return why;
@@ -421,7 +412,7 @@ static const Reference *previous(const Session *se, HostProblem *hp, int slot, c
     if (se->op->unsupported(prev, &hp->p) || (prev->gpu && !gpu_available())) return r;
     float *out[MAX_TENSORS];  // the previous stage's outputs, fp32
     outputs_alloc(hp, out);
-    run_version(se, prev, hp, set, false, out);
+    run_version(se, prev, hp, set, RUN_ONCE, out);
     reference_keep(hp, r, out);
     outputs_free(hp, out);
     return r;
@@ -456,7 +447,7 @@ static void check_problem(Session *se, HostProblem *hp) {
             continue;
         }
         outputs_alloc(hp, out);
-        run_version(se, v, hp, set, false, out);
+        run_version(se, v, hp, set, RUN_ONCE, out);
         check_report(label, compare(hp, out, oracle(se, hp, set), oracle(se, hp, set), tol), tol);
         if (hp->given.ran) {
             snprintf(label, sizeof(label), "%d %s vs loaded %s", i + 1, v->name, given);
@@ -472,7 +463,7 @@ static void check_problem(Session *se, HostProblem *hp) {
         if (v->gpu && se->op->loops) {
             float *again[MAX_TENSORS] = {NULL};  // fp32 outputs of the in-place run
             outputs_alloc(hp, again);
-            run_version(se, v, hp, set, true, again);
+            run_version(se, v, hp, set, RUN_IN_PLACE, again);
             snprintf(label, sizeof(label), "%d %s in place (%s = %s) vs oracle", i + 1, v->name,
                      hp->t[se->op->loop_output].name, hp->t[se->op->loop_input].name);
             check_report(label, compare(hp, again, oracle(se, hp, set), oracle(se, hp, set), tol), tol);
@@ -482,7 +473,7 @@ static void check_problem(Session *se, HostProblem *hp) {
             float *split[MAX_TENSORS] = {NULL};  // fp32 outputs of the smaller launches
             outputs_alloc(hp, split);
             snprintf(label, sizeof(label), "%d %s as %s vs one launch", i + 1, v->name, se->op->split_what);
-            const char *why_not = run_version_split(se, v, hp, set, split);
+            const char *why_not = run_version(se, v, hp, set, RUN_SPLIT, split);
             if (why_not) {
                 if (why_not[0]) check_skip(label, why_not);
             } else {
