@@ -130,9 +130,12 @@ constexpr int kRowThreads = 128;  // threads per block, versions 3 and 4
  * is formed once per step, leaving per element FMUL (Δ·A2), MUFU, FMUL (B·Δu),
  * FFMA (h), FFMA (y) and the two loads of B_t[n], C_t[n].
  * Bytes: DRAM about 4·b·d·L·(3 + z) + 8·b·G·N·L. Exps: b·d·L·N (expf or
- * ex2.approx), b·d·L softplus, b·d·L silu. */
-template <int NMAX, bool MUFU>
-__global__ void __launch_bounds__(kRowThreads) scan_fused_row_kernel(ScanTensors t) {
+ * ex2.approx), b·d·L softplus, b·d·L silu.
+ * PACKED (run_packed): batch 1, sequences end to end on the row (cu_seqlens
+ * cu); at each sequence's end the thread stores its state to that
+ * sequence's last_state row and starts the next from its h0 row. */
+template <int NMAX, bool MUFU, bool PACKED = false>
+__global__ void __launch_bounds__(kRowThreads) scan_fused_row_kernel(ScanTensors t, const int32_t *cu) {
     const ScanShape s = t.s;
     const int64_t L = s.seqlen, N = s.dstate;
     const int64_t row = (int64_t)blockIdx.x * kRowThreads + threadIdx.x;
@@ -154,7 +157,18 @@ __global__ void __launch_bounds__(kRowThreads) scan_fused_row_kernel(ScanTensors
         A_c[n] = n < N ? t.A[c * N + n] * (MUFU ? LOG2E_F : 1.f) : 0.f;
         h[n] = n < N && t.h0 ? t.h0[row * N + n] : 0.f;
     }
+    int64_t seq = 0, seq_end = PACKED ? cu[1] : L;  // the sequence step l is in, and its end
     for (int64_t l = 0; l < L; l++) {
+        if (PACKED && l == seq_end) {
+            /* Sequence seq ends: its final state out, sequence seq + 1's initial state in. */
+#pragma unroll
+            for (int n = 0; n < NMAX; n++) {
+                if (n < N) t.last_state[(seq * s.dim + c) * N + n] = h[n];
+                h[n] = n < N && t.h0 ? t.h0[((seq + 1) * s.dim + c) * N + n] : 0.f;
+            }
+            seq++;
+            seq_end = cu[seq + 1];
+        }
         const float u_t = u[l];
         const float dt = MUFU ? dt_fast(delta[l], bias, s.softplus) : dt_libm(delta[l], bias, s.softplus);
         // delta_u_vals[r][i] = delta_vals[r][i] * u_val;   (version 4)
@@ -182,7 +196,7 @@ __global__ void __launch_bounds__(kRowThreads) scan_fused_row_kernel(ScanTensors
     }
 #pragma unroll
     for (int n = 0; n < NMAX; n++)
-        if (n < N) t.last_state[row * N + n] = h[n];
+        if (n < N) t.last_state[(PACKED ? seq * s.dim + c : row) * N + n] = h[n];
 }
 
 extern "C" const char *scan_fused_regs_unsupported(const ScanShape *s) {
@@ -190,11 +204,12 @@ extern "C" const char *scan_fused_regs_unsupported(const ScanShape *s) {
                           : NULL;
 }
 
-template <bool MUFU>
-static void launch_rows(const ScanTensors *t) {
+/* cu: cu_seqlens of a packed row (PACKED), else unused. */
+template <bool MUFU, bool PACKED = false>
+static void launch_rows(const ScanTensors *t, const int32_t *cu = nullptr) {
     const unsigned blocks = (unsigned)ceil_div(t->s.batch * t->s.dim, kRowThreads);
-    if (t->s.dstate <= 16) scan_fused_row_kernel<16, MUFU><<<blocks, kRowThreads>>>(*t);
-    else scan_fused_row_kernel<32, MUFU><<<blocks, kRowThreads>>>(*t);
+    if (t->s.dstate <= 16) scan_fused_row_kernel<16, MUFU, PACKED><<<blocks, kRowThreads>>>(*t, cu);
+    else scan_fused_row_kernel<32, MUFU, PACKED><<<blocks, kRowThreads>>>(*t, cu);
     cuda_check_launch();
 }
 
@@ -206,4 +221,16 @@ extern "C" void scan_fused_regs(const ScanTensors *t, void *workspace) {
 extern "C" void scan_fused_exp2(const ScanTensors *t, void *workspace) {
     (void)workspace;
     launch_rows<true>(t);
+}
+
+/* Versions 3 and 4 on a packed row (ScanPacked): the same thread per channel,
+ * its state restarted at every sequence's first step. */
+extern "C" void scan_fused_regs_packed(const ScanPacked *pk, void *workspace) {
+    (void)workspace;
+    launch_rows<false, true>(&pk->t, pk->cu_seqlens);
+}
+
+extern "C" void scan_fused_exp2_packed(const ScanPacked *pk, void *workspace) {
+    (void)workspace;
+    launch_rows<true, true>(&pk->t, pk->cu_seqlens);
 }

@@ -22,6 +22,10 @@ void scan_fused_regs(const ScanTensors *t, void *workspace);
 
 /* 4: as 3, every exp one ex2.approx with A pre-scaled by log2(e). */
 void scan_fused_exp2(const ScanTensors *t, void *workspace);
+/* 3 and 4 on a packed row (ScanPacked): the thread's state restarts at every
+ * sequence's first step, from its own h0 row, and ends in its own last_state row. */
+void scan_fused_regs_packed(const ScanPacked *pk, void *workspace);
+void scan_fused_exp2_packed(const ScanPacked *pk, void *workspace);
 
 /* 5: time tiles through shared memory: B/C shared by the block's channels,
  * float4 loads and stores, N split over lanes when it exceeds 16 (N <= 256). */
