@@ -62,6 +62,15 @@ void ssd_wgmma_frag_ring_bf16(const SsdTensors *t, void *workspace);  // x, dt, 
 const char *ssd_wgmma_tma_unsupported(const SsdShape *s);
 void ssd_wgmma_tma(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
 void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
+/* Version 12 walking: a block takes consecutive chunks of one (b, h) in
+ * order, the state kept by the block between them and the next chunk's
+ * copies issued during this one; the sequence cut into segments when there
+ * are fewer (b, h) than places for blocks. Workspace: the flags, and two
+ * states a (segment, b, h). */
+const char *ssd_wgmma_walk_unsupported(const SsdShape *s);
+size_t ssd_wgmma_walk_workspace(const SsdShape *s);
+void ssd_wgmma_walk(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
+void ssd_wgmma_walk_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -87,6 +87,18 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_fused_wgmma_workspace,
      .unsupported = ssd_wgmma_tma_unsupported,
      .run = ssd_wgmma_tma_bf16},
+    {.info = {.name = "ssd_wgmma_walk",
+              .what = "version 12 walking a (b, h)'s chunks in a block: no waiting between blocks, copies a chunk ahead",
+              .gpu = true, .dtype = DT_FP16},
+     .workspace_bytes = ssd_wgmma_walk_workspace,
+     .unsupported = ssd_wgmma_walk_unsupported,
+     .run = ssd_wgmma_walk},
+    {.info = {.name = "ssd_wgmma_walk_bf16",
+              .what = "version 14 with bf16 inputs, outputs and tensor-core operands",
+              .gpu = true, .dtype = DT_BF16},
+     .workspace_bytes = ssd_wgmma_walk_workspace,
+     .unsupported = ssd_wgmma_walk_unsupported,
+     .run = ssd_wgmma_walk_bf16},
 };
 
 int main(int argc, char **argv) {

@@ -1,6 +1,7 @@
-/* 05_ssd_mamba2, GPU, versions 8-13: the launchers of the fused SSD on
- * Hopper's warpgroup matrix product (sm_90a). The kernel, and what each
- * version changes and measured, are in wgmma_kernel.cuh. */
+/* 05_ssd_mamba2, GPU, versions 8-15: the launchers of the fused SSD on
+ * Hopper's warpgroup matrix product (sm_90a). The kernels, and what each
+ * version changes and measured, are in wgmma_kernel.cuh (8-13) and
+ * wgmma_walk.cuh (14-15). */
 #include "kernels.h"
 
 #include <limits.h>
@@ -8,6 +9,7 @@
 
 #include "cuda_check.h"
 #include "wgmma_kernel.cuh"
+#include "wgmma_walk.cuh"
 
 /* ---- launch ---- */
 
@@ -88,8 +90,8 @@ static TmaMaps wgmma_maps(const SsdTensors *t, int Q) {
     return m;
 }
 
-template <typename T, bool FRAG_RING, bool HEAD_LOOP, bool TMA = false>
-static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
+/* The kernels' arguments; ring_slot: floats a state of the ring takes. */
+static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_slot, int heads_per_block) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
     a.x = t->x; a.dt = t->dt; a.B = t->B; a.C = t->C; a.z = t->z;
@@ -98,12 +100,21 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     a.published = static_cast<int *>(workspace);
     a.ticket = a.published + s->batch * s->heads;
     a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + wgmma_counter_bytes(s));
-    a.ring_slot = FRAG_RING ? wgmma_ring_slot(s) : s->headdim * s->dstate;
+    a.ring_slot = ring_slot;
     a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
-    const int Q = wgmma_chunk(s);
-    a.nchunks = (int)ceil_div(s->seqlen, Q);
+    a.nchunks = (int)ceil_div(s->seqlen, wgmma_chunk(s));
     a.heads_per_block = heads_per_block;
+    a.segments = 1; a.seg_chunks = a.nchunks;
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
+    return a;
+}
+
+template <typename T, bool FRAG_RING, bool HEAD_LOOP, bool TMA = false>
+static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
+    const SsdShape *s = &t->s;
+    const WgmmaArgs a = wgmma_args(t, workspace, FRAG_RING ? wgmma_ring_slot(s) : s->headdim * s->dstate,
+                                   heads_per_block);
+    const int Q = wgmma_chunk(s);
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
     void (*kernel)(WgmmaArgs, TmaMaps) =
@@ -150,3 +161,50 @@ extern "C" void ssd_wgmma_tma(const SsdTensors *t, void *workspace) {
 extern "C" void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace) {
     launch_wgmma<__nv_bfloat16, true, false, true>(t, workspace, 1);
 }
+
+/* Versions 14-15: the segments of each (b, h)'s walk. As many as fill the
+ * places the GPU has for blocks (two an SM at chunks of 128, three at 64)
+ * when there are fewer (b, h) than places, at most one a chunk; then no
+ * segment is left empty. */
+static void walk_segments(const SsdShape *s, int *segments, int *seg_chunks) {
+    int dev = 0, sms = 0;
+    cuda_check(cudaGetDevice(&dev));
+    cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const int64_t nchunks = ceil_div(s->seqlen, wgmma_chunk(s));
+    const int64_t places = (wgmma_chunk(s) == 128 ? 2 : 3) * (int64_t)sms, bh = s->batch * s->heads;
+    const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
+    *seg_chunks = (int)ceil_div(nchunks, want);
+    *segments = (int)ceil_div(nchunks, *seg_chunks);
+}
+
+extern "C" const char *ssd_wgmma_walk_unsupported(const SsdShape *s) {
+    return ssd_wgmma_tma_unsupported(s);
+}
+
+/* The counters, then two states a (segment, b, h): the walk's, and the one
+ * its segment ends with. */
+extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
+    int segments = 1, seg_chunks = 1;
+    walk_segments(s, &segments, &seg_chunks);
+    return wgmma_counter_bytes(s) + (size_t)(segments * s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
+}
+
+template <typename T>
+static void launch_walk(const SsdTensors *t, void *workspace) {
+    const SsdShape *s = &t->s;
+    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1);
+    walk_segments(s, &a.segments, &a.seg_chunks);
+    const int Q = wgmma_chunk(s);
+    const size_t smem = wgmma_smem_bytes(s);
+    const bool two = wgmma_slabs(s) == 2;
+    void (*kernel)(WgmmaArgs, TmaMaps) = Q == 128 ? (two ? ssd_wgmma_walk_kernel<T, 2, 2> : ssd_wgmma_walk_kernel<T, 2, 1>)
+                                                  : (two ? ssd_wgmma_walk_kernel<T, 1, 2> : ssd_wgmma_walk_kernel<T, 1, 1>);
+    const TmaMaps maps = wgmma_maps<T>(t, Q);
+    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
+    kernel<<<(unsigned)(a.segments * s->batch * s->heads), Q * 2, smem>>>(a, maps);
+    cuda_check_launch();
+}
+
+extern "C" void ssd_wgmma_walk(const SsdTensors *t, void *workspace) { launch_walk<__half>(t, workspace); }
+extern "C" void ssd_wgmma_walk_bf16(const SsdTensors *t, void *workspace) { launch_walk<__nv_bfloat16>(t, workspace); }

@@ -95,11 +95,13 @@ struct WgmmaArgs {
     void *y;                           // (b, L, h, p) fp16 | bf16
     float *final_state;                // (b, h, p, N) fp32
     float *ring;                       // (b, h, 2, p, N) fp32: chunk c's end state in slot c % 2
-    int *published;                    // (b, h): how many chunks have their end state in the ring
+                                       // (versions 14-15: (segments, b, h, 2, slot), below)
+    int *published;                    // (b, h): how many chunks (14-15: segments) have their end state out
     int *ticket;                       // next work item: items go out in chunk-major order
     int64_t batch, L, H, P, G, N;
     int64_t ring_slot;                 // floats a ring slot holds
     int nchunks, heads_per_block;      // heads_per_block divides H / G
+    int segments, seg_chunks;          // versions 14-15: a (b, h) walked in segments of seg_chunks chunks
     bool softplus, D_per_channel;
 };
 
@@ -148,6 +150,281 @@ static __device__ void load_swizzled(unsigned char *dst, const T *src, int64_t s
     }
 }
 
+/* threadIdx.x, read where it is used: what a helper derives from it (lane,
+ * fragment rows, shared-memory offsets) is then computed afresh in each
+ * chunk of version 14's loop instead of being kept in registers across it. */
+static __device__ __forceinline__ int thread_index() {
+    int t;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    return t;
+}
+
+/* ---- The pieces of a chunk, shared by the kernel below (versions 8-13)
+ * and the walking kernel of versions 14-15 (wgmma_walk.cuh). ---- */
+
+/* n-tiles of 64 of the state a warpgroup owns: NWG warpgroups share N <= 128. */
+static __host__ __device__ constexpr int state_tiles(int nwg) { return (WG_NMAX / 64 + nwg - 1) / nwg; }
+
+/* The chunk's decays from its raw dt (thread j < Q holds step j's; steps
+ * past len count as Δ = 0): dts_j = Δ_j, cum2_j = log2e·Σ_{i<=j} Δ_i·A,
+ * wts_j = Δ_j·exp(cum_last − cum_j) (the state product's weights) and
+ * vdt_j = Δ_j·exp(cum_e − cum_j), e the last step of j's 64-step tile.
+ * Returns cum_last; wts and vdt are read after the caller's next barrier. */
+template <typename T, int Q>
+static __device__ __forceinline__ float chunk_decays(float dt_raw, int len, float bias, float A, bool softplus,
+                                                     float *dts, float *cum2, float *vdt, T *wts) {
+    const int tid = thread_index();
+    float dA = 0.f;
+    if (tid < Q) {
+        const float d = tid < len ? delta_of(dt_raw, bias, softplus) : 0.f;
+        dts[tid] = d;
+        // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
+        dA = d * A * LOG2E_F;
+    }
+    dA = block_inclusive_sum(dA);
+    if (tid < Q) cum2[tid] = dA;
+    __syncthreads();
+    const float cum_last = cum2[len - 1];
+    if (tid < Q) {
+        wts[tid] = from_float<T>(dts[tid] * exp2_approx(cum_last - cum2[tid]));
+        vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
+    }
+    return cum_last;
+}
+
+/* Phase 1, S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt = wg + k·NWG of
+ * 64 rows into st[k], warp wq holding n rows 64·mt + 16·wq.., k over the
+ * chunk's steps. Its A operand is Bᵀ from ldmatrix.trans, scaled by w_j in
+ * registers; x is read MN-major (its rows are the k of the product). */
+template <typename T, int NWG, int SLABS>
+static __device__ __forceinline__ void state_product(float (&st)[state_tiles(NWG)][32], uint32_t bs, uint32_t xs,
+                                                     const T *wts) {
+    constexpr int Q = 64 * NWG, KQ = Q / 16;
+    const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32;
+    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+#pragma unroll
+    for (int k = 0; k < state_tiles(NWG); k++) {
+        const int mt = wg + k * NWG;
+        if (mt >= SLABS) continue;
+        /* Two halves of the chunk's k-steps, so that only half the A
+         * fragments are held while their products run. */
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            uint32_t af[KQ / 2][4];  // (w ∘ B)ᵀ fragments: rows n, columns j
+#pragma unroll
+            for (int k2 = 0; k2 < KQ / 2; k2++) {
+                const int kk = half * KQ / 2 + k2;
+                const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
+                ldsm_x4_trans(af[k2], bs + mt * Q * 128 + sw128_offset(j, col));
+                const uint32_t w_lo = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + t4 * 2);
+                const uint32_t w_hi = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + 8 + t4 * 2);
+                af[k2][0] = mul16<T>(af[k2][0], w_lo);
+                af[k2][1] = mul16<T>(af[k2][1], w_lo);
+                af[k2][2] = mul16<T>(af[k2][2], w_hi);
+                af[k2][3] = mul16<T>(af[k2][3], w_hi);
+            }
+            wgmma_fence();
+#pragma unroll
+            for (int k2 = 0; k2 < KQ / 2; k2++) {
+                const int kk = half * KQ / 2 + k2;
+                wgmma_64x64_rs<T, 1>(st[k], af[k2], sw128_desc(xs + kk * 2048), kk > 0);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(st[k]);
+        }
+    }
+}
+
+/* A state in the accumulators' order: n-tile mt's 32 values of this thread
+ * sit at float4 number (mt·8 + e/4)·128 + thread in warpgroup of a slot, so
+ * that a warp's 16-byte accesses are contiguous. zero: read nothing, all 0. */
+static __device__ __forceinline__ void frag_load(float (&v)[32], const float *slot, int mt, bool zero) {
+    const int64_t at = (int64_t)(mt * 8 * 128 + thread_index() % 128) * 4;
+#pragma unroll
+    for (int e = 0; e < 32; e += 4) {
+        const float4 f = zero ? make_float4(0.f, 0.f, 0.f, 0.f) : __ldcg(reinterpret_cast<const float4 *>(slot + at + e * 128));
+        v[e] = f.x; v[e + 1] = f.y; v[e + 2] = f.z; v[e + 3] = f.w;
+    }
+}
+static __device__ __forceinline__ void frag_store(float *slot, const float (&v)[32], int mt) {
+    const int64_t at = (int64_t)(mt * 8 * 128 + thread_index() % 128) * 4;
+#pragma unroll
+    for (int e = 0; e < 32; e += 4)
+        __stcg(reinterpret_cast<float4 *>(slot + at + e * 128), make_float4(v[e], v[e + 1], v[e + 2], v[e + 3]));
+}
+/* Element e of n-tile mt of this thread is state (pi, ni). */
+static __device__ __forceinline__ void frag_pn(int mt, int e, int *pi, int *ni) {
+    const int lane = thread_index() % 32, wq = (thread_index() / 32) % 4;
+    *ni = mt * 64 + wq * 16 + lane / 4 + (e & 2) * 4;
+    *pi = (e / 4) * 8 + (lane % 4) * 2 + (e & 1);
+}
+/* The state entering the chunk to shared memory as fp16 (p, n) rows: matrix
+ * m of a pair of p-blocks is n rows 8·(m & 1).. of p-block i + m / 2, stored
+ * transposed by stmatrix. */
+template <typename T>
+static __device__ __forceinline__ void frag_to_smem(uint32_t ss, const float (&s)[32], int mt) {
+    const int lane = thread_index() % 32, wq = (thread_index() / 32) % 4, q = lane / 8, r8 = lane % 8;
+#pragma unroll
+    for (int i = 0; i < 8; i += 2) {
+        const uint32_t r[4] = {pack16<T>(s[4 * i], s[4 * i + 1]), pack16<T>(s[4 * i + 2], s[4 * i + 3]),
+                               pack16<T>(s[4 * i + 4], s[4 * i + 5]), pack16<T>(s[4 * i + 6], s[4 * i + 7])};
+        stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
+    }
+}
+
+/* Phase 3's first product, issued and committed, not waited for:
+ * acc = C·S_inᵀ over this warpgroup's 64 rows (both operands K-major).
+ * acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
+template <typename T, int NWG, int SLABS>
+static __device__ __forceinline__ void state_term_issue(float (&yacc)[32], uint32_t cs, uint32_t ss) {
+    constexpr int Q = 64 * NWG;
+    const int wg = thread_index() / 128;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < WG_NMAX / 16; kk++) {
+        if (kk >= SLABS * 4) break;
+        const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
+        wgmma_64x64_ss<T>(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
+    }
+    wgmma_commit();
+}
+
+/* The rest of phase 3, once the state term is in: acc *= exp(cum_i), then
+ * for each 64-column tile t <= wg, CB = C·Bᵀ (64 x 64), P = CB ∘
+ * exp(cum_i − cum_j)·dt_j (causal on the diagonal tile), converted in
+ * registers to A fragments (the accumulator layout is the A layout), acc += P·x. */
+template <typename T, int NWG, int SLABS>
+static __device__ __forceinline__ void causal_terms(float (&yacc)[32], uint32_t cs, uint32_t bs, uint32_t xs,
+                                                    const float *cum2, const float *dts, const float *vdt) {
+    constexpr int Q = 64 * NWG;
+    const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32, t4 = lane % 4;
+    const int row0 = wg * 64 + wq * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
+    {
+        // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
+        const float ea = exp2_approx(cum2[row0]), eb = exp2_approx(cum2[row0 + 8]);
+#pragma unroll
+        for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+    }
+    const float ca = cum2[row0], cb = cum2[row0 + 8];
+#pragma unroll
+    for (int ct = 0; ct < NWG; ct++) {
+        if (ct > wg) break;
+        float s[32] = {};  // C·Bᵀ, rows of this warpgroup, columns 64·ct..
+        /* cb = tl.dot(C, B) */
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < WG_NMAX / 16; kk++) {
+            if (kk >= SLABS * 4) break;
+            const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
+            const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
+            wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_touch(s);
+        /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
+         * Off the diagonal the decay factors through the tile's last step e:
+         * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
+        uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
+        if (ct < wg) {
+            const float ce = cum2[ct * 64 + 63];
+            const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
+#pragma unroll
+            for (int e = 0; e < 32; e += 2) {
+                const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
+                const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
+                const float u = (e & 2) ? ub : ua;
+                pf[e / 8][(e % 8) / 2] = pack16<T>(s[e] * u * v.x, s[e + 1] * u * v.y);
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 32; e += 2) {
+                const int j = ct * 64 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
+                const float ci = (e & 2) ? cb : ca;
+                const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
+                const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
+                pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
+            }
+        }
+        /* acc += tl.dot(cb, x) */
+        wgmma_fence();
+#pragma unroll
+        for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
+    }
+}
+
+/* Phase 4 by a bulk copy: y = acc + D·x, times silu(z), written into the
+ * swizzled tile Ys (Xs itself for versions 12-13: each thread reads the x
+ * pair its y pair replaces), then each warpgroup's 64 rows leave by one
+ * copy (rows past L and columns past p dropped), its reads of shared memory
+ * done on return. The caller's barrier before it makes sure every
+ * warpgroup's P·x has read x.
+ * D_IN_REGS (versions 12-13): D of this thread's 16 columns is read first
+ * and held, so that without z the loop is a load, two multiply-adds and a
+ * store a pair, row by row; versions 14-15, short of registers, go column
+ * pair by column pair and read D there (ptxas: 92 bytes of spill a thread
+ * instead of 144; row by row without D held, 280). */
+/* D of column pi of head h (0 past p, or without D). */
+static __device__ __forceinline__ float D_of_column(const WgmmaArgs &a, int64_t h, float D_head, int pi) {
+    return !a.D ? 0.f : !a.D_per_channel ? D_head : pi < a.P ? a.D[h * a.P + pi] : 0.f;
+}
+
+template <typename T, bool D_IN_REGS>
+static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
+                                                 const WgmmaArgs &a, const CUtensorMap *ymap, int64_t b, int64_t h,
+                                                 int64_t t0, int len) {
+    using T2 = typename Pair<T>::type;
+    const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32, t4 = lane % 4;
+    const int row0 = wg * 64 + wq * 16 + lane / 4;
+    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+    const T *zt = static_cast<const T *>(a.z);
+    /* y of pair (row i, columns pi, pi + 1) from its accumulators, x pair and D. */
+    auto y_pair = [&](int i, int pi, float acc0, float acc1, float d0, float d1) {
+        const T2 x2 = *reinterpret_cast<const T2 *>(Xs + sw128_offset(i, pi));
+        // out = acc + x * D
+        float v[2] = {fmaf(d0, Pair<T>::lo(x2), acc0), fmaf(d1, Pair<T>::hi(x2), acc1)};
+        if (zt && i < len) {
+            const T *zrow = zt + ((b * a.L + t0 + i) * a.H + h) * a.P;  // z[b, t0+i, h, :]
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (pi + e >= a.P) continue;
+                // out = out * F.silu(z)
+                const float zv = to_float(zrow[pi + e]);
+                v[e] *= zv / (1.f + __expf(-zv));
+            }
+        }
+        *reinterpret_cast<T2 *>(Ys + sw128_offset(i, pi)) = Pair<T>::narrow(v[0], v[1]);
+    };
+    if constexpr (D_IN_REGS) {
+        float d_col[16];  // D of this thread's columns (k / 2)·8 + 2·t4 + k % 2
+#pragma unroll
+        for (int k = 0; k < 16; k++) d_col[k] = D_of_column(a, h, D_head, (k / 2) * 8 + t4 * 2 + k % 2);
+#pragma unroll
+        for (int half_row = 0; half_row < 2; half_row++)
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++)
+                y_pair(row0 + half_row * 8, nt * 8 + t4 * 2, yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1],
+                       d_col[2 * nt], d_col[2 * nt + 1]);
+    } else {
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            const int pi = nt * 8 + t4 * 2;
+            const float d0 = D_of_column(a, h, D_head, pi), d1 = D_of_column(a, h, D_head, pi + 1);
+#pragma unroll
+            for (int half_row = 0; half_row < 2; half_row++)
+                y_pair(row0 + half_row * 8, pi, yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1], d0, d1);
+        }
+    }
+    fence_async_smem();
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
+    if (thread_index() % 128 == 0 && wg * 64 < len)
+        tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
+}
+
 /* NWG warpgroups, chunk Q = 64·NWG; SLABS: N rounded up to 64, over 64.
  * FRAG_RING (versions 9, 10): the ring holds each thread's accumulators in
  * their own order, so the handoff is 16-byte loads and stores (h0 too, put
@@ -156,12 +433,12 @@ static __device__ void load_swizzled(unsigned char *dst, const T *src, int64_t s
  * HEAD_LOOP (version 10): the block runs heads_per_block heads of one group
  * in turn; without it the loop runs once and compiles away.
  * TMA (versions 12, 13): x, B, C come in by bulk tensor copies and y leaves
- * by one, staged in x's place (below); without it the maps go unused. */
+ * by one, staged in x's place (y_out_tma); without it the maps go unused. */
 template <typename T, int NWG, int SLABS, bool FRAG_RING, bool HEAD_LOOP, bool TMA>
 __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
     ssd_fused_wgmma_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
     static_assert(!(TMA && HEAD_LOOP), "the bulk copies bring one head's x a block");
-    constexpr int Q = 64 * NWG, KQ = Q / 16;  // k-steps over the chunk
+    constexpr int Q = 64 * NWG;
     extern __shared__ unsigned char smem_raw[];
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -227,21 +504,8 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         unsigned char *Xs = regions + (hh & 1) * kRegion, *Ss = regions + ((hh + 1) & 1) * kRegion;
 
         /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
-        float dA = 0.f;
-        if (tid < Q) {
-            const float d = tid < len ? delta_of(dt_next, a.dt_bias ? a.dt_bias[h] : 0.f, a.softplus) : 0.f;
-            dts[tid] = d;
-            // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
-            dA = d * a.A[h] * LOG2E_F;
-        }
-        dA = block_inclusive_sum(dA);
-        if (tid < Q) cum2[tid] = dA;
-        __syncthreads();
-        const float cum_last = cum2[len - 1];
-        if (tid < Q) {
-            wts[tid] = from_float<T>(dts[tid] * exp2_approx(cum_last - cum2[tid]));
-            vdt[tid] = dts[tid] * exp2_approx(cum2[tid | 63] - cum2[tid]);
-        }
+        const float cum_last = chunk_decays<T, Q>(dt_next, len, a.dt_bias ? a.dt_bias[h] : 0.f, a.A[h], a.softplus,
+                                                  dts, cum2, vdt, wts);
         if (hh + 1 < heads && tid < len) dt_next = to_float(dt0[(int64_t)tid * a.H + hh + 1]);
         if (TMA) {
             mbar_wait(&tiles_landed, 0);
@@ -251,45 +515,12 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         }
         __syncthreads();
 
-        /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt of 64 rows,
-         * warp wq holding n rows 64·mt + 16·wq.., k over the chunk's steps.
+        /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j.
          * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
-        constexpr int kTiles = (WG_NMAX / 64 + NWG - 1) / NWG;  // n-tiles a warpgroup may own
+        constexpr int kTiles = state_tiles(NWG);
         float st[kTiles][32] = {};
-        const int q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
         const uint32_t xs = smem_addr(Xs), bs = smem_addr(Bs), cs = smem_addr(Cs), ss = smem_addr(Ss);
-#pragma unroll
-        for (int k = 0; k < kTiles; k++) {
-            const int mt = wg + k * NWG;
-            if (mt >= slabs) continue;
-            /* Two halves of the chunk's k-steps, so that only half the A
-             * fragments are held while their products run. */
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                uint32_t af[KQ / 2][4];  // (w ∘ B)ᵀ fragments: rows n, columns j
-#pragma unroll
-                for (int k2 = 0; k2 < KQ / 2; k2++) {
-                    const int kk = half * KQ / 2 + k2;
-                    const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
-                    ldsm_x4_trans(af[k2], bs + mt * Q * 128 + sw128_offset(j, col));
-                    const uint32_t w_lo = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + t4 * 2);
-                    const uint32_t w_hi = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + 8 + t4 * 2);
-                    af[k2][0] = mul16<T>(af[k2][0], w_lo);
-                    af[k2][1] = mul16<T>(af[k2][1], w_lo);
-                    af[k2][2] = mul16<T>(af[k2][2], w_hi);
-                    af[k2][3] = mul16<T>(af[k2][3], w_hi);
-                }
-                wgmma_fence();
-#pragma unroll
-                for (int k2 = 0; k2 < KQ / 2; k2++) {
-                    const int kk = half * KQ / 2 + k2;
-                    wgmma_64x64_rs<T, 1>(st[k], af[k2], sw128_desc(xs + kk * 2048), kk > 0);
-                }
-                wgmma_commit();
-                wgmma_wait<0>();
-                wgmma_touch(st[k]);
-            }
-        }
+        state_product<T, NWG, SLABS>(st, bs, xs, wts);
 
         /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local.
          * states = scale * states + new_states (_state_passing_fwd_kernel) */
@@ -307,28 +538,11 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
             const int mt = wg + k * NWG;
             if (mt >= slabs) continue;
             if (FRAG_RING) {
-                /* This thread's 32 values of n-tile mt, at the same place in every
-                 * chunk's slot: float4 number (mt·8 + e/4)·128 + thread in warpgroup,
-                 * so that a warp's 16-byte accesses are contiguous. */
-                const int64_t at = (int64_t)(mt * 8 * 128 + tid % 128) * 4;
                 /* Chunk 0 reads slot 1 too: the launcher put h0 there in this order
                  * (ring_from_h0), or nothing is read without h0. */
                 float s_in[32];
-                const bool zero = c == 0 && !h0;
-#pragma unroll
-                for (int e = 0; e < 32; e += 4) {
-                    const float4 v = zero ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                          : __ldcg(reinterpret_cast<const float4 *>(ring_in + at + e * 128));
-                    s_in[e] = v.x; s_in[e + 1] = v.y; s_in[e + 2] = v.z; s_in[e + 3] = v.w;
-                }
-                /* S_in to shared memory as (p, n): matrix m of a pair of p-blocks is
-                 * n rows 8·(m & 1).. of p-block i + m / 2, stored transposed. */
-#pragma unroll
-                for (int i = 0; i < 8; i += 2) {
-                    const uint32_t r[4] = {pack16<T>(s_in[4 * i], s_in[4 * i + 1]), pack16<T>(s_in[4 * i + 2], s_in[4 * i + 3]),
-                                           pack16<T>(s_in[4 * i + 4], s_in[4 * i + 5]), pack16<T>(s_in[4 * i + 6], s_in[4 * i + 7])};
-                    stsm_x4_trans(ss + mt * 64 * 128 + sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1)), r);
-                }
+                frag_load(s_in, ring_in, mt, c == 0 && !h0);
+                frag_to_smem<T>(ss, s_in, mt);
                 /* Before the ring stores: the proxy fence then has no global
                  * store of this thread to wait for. */
                 fence_async_smem();
@@ -337,14 +551,12 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                 if (last_chunk) {
 #pragma unroll
                     for (int e = 0; e < 32; e++) {
-                        const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
+                        int pi, ni;
+                        frag_pn(mt, e, &pi, &ni);
                         if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[k][e];
                     }
                 } else {
-#pragma unroll
-                    for (int e = 0; e < 32; e += 4)
-                        __stcg(reinterpret_cast<float4 *>(ring_out + at + e * 128),
-                               make_float4(st[k][e], st[k][e + 1], st[k][e + 2], st[k][e + 3]));
+                    frag_store(ring_out, st[k], mt);
                 }
                 continue;
             }
@@ -363,17 +575,8 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         __syncthreads();  // the block's ring writes happen before thread 0's release below
 
         /* ---- 3. Outputs of rows 64·wg..: the state term, then the causal tiles. */
-        const int row0 = wg * 64 + wq * 16 + g8;  // this thread's rows: row0 and row0 + 8
         float yacc[32] = {};
-        /* acc = tl.dot(C, prev_states) * scale_m[:, None] (_chunk_scan_fwd_kernel) */
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < WG_NMAX / 16; kk++) {
-            if (kk >= slabs * 4) break;
-            const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
-            wgmma_64x64_ss<T>(yacc, sw128_desc(cs + at), sw128_desc(ss + (kk / 4) * 64 * 128 + (kk % 4) * 32), kk > 0);
-        }
-        wgmma_commit();
+        state_term_issue<T, NWG, SLABS>(yacc, cs, ss);
         /* Chunk c's end state is in the ring: thread 0 publishes it while its
          * warpgroup's product runs (the release waits for the block's writes,
          * ordered before it by the barrier above). */
@@ -387,105 +590,16 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
             load_swizzled<Q, 1>(Ss, x0 + (hh + 1) * a.P, x_row, len, (int)a.P, a.P % 8 == 0);
             asm volatile("cp.async.commit_group;");
         }
-        {
-            const float ea = exp2_approx(cum2[row0]), eb = exp2_approx(cum2[row0 + 8]);
-#pragma unroll
-            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
-        }
-        const float ca = cum2[row0], cb = cum2[row0 + 8];
-#pragma unroll
-        for (int ct = 0; ct < NWG; ct++) {
-            if (ct > wg) break;
-            float s[32] = {};  // C·Bᵀ, rows of this warpgroup, columns 64·ct..
-            /* cb = tl.dot(C, B) */
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < WG_NMAX / 16; kk++) {
-                if (kk >= slabs * 4) break;
-                const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
-                const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
-                wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
-            }
-            wgmma_commit();
-            wgmma_wait<0>();
-            wgmma_touch(s);
-            /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
-             * Off the diagonal the decay factors through the tile's last step e:
-             * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
-            uint32_t pf[4][4];  // P as fp16 A fragments, k-steps of 16 columns
-            if (ct < wg) {
-                const float ce = cum2[ct * 64 + 63];
-                const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
-#pragma unroll
-                for (int e = 0; e < 32; e += 2) {
-                    const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
-                    const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
-                    const float u = (e & 2) ? ub : ua;
-                    pf[e / 8][(e % 8) / 2] = pack16<T>(s[e] * u * v.x, s[e + 1] * u * v.y);
-                }
-            } else {
-#pragma unroll
-                for (int e = 0; e < 32; e += 2) {
-                    const int j = ct * 64 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
-                    const float ci = (e & 2) ? cb : ca;
-                    const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
-                    const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
-                    pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
-                }
-            }
-            /* acc += tl.dot(cb, x) */
-            wgmma_fence();
-#pragma unroll
-            for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
-            wgmma_commit();
-            wgmma_wait<0>();
-            wgmma_touch(yacc);
-        }
+        causal_terms<T, NWG, SLABS>(yacc, cs, bs, xs, cum2, dts, vdt);
 
         /* ---- 4. y = acc + D x, then y *= silu(z): columns pi, pi + 1 of rows row0, row0 + 8. */
-        const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
-        const T *zt = static_cast<const T *>(a.z);
         if constexpr (TMA) {
-            /* In place of x: each thread reads the x pair its y pair replaces,
-             * once every warpgroup's P·x has read x; then each warpgroup's 64
-             * rows leave by one copy (rows past L and columns past p dropped).
-             * D of this thread's 16 columns first, so that without z the loop
-             * below is a load, two multiply-adds and a store a pair. */
-            float d_col[16];
-#pragma unroll
-            for (int k = 0; k < 16; k++) {
-                const int pi = (k / 2) * 8 + t4 * 2 + k % 2;
-                d_col[k] = !a.D ? 0.f : !a.D_per_channel ? D_head : pi < a.P ? a.D[h * a.P + pi] : 0.f;
-            }
-            __syncthreads();
-#pragma unroll
-            for (int half_row = 0; half_row < 2; half_row++) {
-                const int i = row0 + half_row * 8;
-                const T *zrow = zt ? zt + ((b * a.L + t0 + i) * a.H + h) * a.P : nullptr;  // z[b, t0+i, h, :]
-#pragma unroll
-                for (int nt = 0; nt < 8; nt++) {
-                    const int pi = nt * 8 + t4 * 2;
-                    auto *xy = reinterpret_cast<typename Pair<T>::type *>(Xs + sw128_offset(i, pi));
-                    // out = acc + x * D
-                    float v[2] = {fmaf(d_col[2 * nt], Pair<T>::lo(*xy), yacc[nt * 4 + half_row * 2]),
-                                  fmaf(d_col[2 * nt + 1], Pair<T>::hi(*xy), yacc[nt * 4 + half_row * 2 + 1])};
-                    if (zrow && i < len) {
-#pragma unroll
-                        for (int e = 0; e < 2; e++) {
-                            if (pi + e >= a.P) continue;
-                            // out = out * F.silu(z)
-                            const float zv = to_float(zrow[pi + e]);
-                            v[e] *= zv / (1.f + __expf(-zv));
-                        }
-                    }
-                    *xy = Pair<T>::narrow(v[0], v[1]);
-                }
-            }
-            fence_async_smem();
-            asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
-            if (tid % 128 == 0 && wg * 64 < len)
-                tma_store_4d_wait(&maps.y, Xs + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
+            __syncthreads();  // every warpgroup's P·x has read x: y goes in its place
+            y_out_tma<T, true>(yacc, Xs, Xs, a, &maps.y, b, h, t0, len);
         } else {
+            const int row0 = wg * 64 + wq * 16 + g8;  // this thread's rows: row0 and row0 + 8
+            const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+            const T *zt = static_cast<const T *>(a.z);
             T *y = static_cast<T *>(a.y);
             const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte pair stores
 #pragma unroll
