@@ -291,12 +291,15 @@ static __device__ __forceinline__ void state_term_issue(float (&yacc)[32], uint3
 }
 
 /* The rest of phase 3, once the state term is in: acc *= exp(cum_i), then
- * for each 64-column tile t <= wg, CB = C·Bᵀ (64 x 64), P = CB ∘
- * exp(cum_i − cum_j)·dt_j (causal on the diagonal tile), converted in
- * registers to A fragments (the accumulator layout is the A layout), acc += P·x. */
-template <typename T, int NWG, int SLABS>
+ * for each 64-column tile t <= wg, CB = C·Bᵀ, P = CB ∘ exp(cum_i − cum_j)·dt_j
+ * (causal on the diagonal tile), converted in registers to A fragments (the
+ * accumulator layout is the A layout), acc += P·x. NCOL: the columns of one
+ * C·Bᵀ product, 64 (versions 8-13) or 32 (versions 14-15: two a tile, 16
+ * accumulators fewer live at the kernel's peak). */
+template <typename T, int NWG, int SLABS, int NCOL = 64>
 static __device__ __forceinline__ void causal_terms(float (&yacc)[32], uint32_t cs, uint32_t bs, uint32_t xs,
                                                     const float *cum2, const float *dts, const float *vdt) {
+    static_assert(NCOL == 64 || NCOL == 32, "C·Bᵀ in pieces of 64 or 32 columns");
     constexpr int Q = 64 * NWG;
     const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32, t4 = lane % 4;
     const int row0 = wg * 64 + wq * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
@@ -310,64 +313,59 @@ static __device__ __forceinline__ void causal_terms(float (&yacc)[32], uint32_t 
 #pragma unroll
     for (int ct = 0; ct < NWG; ct++) {
         if (ct > wg) break;
-        float s[32] = {};  // C·Bᵀ, rows of this warpgroup, columns 64·ct..
-        /* cb = tl.dot(C, B) */
-        wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < WG_NMAX / 16; kk++) {
-            if (kk >= SLABS * 4) break;
-            const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
-            const uint32_t bt = (kk / 4) * Q * 128 + ct * 64 * 128 + (kk % 4) * 32;
-            wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
-        }
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_touch(s);
-        /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
-         * Off the diagonal the decay factors through the tile's last step e:
-         * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
-        uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
-        if (ct < wg) {
-            const float ce = cum2[ct * 64 + 63];
-            const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
+        for (int piece = 0; piece < 64 / NCOL; piece++) {
+            const int c0 = ct * 64 + piece * NCOL;  // the piece's first column
+            float s[NCOL / 2] = {};                 // C·Bᵀ, rows of this warpgroup, columns c0..
+            /* cb = tl.dot(C, B) */
+            wgmma_fence();
 #pragma unroll
-            for (int e = 0; e < 32; e += 2) {
-                const int j = ct * 64 + (e / 4) * 8 + t4 * 2;
-                const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
-                const float u = (e & 2) ? ub : ua;
-                pf[e / 8][(e % 8) / 2] = pack16<T>(s[e] * u * v.x, s[e + 1] * u * v.y);
+            for (int kk = 0; kk < WG_NMAX / 16; kk++) {
+                if (kk >= SLABS * 4) break;
+                const uint32_t at = (kk / 4) * Q * 128 + wg * 64 * 128 + (kk % 4) * 32;
+                const uint32_t bt = (kk / 4) * Q * 128 + c0 * 128 + (kk % 4) * 32;
+                if constexpr (NCOL == 64) wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
+                else wgmma_64x32_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + bt), kk > 0);
             }
-        } else {
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(s);
+            /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal.
+             * Off the diagonal the decay factors through the tile's last step e:
+             * exp(cum_i - cum_j) = exp(cum_i - cum_e)·exp(cum_e - cum_j), both <= 1. */
+            uint32_t pf[NCOL / 16][4];  // P as 16-bit A fragments, k-steps of 16 columns
+            if (ct < wg) {
+                const float ce = cum2[ct * 64 + 63];
+                const float ua = exp2_approx(ca - ce), ub = exp2_approx(cb - ce);
 #pragma unroll
-            for (int e = 0; e < 32; e += 2) {
-                const int j = ct * 64 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
-                const float ci = (e & 2) ? cb : ca;
-                const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
-                const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
-                pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
+                for (int e = 0; e < NCOL / 2; e += 2) {
+                    const int j = c0 + (e / 4) * 8 + t4 * 2;
+                    const float2 v = *reinterpret_cast<const float2 *>(vdt + j);
+                    const float u = (e & 2) ? ub : ua;
+                    pf[e / 8][(e % 8) / 2] = pack16<T>(s[e] * u * v.x, s[e + 1] * u * v.y);
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < NCOL / 2; e += 2) {
+                    const int j = c0 + (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
+                    const float ci = (e & 2) ? cb : ca;
+                    const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
+                    const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
+                    pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
+                }
             }
-        }
-        /* acc += tl.dot(cb, x) */
-        wgmma_fence();
+            /* acc += tl.dot(cb, x) */
+            wgmma_fence();
 #pragma unroll
-        for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + (ct * 4 + kj) * 2048), 1);
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_touch(yacc);
+            for (int kj = 0; kj < NCOL / 16; kj++)
+                wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + (c0 / 16 + kj) * 2048), 1);
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(yacc);
+        }
     }
 }
 
-/* Phase 4 by a bulk copy: y = acc + D·x, times silu(z), written into the
- * swizzled tile Ys (Xs itself for versions 12-13: each thread reads the x
- * pair its y pair replaces), then each warpgroup's 64 rows leave by one
- * copy (rows past L and columns past p dropped), its reads of shared memory
- * done on return. The caller's barrier before it makes sure every
- * warpgroup's P·x has read x.
- * D_IN_REGS (versions 12-13): D of this thread's 16 columns is read first
- * and held, so that without z the loop is a load, two multiply-adds and a
- * store a pair, row by row; versions 14-15, short of registers, go column
- * pair by column pair and read D there (ptxas: 92 bytes of spill a thread
- * instead of 144; row by row without D held, 280). */
 /* D of column pi of head h (0 past p, or without D). */
 static __device__ __forceinline__ float D_of_column(const WgmmaArgs &a, int64_t h, float D_head, int pi) {
     return !a.D ? 0.f : !a.D_per_channel ? D_head : pi < a.P ? a.D[h * a.P + pi] : 0.f;

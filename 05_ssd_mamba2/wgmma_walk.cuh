@@ -113,12 +113,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
         const int64_t t0 = (int64_t)c * Q, t1 = t0 + Q;
         const int len = (int)min((int64_t)Q, a.L - t0);
         const bool last_chunk = c + 1 == w.c_end;
-        /* The tiles' addresses, opaque to the compiler in each chunk: the
-         * operand descriptors and offsets derived from them are then formed
-         * where they are used, not kept in registers across the loop. */
-        uint32_t xs = smem_addr(w.Xs), bs = smem_addr(w.Bs), cs = smem_addr(w.Cs), ss = smem_addr(w.Ss);
-        int h = w.h;  // the same for the columns' D (y_out_tma)
-        asm volatile("" : "+r"(xs), "+r"(bs), "+r"(cs), "+r"(ss), "+r"(h));
+        const uint32_t xs = smem_addr(w.Xs), bs = smem_addr(w.Bs), cs = smem_addr(w.Cs), ss = smem_addr(w.Ss);
         const float dt_raw = to_float(dt_next);
         if (!last_chunk) dt_next = tid < Q && t1 + tid < a.L ? dt_bh[(t1 + tid) * a.H] : from_float<T>(0.f);
         /* The state entering the chunk, while the decays are formed and the copies land. */
@@ -181,7 +176,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
         state_term_issue<T, NWG, SLABS>(yacc, cs, ss);
         wgmma_wait<0>();
         wgmma_touch(yacc);
-        causal_terms<T, NWG, SLABS>(yacc, cs, bs, xs, w.cum2, w.dts, w.vdt);
+        causal_terms<T, NWG, SLABS, 32>(yacc, cs, bs, xs, w.cum2, w.dts, w.vdt);
         __syncthreads();  // every product has read B, C and the state: the next chunk's B and C come
         if (tid == 0 && !last_chunk) {
             mbar_arrive_expect_tx(landed, bytes);
@@ -194,7 +189,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
         /* ---- 4. y = acc + D x, then y *= silu(z), staged in the state's place and
          * out by one copy a warpgroup (read before the next chunk's state goes there:
          * the barriers of chunk_decays and of the copies' wait come first). */
-        y_out_tma<T, false>(yacc, w.Xs, w.Ss, a, &maps.y, w.b, h, t0, len);
+        y_out_tma<T, false>(yacc, w.Xs, w.Ss, a, &maps.y, w.b, w.h, t0, len);
         __syncthreads();  // both warpgroups have read x: the next chunk's x comes
         if (tid == 0 && !last_chunk) tma_load_4d(w.Xs, &maps.x, landed, 0, w.h, (int)t1, w.b);
     }

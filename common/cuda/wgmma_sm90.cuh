@@ -54,6 +54,11 @@ static __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
         "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
         "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 
+#define WGMMA_D16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define WGMMA_D16_OPERANDS(d)                                                                                    \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || !defined(__CUDA_ARCH__)
 static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit() {
@@ -66,9 +71,10 @@ static __device__ __forceinline__ void wgmma_wait() {
 }
 /* Keeps the compiler from moving reads or writes of an accumulator across a
  * wgmma issue or wait (the asm statements do not name them otherwise). */
-static __device__ __forceinline__ void wgmma_touch(float (&d)[32]) {
+template <int n>
+static __device__ __forceinline__ void wgmma_touch(float (&d)[n]) {
 #pragma unroll
-    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 /* Four 8x8 fp16 matrices from registers to shared memory, each transposed on
@@ -103,6 +109,22 @@ static __device__ __forceinline__ void wgmma_64x64_ss(float (&d)[32], uint64_t a
                      : "l"(a), "l"(b), "r"(accumulate));
 }
 
+/* The same for a 64x32 product: d (64x32 fp32, 16 values a thread, the
+ * first four column blocks of the 64x64 layout), B 32 rows of N. */
+template <typename T>
+static __device__ __forceinline__ void wgmma_64x32_ss(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " WGMMA_D16 ", %16, %17, p, 1, 1, 0, 0;\n}"
+                     : WGMMA_D16_OPERANDS(d)
+                     : "l"(a), "l"(b), "r"(accumulate));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " WGMMA_D16 ", %16, %17, p, 1, 1, 0, 0;\n}"
+                     : WGMMA_D16_OPERANDS(d)
+                     : "l"(a), "l"(b), "r"(accumulate));
+}
+
 /* d (64x64 fp32) = A·B + (accumulate ? d : 0), A from registers (this
  * warp's m16k16 fragment), B in shared memory, K-major (TRANS_B 0) or
  * MN-major (TRANS_B 1). */
@@ -129,11 +151,14 @@ static __device__ __forceinline__ void wgmma_fence() { __trap(); }
 static __device__ __forceinline__ void wgmma_commit() { __trap(); }
 template <int pending>
 static __device__ __forceinline__ void wgmma_wait() { __trap(); }
-static __device__ __forceinline__ void wgmma_touch(float (&)[32]) {}
+template <int n>
+static __device__ __forceinline__ void wgmma_touch(float (&)[n]) {}
 static __device__ __forceinline__ void fence_async_smem() { __trap(); }
 static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
 template <typename T>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&)[32], uint64_t, uint64_t, int) { __trap(); }
+template <typename T>
+static __device__ __forceinline__ void wgmma_64x32_ss(float (&)[16], uint64_t, uint64_t, int) { __trap(); }
 template <typename T, int TRANS_B>
 static __device__ __forceinline__ void wgmma_64x64_rs(float (&)[32], const uint32_t (&)[4], uint64_t, int) {
     __trap();
