@@ -38,16 +38,17 @@
  * FLOPs, bytes and exps a chunk as version 12; the state between chunks
  * 2·4·p·N bytes a chunk through L2 instead of version 12's ring, plus pass 0.
  *
- * Measured (H100, S3, one call at 004297ac5201, against version 12 there):
- * b 1 L 8192 0.139 ms (0.181), b 1 L 2048 0.0578 (0.0573), b 8 L 8192 0.667
- * (0.615), b 8 L 512 0.0591 (0.0510), b 1 L 512 0.0293 (0.0211). The loop
- * needs more registers than version 12's straight-line block: at the
- * 128-register cap of two blocks an SM ptxas spills 92 bytes a thread.
- * Nsight Compute on an earlier build (144 bytes of spill, 0.795 ms at b 8
- * L 8192): issue slots 30% busy, 12.5 cycles between a warp's instructions,
- * DRAM 31%, 36% of the stall samples waiting on long-scoreboard loads (the
- * spill reloads, and dt's, then converted as loaded); reading D a column
- * pair at a time and dt kept 16-bit until used brought it to the above. */
+ * Measured (H100, S3, 778b8d536663, version 12 in the same call): b 1
+ * L 8192 0.140 ms (0.179), b 8 L 8192 0.636 (0.611), b 8 L 512 0.0580
+ * (0.0515), b 1 L 512 0.0281 (0.0213). The loop needs more registers than
+ * version 12's straight-line block; at the 128-register cap of two blocks an
+ * SM, ptxas spills 20 bytes a thread. A first build spilled 144 (0.795 ms
+ * at b 8 L 8192); Nsight Compute: issue slots 30% busy, 12.5 cycles between
+ * a warp's instructions, DRAM 31%, 36% of the stall samples on
+ * long-scoreboard loads (the spill reloads, and dt's, converted as loaded).
+ * dt kept 16-bit until used, D read a column pair at a time (y_out_tma) and
+ * C·Bᵀ in products of 32 columns (causal_terms) took it to the above. At
+ * b 8 the 256 walks are one wave: nothing hides a walk's own latency. */
 #ifndef SSD_WGMMA_WALK_CUH
 #define SSD_WGMMA_WALK_CUH
 
