@@ -17,8 +17,8 @@
  *     a thread would not fit beside the products at two blocks an SM; its
  *     load is issued before the chunk's state product and lands during it;
  *   - the copies of chunk c + 1 are issued inside chunk c: B and C once
- *     every product has read them, x once y has left its place, dt a chunk
- *     ahead into a register.
+ *     every product has read them, x once D·x has read it (y is staged in
+ *     the state's tile, free by then), dt a chunk ahead into a register.
  * At S3 b 8 there are 256 (b, h), about two blocks an SM: one segment each.
  * With fewer (b, h) than the GPU holds blocks (b 1 L 8192: 32), the
  * sequence is cut into segments, and a segment needs the state its
