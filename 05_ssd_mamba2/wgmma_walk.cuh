@@ -42,7 +42,7 @@
  * L 8192 0.140 ms (0.179), b 8 L 8192 0.636 (0.611), b 8 L 512 0.0580
  * (0.0515), b 1 L 512 0.0281 (0.0213). The loop needs more registers than
  * version 12's straight-line block; at the 128-register cap of two blocks an
- * SM, ptxas spills 20 bytes a thread. A first build spilled 144 (0.795 ms
+ * SM, ptxas spills 20 bytes a thread. An early build spilled 188 (0.795 ms
  * at b 8 L 8192); Nsight Compute: issue slots 30% busy, 12.5 cycles between
  * a warp's instructions, DRAM 31%, 36% of the stall samples on
  * long-scoreboard loads (the spill reloads, and dt's, converted as loaded).
