@@ -592,14 +592,8 @@ static int resident_blocks(int R, int S) {
  * time: 2 rounds x 3 x 16 = 96; at R = 8: 1024 blocks, 8 on it, 4 at a time:
  * 2 x 4 x 8 = 64. */
 static int64_t rounds_cost(const ScanShape *s, const TilePlan &p) {
-    static int sms = 0;  // of the first device used
-    if (!sms) {
-        int dev;
-        cuda_check(cudaGetDevice(&dev));
-        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
     const dim3 g = tile_grid(s, p.S, 1);
-    const int64_t per_sm = ceil_div((int64_t)g.x * g.y, sms), held = resident_blocks(p.R, p.S);
+    const int64_t per_sm = ceil_div((int64_t)g.x * g.y, sm_count()), held = resident_blocks(p.R, p.S);
     if (held < 1) return INT64_MAX;  // the plan's blocks do not fit an SM
     const int64_t rounds = ceil_div(per_sm, held);
     return rounds * (per_sm < held ? per_sm : held) * p.R;

@@ -64,16 +64,6 @@ static __device__ __forceinline__ void load_lane(const In *src, int64_t e0, int 
 
 /* ---- Host side: planning and dispatch ---- */
 
-static inline int sm_count(void) {
-    static int count = 0;
-    if (count == 0) {
-        int dev = 0;
-        cuda_check(cudaGetDevice(&dev));
-        cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
-    }
-    return count;
-}
-
 static inline bool aligned(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
 
 /* What a server adds to a launch of versions 6-8 (DecodeServing, decode.h):

@@ -1,7 +1,7 @@
 /* Small helpers that the kernels' launchers (and some kernels) share: a
  * rounded-up division, the next power of two, a workspace piece's size
- * rounded to 256 bytes, and the opt-in to more than 48 KiB of dynamic shared
- * memory. */
+ * rounded to 256 bytes, the opt-in to more than 48 KiB of dynamic shared
+ * memory, and the GPU's SM count. */
 #ifndef LAUNCH_CUH
 #define LAUNCH_CUH
 
@@ -19,6 +19,17 @@ static inline int pow2_at_least(int64_t x) {
     int p = 1;
     while (p < x) p *= 2;
     return p;
+}
+
+/* SMs of the device in use (asked once: a program uses one device). */
+static inline int sm_count(void) {
+    static int count = 0;
+    if (count == 0) {
+        int dev = 0;
+        cuda_check(cudaGetDevice(&dev));
+        cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
+    }
+    return count;
 }
 
 /* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
