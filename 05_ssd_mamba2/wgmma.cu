@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "launch.cuh"
 #include "wgmma_kernel.cuh"
 #include "wgmma_walk.cuh"
 
@@ -32,11 +33,8 @@ static int64_t wgmma_items(const SsdShape *s, int heads_per_block) {
  * a group) that still leaves 4 blocks for every place the GPU holds (2 an SM),
  * so that the last wave is short. */
 static int wgmma_heads_per_block(const SsdShape *s) {
-    int dev = 0, sms = 0;
-    cuda_check(cudaGetDevice(&dev));
-    cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     int hb = 1;
-    while ((s->heads / s->groups) % (2 * hb) == 0 && wgmma_items(s, 2 * hb) >= 4 * 2 * sms) hb *= 2;
+    while ((s->heads / s->groups) % (2 * hb) == 0 && wgmma_items(s, 2 * hb) >= 4 * 2 * (int64_t)sm_count()) hb *= 2;
     return hb;
 }
 
@@ -125,7 +123,8 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     TmaMaps maps;
     if (TMA) maps = wgmma_maps<T>(t, Q);
     else memset(&maps, 0, sizeof maps);
-    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed[2][2];  // the shared memory each of the four kernels is opted in to
+    allow_smem(kernel, smem, &allowed[Q == 128][two]);
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
     if (FRAG_RING && a.h0) {
         ring_from_h0<<<1024, 256>>>(a.ring, a.h0, s->batch * s->heads, s->headdim, s->dstate, a.ring_slot);
@@ -167,11 +166,8 @@ extern "C" void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace) {
  * when there are fewer (b, h) than places, at most one a chunk; then no
  * segment is left empty. */
 static void walk_segments(const SsdShape *s, int *segments, int *seg_chunks) {
-    int dev = 0, sms = 0;
-    cuda_check(cudaGetDevice(&dev));
-    cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const int64_t nchunks = ceil_div(s->seqlen, wgmma_chunk(s));
-    const int64_t places = (wgmma_chunk(s) == 128 ? 2 : 3) * (int64_t)sms, bh = s->batch * s->heads;
+    const int64_t places = (wgmma_chunk(s) == 128 ? 2 : 3) * (int64_t)sm_count(), bh = s->batch * s->heads;
     const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
     *seg_chunks = (int)ceil_div(nchunks, want);
     *segments = (int)ceil_div(nchunks, *seg_chunks);
@@ -200,7 +196,8 @@ static void launch_walk(const SsdTensors *t, void *workspace) {
     void (*kernel)(WgmmaArgs, TmaMaps) = Q == 128 ? (two ? ssd_wgmma_walk_kernel<T, 2, 2> : ssd_wgmma_walk_kernel<T, 2, 1>)
                                                   : (two ? ssd_wgmma_walk_kernel<T, 1, 2> : ssd_wgmma_walk_kernel<T, 1, 1>);
     const TmaMaps maps = wgmma_maps<T>(t, Q);
-    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed[2][2];  // the shared memory each of the four kernels is opted in to
+    allow_smem(kernel, smem, &allowed[Q == 128][two]);
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
     kernel<<<(unsigned)(a.segments * s->batch * s->heads), Q * 2, smem>>>(a, maps);
     cuda_check_launch();
