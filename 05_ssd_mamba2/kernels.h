@@ -71,6 +71,11 @@ const char *ssd_wgmma_walk_unsupported(const SsdShape *s);
 size_t ssd_wgmma_walk_workspace(const SsdShape *s);
 void ssd_wgmma_walk(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
 void ssd_wgmma_walk_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
+/* Versions 14-15 on a packed row (SsdPacked): a block walks one sequence of
+ * one head from its own h0 row, writing chunk_states after every chunk of
+ * the problem's size and the sequence's final state. */
+void ssd_wgmma_walk_packed(const SsdPacked *pk, void *workspace);
+void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace);
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -92,13 +92,15 @@ static const SsdVersion versions[] = {
               .gpu = true, .dtype = DT_FP16},
      .workspace_bytes = ssd_wgmma_walk_workspace,
      .unsupported = ssd_wgmma_walk_unsupported,
-     .run = ssd_wgmma_walk},
+     .run = ssd_wgmma_walk,
+     .run_packed = ssd_wgmma_walk_packed},
     {.info = {.name = "ssd_wgmma_walk_bf16",
               .what = "version 14 with bf16 inputs, outputs and tensor-core operands",
               .gpu = true, .dtype = DT_BF16},
      .workspace_bytes = ssd_wgmma_walk_workspace,
      .unsupported = ssd_wgmma_walk_unsupported,
-     .run = ssd_wgmma_walk_bf16},
+     .run = ssd_wgmma_walk_bf16,
+     .run_packed = ssd_wgmma_walk_bf16_packed},
 };
 
 int main(int argc, char **argv) {

@@ -103,6 +103,7 @@ static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_s
     a.nchunks = (int)ceil_div(s->seqlen, wgmma_chunk(s));
     a.heads_per_block = heads_per_block;
     a.segments = 1; a.seg_chunks = a.nchunks;
+    a.cu_seqlens = nullptr; a.chunk_states = nullptr; a.nseq = 0; a.problem_chunk = s->chunk;
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     return a;
 }
@@ -173,35 +174,67 @@ static void walk_segments(const SsdShape *s, int *segments, int *seg_chunks) {
     *segments = (int)ceil_div(nchunks, *seg_chunks);
 }
 
+/* A packed row (s->nseq > 0) is walked a sequence at a time: chunk_states
+ * at every chunk of the problem's size need the kernel's chunk to divide it. */
 extern "C" const char *ssd_wgmma_walk_unsupported(const SsdShape *s) {
-    return ssd_wgmma_tma_unsupported(s);
+    const char *why = ssd_wgmma_tma_unsupported(s);
+    if (why) return why;
+    if (s->nseq && s->chunk % wgmma_chunk(s) != 0)
+        return "packed: chunk_states every chunk steps need the kernel's chunk (64, or 128 from chunk 128) to divide it";
+    if (s->nseq * s->heads > INT_MAX) return "more than 2^31 (sequence, h) work items";
+    return NULL;
 }
 
-/* The counters, then two states a (segment, b, h): the walk's, and the one
- * its segment ends with. */
-extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
+/* Work items: (segment, b, h), or (sequence, h) for a packed row. */
+static int64_t walk_items(const SsdShape *s) {
+    if (s->nseq) return s->nseq * s->heads;
     int segments = 1, seg_chunks = 1;
     walk_segments(s, &segments, &seg_chunks);
-    return wgmma_counter_bytes(s) + (size_t)(segments * s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
+    return segments * s->batch * s->heads;
 }
 
-template <typename T>
-static void launch_walk(const SsdTensors *t, void *workspace) {
+/* The counters, then two states a work item: the walk's, and the one its
+ * segment ends with. */
+extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
+    return wgmma_counter_bytes(s) + (size_t)(walk_items(s) * 2 * wgmma_ring_slot(s)) * sizeof(float);
+}
+
+/* pk: a packed row's sequences and chunk_states, or NULL. */
+template <typename T, bool PACKED>
+static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspace) {
     const SsdShape *s = &t->s;
     WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1);
-    walk_segments(s, &a.segments, &a.seg_chunks);
+    if (PACKED) {
+        a.cu_seqlens = pk->cu_seqlens;
+        a.chunk_states = pk->chunk_states;
+        a.nseq = pk->nseq;
+        a.problem_chunk = s->chunk;
+    } else {
+        walk_segments(s, &a.segments, &a.seg_chunks);
+    }
     const int Q = wgmma_chunk(s);
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
-    void (*kernel)(WgmmaArgs, TmaMaps) = Q == 128 ? (two ? ssd_wgmma_walk_kernel<T, 2, 2> : ssd_wgmma_walk_kernel<T, 2, 1>)
-                                                  : (two ? ssd_wgmma_walk_kernel<T, 1, 2> : ssd_wgmma_walk_kernel<T, 1, 1>);
+    void (*kernel)(WgmmaArgs, TmaMaps) =
+        Q == 128 ? (two ? ssd_wgmma_walk_kernel<T, 2, 2, PACKED> : ssd_wgmma_walk_kernel<T, 2, 1, PACKED>)
+                 : (two ? ssd_wgmma_walk_kernel<T, 1, 2, PACKED> : ssd_wgmma_walk_kernel<T, 1, 1, PACKED>);
     const TmaMaps maps = wgmma_maps<T>(t, Q);
     static size_t allowed[2][2];  // the shared memory each of the four kernels is opted in to
     allow_smem(kernel, smem, &allowed[Q == 128][two]);
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
-    kernel<<<(unsigned)(a.segments * s->batch * s->heads), Q * 2, smem>>>(a, maps);
+    kernel<<<(unsigned)walk_items(s), Q * 2, smem>>>(a, maps);
     cuda_check_launch();
 }
 
-extern "C" void ssd_wgmma_walk(const SsdTensors *t, void *workspace) { launch_walk<__half>(t, workspace); }
-extern "C" void ssd_wgmma_walk_bf16(const SsdTensors *t, void *workspace) { launch_walk<__nv_bfloat16>(t, workspace); }
+extern "C" void ssd_wgmma_walk(const SsdTensors *t, void *workspace) {
+    launch_walk<__half, false>(t, nullptr, workspace);
+}
+extern "C" void ssd_wgmma_walk_bf16(const SsdTensors *t, void *workspace) {
+    launch_walk<__nv_bfloat16, false>(t, nullptr, workspace);
+}
+extern "C" void ssd_wgmma_walk_packed(const SsdPacked *pk, void *workspace) {
+    launch_walk<__half, true>(&pk->t, pk, workspace);
+}
+extern "C" void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace) {
+    launch_walk<__nv_bfloat16, true>(&pk->t, pk, workspace);
+}

@@ -102,6 +102,9 @@ struct WgmmaArgs {
     int64_t ring_slot;                 // floats a ring slot holds
     int nchunks, heads_per_block;      // heads_per_block divides H / G
     int segments, seg_chunks;          // versions 14-15: a (b, h) walked in segments of seg_chunks chunks
+    const int32_t *cu_seqlens;         // (nseq + 1,) int32, a packed row's sequences (versions 14-15), or NULL
+    float *chunk_states;               // (Σ ceil(length / chunk), h, p, N) fp32: the state after each chunk
+    int64_t nseq, problem_chunk;       // packed: the sequences, and the chunk of chunk_states
     bool softplus, D_per_channel;
 };
 
@@ -371,7 +374,7 @@ static __device__ __forceinline__ float D_of_column(const WgmmaArgs &a, int64_t 
     return !a.D ? 0.f : !a.D_per_channel ? D_head : pi < a.P ? a.D[h * a.P + pi] : 0.f;
 }
 
-template <typename T, bool D_IN_REGS>
+template <typename T, bool D_IN_REGS, bool CLIP = false>
 static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
                                                  const WgmmaArgs &a, const CUtensorMap *ymap, int64_t b, int64_t h,
                                                  int64_t t0, int len) {
@@ -419,8 +422,20 @@ static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const 
     }
     fence_async_smem();
     asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
-    if (thread_index() % 128 == 0 && wg * 64 < len)
-        tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
+    if (!CLIP || wg * 64 + 64 <= len) {
+        if (thread_index() % 128 == 0 && wg * 64 < len)
+            tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
+    } else {
+        /* CLIP (a packed row's last chunk of a sequence): the copy would write
+         * the next sequence's rows; rows below len go by 16-byte stores. */
+        T *y = static_cast<T *>(a.y);
+        for (int idx = thread_index() % 128; idx < (len - wg * 64) * 8; idx += 128) {
+            const int r = wg * 64 + idx / 8, col = (idx % 8) * 8;
+            if (col >= a.P) continue;
+            *reinterpret_cast<uint4 *>(y + ((b * a.L + t0 + r) * a.H + h) * a.P + col) =
+                *reinterpret_cast<const uint4 *>(Ys + sw128_offset(r, col));
+        }
+    }
 }
 
 /* NWG warpgroups, chunk Q = 64·NWG; SLABS: N rounded up to 64, over 64.

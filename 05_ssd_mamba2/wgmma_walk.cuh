@@ -34,6 +34,11 @@
  *           the outputs.
  * The state products run twice in segments that make pass 0 (a quarter of
  * a chunk's FLOPs at S3); a launch with one segment a (b, h) makes none.
+ * PACKED (run_packed): a packed row's sequences are walked a (sequence, h)
+ * a block, one segment each, from the sequence's own h0 row; the state after
+ * every chunk of the problem's size goes to chunk_states. A sequence's last
+ * chunk is the one whose copies reach past it: the rows past it are zeroed
+ * in shared memory and y's are not written (y_out_tma's CLIP).
  *
  * FLOPs, bytes and exps a chunk as version 12; the state between chunks
  * 2·4·p·N bytes a chunk through L2 instead of version 12's ring, plus pass 0.
@@ -55,9 +60,10 @@
 #include "wgmma_kernel.cuh"
 
 /* The state S_{s−1} entering segment s in fragment order, n-tile mt of
- * this thread: h0 (b, h, p, N) for the first segment (zero without), else
- * segment s − 1's published end state. */
-static __device__ __forceinline__ void entering_state(float (&v)[32], const WgmmaArgs &a, int64_t bh, int seg,
+ * this thread: row `row` of h0 ((b, h) or, packed, (nseq, h) rows of p x N)
+ * for the first segment (zero without), else segment s − 1's published end
+ * state. */
+static __device__ __forceinline__ void entering_state(float (&v)[32], const WgmmaArgs &a, int64_t row, int seg,
                                                       const float *prev_end, int mt) {
     if (seg > 0) {
         frag_load(v, prev_end, mt, false);
@@ -67,7 +73,7 @@ static __device__ __forceinline__ void entering_state(float (&v)[32], const Wgmm
     for (int e = 0; e < 32; e++) {
         int pi, ni;
         frag_pn(mt, e, &pi, &ni);
-        v[e] = a.h0 && pi < a.P && ni < a.N ? a.h0[(bh * a.P + pi) * a.N + ni] : 0.f;
+        v[e] = a.h0 && pi < a.P && ni < a.N ? a.h0[(row * a.P + pi) * a.N + ni] : 0.f;
     }
 }
 
@@ -75,6 +81,9 @@ static __device__ __forceinline__ void entering_state(float (&v)[32], const Wgmm
 struct WalkPlace {
     int seg, c_first, c_end;            // segment seg: chunks c_first .. c_end − 1
     int b, h, g, bh;                    // its batch entry, head, group; bh = b·H + h
+    int64_t t_begin, t_end;             // the steps of the walked row: chunk c starts at t_begin + c·Q
+    int64_t state_row;                  // its row of h0 and final_state: bh, or k·H + h for packed sequence k
+    int64_t first_cs;                   // packed: chunk_states' index of the sequence's first chunk
     bool last_seg;
     float *run;                         // fp32, fragment order: the walk's state between chunks
     float *seg_end;                     // fp32, fragment order: S_seg, published for segment seg + 1
@@ -87,7 +96,7 @@ struct WalkPlace {
  * parity: of the copies' barrier phase, flipping every chunk. Pass 0
  * returns Σ cum_last over its chunks, the segment's decay in log2 units,
  * with the segment's own state (from zero) in w.run. */
-template <typename T, int NWG, int SLABS, bool OUTPUTS>
+template <typename T, int NWG, int SLABS, bool OUTPUTS, bool PACKED>
 static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaMaps &maps, const WalkPlace &w,
                                                   T *wts, uint64_t *landed, uint32_t &parity) {
     constexpr int Q = 64 * NWG, kTiles = state_tiles(NWG);
@@ -96,7 +105,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
     const int tid = thread_index(), wg = tid / 128;
     const T *dt_bh = static_cast<const T *>(a.dt) + (int64_t)w.b * a.L * a.H + w.h;  // dt[b, t, h] at t·H
     if (tid == 0) {
-        const int t0 = w.c_first * Q;
+        const int t0 = (int)(w.t_begin + (int64_t)w.c_first * Q);
         mbar_arrive_expect_tx(landed, bytes);
         tma_load_4d(w.Xs, &maps.x, landed, 0, w.h, t0, w.b);
 #pragma unroll
@@ -105,18 +114,18 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
             if (OUTPUTS) tma_load_4d(w.Cs + sl * Q * 128, &maps.C, landed, 64 * sl, w.g, t0, w.b);
         }
     }
-    const int64_t tf = (int64_t)w.c_first * Q + tid;
+    const int64_t tf = w.t_begin + (int64_t)w.c_first * Q + tid;
     /* dt of the chunk to come, as loaded: converted where it is used, so that
      * the load's latency passes during the chunk before. */
-    T dt_next = tid < Q && tf < a.L ? dt_bh[tf * a.H] : from_float<T>(0.f);
+    T dt_next = tid < Q && tf < w.t_end ? dt_bh[tf * a.H] : from_float<T>(0.f);
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++) {
-        const int64_t t0 = (int64_t)c * Q, t1 = t0 + Q;
-        const int len = (int)min((int64_t)Q, a.L - t0);
+        const int64_t t0 = w.t_begin + (int64_t)c * Q, t1 = t0 + Q;
+        const int len = (int)min((int64_t)Q, w.t_end - t0);
         const bool last_chunk = c + 1 == w.c_end;
         const uint32_t xs = smem_addr(w.Xs), bs = smem_addr(w.Bs), cs = smem_addr(w.Cs), ss = smem_addr(w.Ss);
         const float dt_raw = to_float(dt_next);
-        if (!last_chunk) dt_next = tid < Q && t1 + tid < a.L ? dt_bh[(t1 + tid) * a.H] : from_float<T>(0.f);
+        if (!last_chunk) dt_next = tid < Q && t1 + tid < w.t_end ? dt_bh[(t1 + tid) * a.H] : from_float<T>(0.f);
         /* The state entering the chunk, while the decays are formed and the copies land. */
         float s_in[kTiles][32];
 #pragma unroll
@@ -124,7 +133,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
             const int mt = wg + k * NWG;
             if (mt >= SLABS) continue;
             if (c > w.c_first) frag_load(s_in[k], w.run, mt, false);
-            else if (OUTPUTS) entering_state(s_in[k], a, w.bh, w.seg, w.prev_end, mt);
+            else if (OUTPUTS) entering_state(s_in[k], a, w.state_row, w.seg, w.prev_end, mt);
             else frag_load(s_in[k], w.run, mt, true);  // pass 0 starts from zero
         }
         const float cum_last = chunk_decays<T, Q>(dt_raw, len, a.dt_bias ? a.dt_bias[w.h] : 0.f, a.A[w.h], a.softplus,
@@ -132,6 +141,19 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
         seg_log2 += cum_last;
         mbar_wait(landed, parity);
         parity ^= 1;
+        if (PACKED && len < Q) {
+            /* A sequence's last chunk: the copies brought the next sequence's
+             * first steps below it. Their dt is already 0 here; zeros in x, B, C
+             * keep a non-finite value there out of this sequence's sums. */
+            constexpr int tiles = 1 + 2 * SLABS;  // x, then B's and C's slabs
+            for (int i = tid; i < tiles * (Q - len) * 8; i += blockDim.x) {
+                const int tile = i / ((Q - len) * 8), r = len + (i / 8) % (Q - len);
+                unsigned char *base = tile == 0 ? w.Xs : tile <= SLABS ? w.Bs + (tile - 1) * Q * 128
+                                                                      : w.Cs + (tile - 1 - SLABS) * Q * 128;
+                *reinterpret_cast<uint4 *>(base + r * 128 + (i % 8) * 16) = make_uint4(0, 0, 0, 0);
+            }
+            fence_async_smem();
+        }
         __syncthreads();
 
         /* ---- 1. S_localᵀ = Σ_j (w_j B_j)ᵀ x_j, then S_out = exp(cum_last)·S_in + S_local.
@@ -147,12 +169,22 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
             if (OUTPUTS) frag_to_smem<T>(ss, s_in[k], mt);
 #pragma unroll
             for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[k][e];
+            if (PACKED && (last_chunk || (t1 - w.t_begin) % a.problem_chunk == 0)) {
+                /* The state after a chunk of the problem's size (the kernel's chunk divides it). */
+                float *cs_out = a.chunk_states + ((w.first_cs + (t0 - w.t_begin) / a.problem_chunk) * a.H + w.h) * a.P * a.N;
+#pragma unroll
+                for (int e = 0; e < 32; e++) {
+                    int pi, ni;
+                    frag_pn(mt, e, &pi, &ni);
+                    if (pi < a.P && ni < a.N) cs_out[pi * a.N + ni] = st[k][e];
+                }
+            }
             if (OUTPUTS && last_chunk && w.last_seg) {
 #pragma unroll
                 for (int e = 0; e < 32; e++) {
                     int pi, ni;
                     frag_pn(mt, e, &pi, &ni);
-                    if (pi < a.P && ni < a.N) a.final_state[((int64_t)w.bh * a.P + pi) * a.N + ni] = st[k][e];
+                    if (pi < a.P && ni < a.N) a.final_state[(w.state_row * a.P + pi) * a.N + ni] = st[k][e];
                 }
             } else if (!(OUTPUTS && last_chunk)) {
                 frag_store(w.run, st[k], mt);
@@ -190,7 +222,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
         /* ---- 4. y = acc + D x, then y *= silu(z), staged in the state's place and
          * out by one copy a warpgroup (read before the next chunk's state goes there:
          * the barriers of chunk_decays and of the copies' wait come first). */
-        y_out_tma<T, false>(yacc, w.Xs, w.Ss, a, &maps.y, w.b, w.h, t0, len);
+        y_out_tma<T, false, PACKED>(yacc, w.Xs, w.Ss, a, &maps.y, w.b, w.h, t0, len);
         __syncthreads();  // both warpgroups have read x: the next chunk's x comes
         if (tid == 0 && !last_chunk) tma_load_4d(w.Xs, &maps.x, landed, 0, w.h, (int)t1, w.b);
     }
@@ -200,7 +232,7 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
 /* NWG warpgroups, chunk Q = 64·NWG; SLABS: N rounded up to 64, over 64.
  * Shared memory as version 12: C, B, x, the entering state (y on its way
  * out) as 16-bit swizzled tiles, and the chunk's dt and decays. */
-template <typename T, int NWG, int SLABS>
+template <typename T, int NWG, int SLABS, bool PACKED>
 __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
     ssd_wgmma_walk_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
     constexpr int Q = 64 * NWG, kTiles = state_tiles(NWG);
@@ -217,17 +249,47 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
     }
     __syncthreads();
     /* Work item (segment, b, h), segment-major: a segment's predecessor
-     * always went out first, so waiting for it cannot deadlock. */
+     * always went out first, so waiting for it cannot deadlock. Packed:
+     * (sequence k, h), one segment a sequence. */
     const int BH = (int)(a.batch * a.H);  // the launcher's check: items < 2^31
     WalkPlace w;
-    w.seg = item / BH;
-    w.bh = item % BH;
-    w.b = w.bh / (int)a.H;
-    w.h = w.bh % (int)a.H;
+    if (PACKED) {
+        const int k = item / (int)a.H;
+        w.seg = 0;
+        w.h = item % (int)a.H;
+        w.b = 0;
+        w.bh = w.h;
+        w.t_begin = a.cu_seqlens[k];
+        w.t_end = a.cu_seqlens[k + 1];
+        w.state_row = (int64_t)k * a.H + w.h;
+        w.c_first = 0;
+        w.c_end = (int)ceil_div(w.t_end - w.t_begin, (int64_t)Q);
+        w.last_seg = true;
+        /* chunk_states' index of this sequence's first chunk: Σ over the
+         * sequences before it of their chunks, summed by the block. */
+        __shared__ unsigned long long chunks_before;
+        if (tid == 0) chunks_before = 0;
+        __syncthreads();
+        unsigned long long mine = 0;
+        for (int j = tid; j < k; j += blockDim.x)
+            mine += (unsigned long long)ceil_div((int64_t)(a.cu_seqlens[j + 1] - a.cu_seqlens[j]), a.problem_chunk);
+        if (mine) atomicAdd(&chunks_before, mine);
+        __syncthreads();
+        w.first_cs = (int64_t)chunks_before;
+    } else {
+        w.seg = item / BH;
+        w.bh = item % BH;
+        w.b = w.bh / (int)a.H;
+        w.h = w.bh % (int)a.H;
+        w.t_begin = 0;
+        w.t_end = a.L;
+        w.state_row = w.bh;
+        w.first_cs = 0;
+        w.c_first = w.seg * a.seg_chunks;
+        w.c_end = min(a.nchunks, w.c_first + a.seg_chunks);
+        w.last_seg = w.seg == a.segments - 1;
+    }
     w.g = w.h / (int)(a.H / a.G);
-    w.c_first = w.seg * a.seg_chunks;
-    w.c_end = min(a.nchunks, w.c_first + a.seg_chunks);
-    w.last_seg = w.seg == a.segments - 1;
     w.run = a.ring + (int64_t)item * 2 * a.ring_slot;
     w.seg_end = w.run + a.ring_slot;
     w.prev_end = w.seg > 0 ? a.ring + ((int64_t)item - BH) * 2 * a.ring_slot + a.ring_slot : nullptr;
@@ -241,10 +303,10 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
     T *wts = reinterpret_cast<T *>(w.vdt + Q);  // (Q,) 16-bit: dt_j·exp(cum_last − cum_j)
     uint32_t parity = 0;
 
-    if (!w.last_seg) {
+    if (!PACKED && !w.last_seg) {
         /* ---- Pass 0, then 2 a segment at a time:
          * S_seg = exp(Σ dA)·S_{seg−1} + the segment's own state. */
-        const float seg_log2 = walk_pass<T, NWG, SLABS, false>(a, maps, w, wts, &landed, parity);
+        const float seg_log2 = walk_pass<T, NWG, SLABS, false, false>(a, maps, w, wts, &landed, parity);
         if (tid == 0 && w.seg > 0)
             while (load_acquire(a.published + w.bh) < w.seg) __nanosleep(64);
         __syncthreads();
@@ -255,20 +317,20 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
             if (mt >= SLABS) continue;
             float own[32], before[32];
             frag_load(own, w.run, mt, false);
-            entering_state(before, a, w.bh, w.seg, w.prev_end, mt);
+            entering_state(before, a, w.state_row, w.seg, w.prev_end, mt);
 #pragma unroll
             for (int e = 0; e < 32; e++) own[e] += seg_decay * before[e];
             frag_store(w.seg_end, own, mt);
         }
         __syncthreads();  // the block's writes of S_seg happen before thread 0's release
         if (tid == 0) store_release(a.published + w.bh, w.seg + 1);
-    } else if (w.seg > 0) {
+    } else if (!PACKED && w.seg > 0) {
         /* The last segment makes no pass 0: it waits here for S_{seg−1}. */
         if (tid == 0)
             while (load_acquire(a.published + w.bh) < w.seg) __nanosleep(64);
         __syncthreads();
     }
-    walk_pass<T, NWG, SLABS, true>(a, maps, w, wts, &landed, parity);
+    walk_pass<T, NWG, SLABS, true, PACKED>(a, maps, w, wts, &landed, parity);
 }
 
 #endif

@@ -26,6 +26,11 @@ for step in $steps; do
           for v in $fused; do
               $bin "$v" --check --batch 2 --seqlen 1,129,1000,2100 --heads 4 --headdim 64 --dstate 128 --groups 2 --h0
               $bin "$v" --check --batch 3 --seqlen 700 --heads 2 --headdim 40 --dstate 72 --chunk 64 --no-softplus
+              # packed rows (versions 14-15; the others SKIP): chunk_states every 64, 128 and 256 steps
+              for q in 64 128 256; do
+                  $bin "$v" --check --seqlens 1,37,300,129,1000,64,2100 --heads 4 --headdim 64 --dstate 128 \
+                      --groups 2 --chunk $q --h0
+              done
               # enough work that version 10 puts several heads in a block (2 and 4)
               for q in 64 128; do
                   $bin "$v" --check --batch 2 --seqlen 4224 --heads 32 --headdim 64 --dstate 128 --chunk $q --h0 --no-z

@@ -77,7 +77,7 @@ static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
 
 SsdShape problem_ssd_shape(const Problem *p) {
     SsdShape s = {p->batch, p->seqlen, p->heads, p->headdim, p->groups, p->dstate, p->chunk,
-                  p->has_z, p->has_D, p->D_per_channel, p->has_bias, p->softplus, p->has_h0};
+                  p->has_z, p->has_D, p->D_per_channel, p->has_bias, p->softplus, p->has_h0, p->nseq};
     return s;
 }
 

@@ -14,6 +14,7 @@
 typedef struct {
     int64_t batch, seqlen, heads, headdim, groups, dstate, chunk;
     bool has_z, has_D, D_per_channel, has_bias, softplus, has_h0;
+    int64_t nseq;  // a packed problem's sequences (SsdPacked), 0 otherwise
 } SsdShape;
 
 /* One forward's tensors, host or device pointers (the version says which).
