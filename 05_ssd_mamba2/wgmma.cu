@@ -194,9 +194,9 @@ static int64_t walk_items(const SsdShape *s) {
 }
 
 /* The counters, then two states a work item: the walk's, and the one its
- * segment ends with. */
+ * segment ends with (a packed row's walks are one segment: the first alone). */
 extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
-    return wgmma_counter_bytes(s) + (size_t)(walk_items(s) * 2 * wgmma_ring_slot(s)) * sizeof(float);
+    return wgmma_counter_bytes(s) + (size_t)(walk_items(s) * (s->nseq ? 1 : 2) * wgmma_ring_slot(s)) * sizeof(float);
 }
 
 /* pk: a packed row's sequences and chunk_states, or NULL. */
@@ -222,7 +222,7 @@ static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspac
     static size_t allowed[2][2];  // the shared memory each of the four kernels is opted in to
     allow_smem(kernel, smem, &allowed[Q == 128][two]);
     cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
-    kernel<<<(unsigned)walk_items(s), Q * 2, smem>>>(a, maps);
+    kernel<<<(unsigned)(PACKED ? pk->nseq * s->heads : walk_items(s)), Q * 2, smem>>>(a, maps);
     cuda_check_launch();
 }
 

@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         w.last_seg = w.seg == a.segments - 1;
     }
     w.g = w.h / (int)(a.H / a.G);
-    w.run = a.ring + (int64_t)item * 2 * a.ring_slot;
+    w.run = a.ring + (int64_t)item * (PACKED ? 1 : 2) * a.ring_slot;  // packed: no seg_end
     w.seg_end = w.run + a.ring_slot;
     w.prev_end = w.seg > 0 ? a.ring + ((int64_t)item - BH) * 2 * a.ring_slot + a.ring_slot : nullptr;
     w.Cs = smem;                           // (Q, 64·SLABS) 16-bit

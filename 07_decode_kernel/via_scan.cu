@@ -46,7 +46,7 @@ static ScanShape scan_shape_of(const DecodeShape *s) {
 
 /* The M2 decode problem as 05's SSD problem. */
 static SsdShape ssd_shape_of(const DecodeShape *s) {
-    SsdShape m;
+    SsdShape m = {};
     m.batch = s->batch;
     m.seqlen = s->tokens;
     m.heads = s->heads;

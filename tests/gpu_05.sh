@@ -26,11 +26,16 @@ for step in $steps; do
           for v in $fused; do
               $bin "$v" --check --batch 2 --seqlen 1,129,1000,2100 --heads 4 --headdim 64 --dstate 128 --groups 2 --h0
               $bin "$v" --check --batch 3 --seqlen 700 --heads 2 --headdim 40 --dstate 72 --chunk 64 --no-softplus
-              # packed rows (versions 14-15; the others SKIP): chunk_states every 64, 128 and 256 steps
+              # packed rows (versions 14-15; the others SKIP): chunk_states every 64, 128 and 256 steps,
+              # sequences ending on and off the kernel's and the problem's chunks, with and without h0,
+              # p and N below 64, and 300 random lengths (more sequences than a block has threads)
               for q in 64 128 256; do
-                  $bin "$v" --check --seqlens 1,37,300,129,1000,64,2100 --heads 4 --headdim 64 --dstate 128 \
+                  $bin "$v" --check --seqlens 1,37,300,129,1000,64,2100,256,384 --heads 4 --headdim 64 --dstate 128 \
                       --groups 2 --chunk $q --h0
               done
+              $bin "$v" --check --seqlens 5,128,1,700,256 --heads 2 --headdim 40 --dstate 72 --chunk 128 --no-softplus
+              $bin "$v" --check --seqlens "$(awk 'BEGIN { srand(7); for (i = 0; i < 300; i++) printf "%s%d", i ? "," : "", 1 + int(rand() * 400) }')" \
+                  --heads 2 --headdim 64 --dstate 128 --chunk 256 --h0
               # enough work that version 10 puts several heads in a block (2 and 4)
               for q in 64 128; do
                   $bin "$v" --check --batch 2 --seqlen 4224 --heads 32 --headdim 64 --dstate 128 --chunk $q --h0 --no-z

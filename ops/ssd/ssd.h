@@ -43,7 +43,8 @@ typedef struct {
  * (t.final_state (nseq, h, p, N)). Chunks of t.s.chunk steps restart at each
  * sequence's first step, so none straddles two; chunk_states holds the state
  * after each chunk of each sequence, in order (sequence 0's chunks, then
- * sequence 1's, ...): what a server keeps to reuse a shared prefix. */
+ * sequence 1's, ...): what a server keeps to reuse a shared prefix.
+ * t.s.nseq equals nseq. */
 typedef struct {
     SsdTensors t;
     int64_t nseq;
