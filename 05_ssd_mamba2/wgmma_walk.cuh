@@ -77,6 +77,18 @@ static __device__ __forceinline__ void entering_state(float (&v)[32], const Wgmm
     }
 }
 
+/* n-tile mt of a state in fragment order to dst (p, N) fp32. Not inlined:
+ * a packed walk calls it once every few chunks, and inlined its 32 scattered
+ * stores cost the chunk-64 kernel's loop registers it does not have. */
+static __device__ __noinline__ void frag_store_pn(float *dst, const float (&v)[32], int mt, int P, int N) {
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+        int pi, ni;
+        frag_pn(mt, e, &pi, &ni);
+        if (pi < P && ni < N) dst[pi * N + ni] = v[e];
+    }
+}
+
 /* A block's place in the walk, and its shared-memory tiles. */
 struct WalkPlace {
     int seg, c_first, c_end;            // segment seg: chunks c_first .. c_end − 1
@@ -171,13 +183,8 @@ static __device__ __forceinline__ float walk_pass(const WgmmaArgs &a, const TmaM
             for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[k][e];
             if (PACKED && (last_chunk || (t1 - w.t_begin) % a.problem_chunk == 0)) {
                 /* The state after a chunk of the problem's size (the kernel's chunk divides it). */
-                float *cs_out = a.chunk_states + ((w.first_cs + (t0 - w.t_begin) / a.problem_chunk) * a.H + w.h) * a.P * a.N;
-#pragma unroll
-                for (int e = 0; e < 32; e++) {
-                    int pi, ni;
-                    frag_pn(mt, e, &pi, &ni);
-                    if (pi < a.P && ni < a.N) cs_out[pi * a.N + ni] = st[k][e];
-                }
+                frag_store_pn(a.chunk_states + ((w.first_cs + (t0 - w.t_begin) / a.problem_chunk) * a.H + w.h) * a.P * a.N,
+                              st[k], mt, (int)a.P, (int)a.N);
             }
             if (OUTPUTS && last_chunk && w.last_seg) {
 #pragma unroll
