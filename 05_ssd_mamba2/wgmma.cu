@@ -104,6 +104,7 @@ static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_s
     a.heads_per_block = heads_per_block;
     a.segments = 1; a.seg_chunks = a.nchunks;
     a.cu_seqlens = nullptr; a.chunk_states = nullptr; a.nseq = 0; a.problem_chunk = s->chunk;
+    a.seq_order = nullptr; a.seq_first_chunk = nullptr;
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     return a;
 }
@@ -194,9 +195,13 @@ static int64_t walk_items(const SsdShape *s) {
 }
 
 /* The counters, then two states a work item: the walk's, and the one its
- * segment ends with (a packed row's walks are one segment: the first alone). */
+ * segment ends with (a packed row's walks are one segment: the first alone),
+ * then a packed row's plan: first chunks (nseq int64), order (nseq int). */
+static size_t walk_states_bytes(const SsdShape *s) {
+    return (size_t)(walk_items(s) * (s->nseq ? 1 : 2) * wgmma_ring_slot(s)) * sizeof(float);
+}
 extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
-    return wgmma_counter_bytes(s) + (size_t)(walk_items(s) * (s->nseq ? 1 : 2) * wgmma_ring_slot(s)) * sizeof(float);
+    return wgmma_counter_bytes(s) + walk_states_bytes(s) + (size_t)s->nseq * (sizeof(int64_t) + sizeof(int));
 }
 
 /* pk: a packed row's sequences and chunk_states, or NULL. */
@@ -209,6 +214,12 @@ static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspac
         a.chunk_states = pk->chunk_states;
         a.nseq = pk->nseq;
         a.problem_chunk = s->chunk;
+        int64_t *first_chunk = reinterpret_cast<int64_t *>(reinterpret_cast<char *>(a.ring) + walk_states_bytes(s));
+        int *order = reinterpret_cast<int *>(first_chunk + pk->nseq);
+        packed_walk_plan<<<1, 1024>>>(pk->cu_seqlens, (int)pk->nseq, s->chunk, order, first_chunk);
+        cuda_check_launch();
+        a.seq_order = order;
+        a.seq_first_chunk = first_chunk;
     } else {
         walk_segments(s, &a.segments, &a.seg_chunks);
     }

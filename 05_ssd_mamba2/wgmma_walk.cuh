@@ -35,7 +35,8 @@
  * The state products run twice in segments that make pass 0 (a quarter of
  * a chunk's FLOPs at S3); a launch with one segment a (b, h) makes none.
  * PACKED (run_packed): a packed row's sequences are walked a (sequence, h)
- * a block, one segment each, from the sequence's own h0 row; the state after
+ * a block, longest sequences first, one segment each, from the sequence's
+ * own h0 row; the state after
  * every chunk of the problem's size goes to chunk_states. A sequence's last
  * chunk is the one whose copies reach past it: the rows past it are zeroed
  * in shared memory and y's are not written (y_out_tma's CLIP).
@@ -261,7 +262,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
     const int BH = (int)(a.batch * a.H);  // the launcher's check: items < 2^31
     WalkPlace w;
     if (PACKED) {
-        const int k = item / (int)a.H;
+        /* Longest sequences first (packed_walk_plan), so that the longest walks
+         * do not start last. */
+        const int k = a.seq_order[item / (int)a.H];
         w.seg = 0;
         w.h = item % (int)a.H;
         w.b = 0;
@@ -272,17 +275,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         w.c_first = 0;
         w.c_end = (int)ceil_div(w.t_end - w.t_begin, (int64_t)Q);
         w.last_seg = true;
-        /* chunk_states' index of this sequence's first chunk: Σ over the
-         * sequences before it of their chunks, summed by the block. */
-        __shared__ unsigned long long chunks_before;
-        if (tid == 0) chunks_before = 0;
-        __syncthreads();
-        unsigned long long mine = 0;
-        for (int j = tid; j < k; j += blockDim.x)
-            mine += (unsigned long long)ceil_div((int64_t)(a.cu_seqlens[j + 1] - a.cu_seqlens[j]), a.problem_chunk);
-        if (mine) atomicAdd(&chunks_before, mine);
-        __syncthreads();
-        w.first_cs = (int64_t)chunks_before;
+        w.first_cs = a.seq_first_chunk[k];
     } else {
         w.seg = item / BH;
         w.bh = item % BH;
@@ -338,6 +331,46 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         __syncthreads();
     }
     walk_pass<T, NWG, SLABS, true, PACKED>(a, maps, w, wts, &landed, parity);
+}
+
+/* A packed row's plan, one block of 1024 threads before the walk:
+ * order[r] is the sequence of rank r by length, longest first (ties in
+ * sequence order), and first_chunk[k] the index in chunk_states of sequence
+ * k's first chunk, Σ over the sequences before it of ceil(length / chunk).
+ * The ranks cost nseq² comparisons over 1024 threads: a thousand each for a
+ * thousand sequences. */
+__global__ void __launch_bounds__(1024) packed_walk_plan(const int32_t *cu, int nseq, int64_t chunk, int *order,
+                                                         int64_t *first_chunk) {
+    __shared__ int64_t part[1024];  // chunks of each thread's run of sequences, then their prefix
+    for (int k = threadIdx.x; k < nseq; k += blockDim.x) {
+        const int32_t len = cu[k + 1] - cu[k];
+        int rank = 0;
+        for (int j = 0; j < nseq; j++) {
+            const int32_t lj = cu[j + 1] - cu[j];
+            rank += lj > len || (lj == len && j < k);
+        }
+        order[rank] = k;
+    }
+    /* Thread t sums sequences [t·per, (t + 1)·per); thread 0 scans the sums. */
+    const int per = (nseq + (int)blockDim.x - 1) / (int)blockDim.x, k0 = (int)threadIdx.x * per;
+    int64_t mine = 0;
+    for (int k = k0; k < min(nseq, k0 + per); k++) mine += ceil_div((int64_t)(cu[k + 1] - cu[k]), chunk);
+    part[threadIdx.x] = mine;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int64_t run = 0;
+        for (int t = 0; t < (int)blockDim.x; t++) {
+            const int64_t v = part[t];
+            part[t] = run;
+            run += v;
+        }
+    }
+    __syncthreads();
+    int64_t at = part[threadIdx.x];
+    for (int k = k0; k < min(nseq, k0 + per); k++) {
+        first_chunk[k] = at;
+        at += ceil_div((int64_t)(cu[k + 1] - cu[k]), chunk);
+    }
 }
 
 #endif
