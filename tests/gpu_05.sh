@@ -17,7 +17,7 @@ steps=${*:-check time}
 bin=build/05_ssd_mamba2
 status=0
 nvidia-smi --query-gpu=name,compute_cap,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$out/gpu.txt" 2>&1
-make -j"$(nproc)" all >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
+make -j"$(nproc)" "$bin" build/test_oracle >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; exit 1; }
 fused=${FUSED:-$($bin --list | awk '$2 == "gpu" && $1 >= 7 { print $1 }')}
 for step in $steps; do
     case $step in
