@@ -138,7 +138,7 @@ void ssd_precision_lesson(const Args *a) {
               .has_D = true, .has_bias = true, .softplus = true},
         .x = in.x, .dt = in.dt, .A = in.A, .B = in.B, .C = in.C, .D = in.D, .dt_bias = in.bias,
     };
-    oracle_ssd(&t, y_ref, state_ref);
+    oracle_ssd(&t, y_ref, state_ref, NULL);
 
     char path[512];
     FILE *f = csv_sibling(a->csv, "precision", path, sizeof(path));

@@ -83,9 +83,16 @@ int input_set(const Session *se, const VersionInfo *v) {
     return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
 
+/* Whether rtol is taken of the oracle's Σ|term| on input set `set`. */
+static bool of_terms(const Session *se, int set) {
+    return se->op->oracle_scale && (set != PLAIN || !se->op->scale_16bit);
+}
+
 Tol version_tol(const Session *se, const VersionInfo *v) {
     const int set = input_set(se, v);
-    return TOLERANCES[set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
+    Tol tol = TOLERANCES[set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
+    tol.of_terms = of_terms(se, set);
+    return tol;
 }
 
 /* ---------------------------------------------------------- host problems */
@@ -393,7 +400,7 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
     void *t[MAX_TENSORS];  // the inputs of the set
     host_view(hp, set, NULL, t);
     se->op->oracle(&hp->p, t, r->out);
-    if (se->op->oracle_scale) {
+    if (of_terms(se, set)) {
         for (int k = 0; k < hp->n; k++)
             if (is_output(&hp->t[k])) r->scale[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle magnitudes");
         se->op->oracle_scale(&hp->p, t, r->scale);

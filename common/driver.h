@@ -92,6 +92,7 @@ typedef struct {
     /* NULL, or per output element Σ|term| of the terms the oracle adds up
      * (scale[k] like ref[k]): rtol is then taken of it, not of |ref|. */
     void (*oracle_scale)(const Problem *p, void *const *tensors, double *const *scale);
+    bool scale_16bit;  // oracle_scale serves the 16-bit versions only: fp32 ones keep rtol of |ref|
     /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);

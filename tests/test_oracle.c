@@ -1,6 +1,7 @@
 /* build/test_oracle [ROOT]: checks the harness's own foundations, on the
  * CPU: fp16 rounding, the .npy reader and writer, the random generator, the
- * discretization rules, and every operation's fp64 oracle against its
+ * discretization rules, the magnitude of y's terms that the SSD checks take
+ * rtol of, and every operation's fp64 oracle against its
  * official fixtures (ROOT/ops/<op>/fixtures; ROOT defaults to the repository
  * the program was built in). Exit 0 when every check passes, else 1. */
 #define _POSIX_C_SOURCE 200809L  // mkstemp, close, unlink
@@ -17,6 +18,7 @@
 #include "npy.h"
 #include "op_bidir.h"
 #include "op_decode.h"
+#include "op_scan.h"
 #include "rng.h"
 
 /* ---- fp16 ---- */
@@ -285,6 +287,38 @@ static void check_discretize(void) {
     check_report_bool("softplus: threshold 20 as torch's F.softplus", sp, NULL);
 }
 
+/* The magnitude of y's terms that rtol is taken of (ScanRow.terms): never
+ * below |y|, and equal to it when every term is positive. */
+static void check_terms(void) {
+    enum { L = 5, N = 3 };
+    float u[L] = {0.5f, -1.0f, 2.0f, 0.25f, -0.75f}, pos[L] = {0.5f, 1.0f, 2.0f, 0.25f, 0.75f};  // (L,)
+    float delta[L] = {0.1f, 0.3f, 0.2f, 0.05f, 0.4f};                                          // (L,)
+    float A[N] = {-1.0f, -0.5f, -2.0f};                                                        // (N,)
+    float B[L * N], C[L * N], Bp[L * N], Cp[L * N];                                            // (L, N)
+    float D = 0.8f, h0[N] = {0.3f, 0.2f, 0.1f}, z[L] = {1.0f, -0.5f, 0.2f, 2.0f, -1.5f};
+    for (int i = 0; i < L * N; i++) {
+        B[i] = (float)((i * 7 % 11) - 5) / 4.0f;
+        C[i] = (float)((i * 5 % 13) - 6) / 5.0f;
+        Bp[i] = fabsf(B[i]) + 0.1f;
+        Cp[i] = fabsf(C[i]) + 0.1f;
+    }
+    double y[L], terms[L], h[N];
+    ScanRow r = {.L = L, .N = N, .u = u, .u_t = 1, .delta = delta, .delta_t = 1, .z = z, .z_t = 1, .A = A, .A_n = 1,
+                 .B = B, .B_n = 1, .B_t = N, .C = C, .C_n = 1, .C_t = N, .D = &D, .h0 = h0, .terms = terms};
+    oracle_row(&r, y, h);
+    bool above = true;
+    for (int t = 0; t < L; t++) above = above && terms[t] >= fabs(y[t]) && terms[t] > 0.0;
+    r.u = pos;
+    r.B = Bp;
+    r.C = Cp;
+    r.z = NULL;
+    oracle_row(&r, y, h);
+    bool equal = true;
+    for (int t = 0; t < L; t++) equal = equal && fabs(terms[t] - y[t]) <= 1e-15 * y[t];
+    check_report_bool("oracle: y's terms' magnitude is at least |y|, and |y| when every term is positive",
+                      above && equal, NULL);
+}
+
 /* A NaN error is the max_abs of a check, wherever it stands among finite
  * errors, and fails the check. */
 static void check_compare(void) {
@@ -310,6 +344,7 @@ int main(int argc, char **argv) {
     check_rng();
     check_discretize();
     check_compare();
+    check_terms();
     printf("oracle vs the official fixtures (%s/ops)\n", root);
     fixtures_check_scan(root);
     fixtures_check_ssd(root);

@@ -99,6 +99,7 @@ typedef struct {
     const float *D;                           // one value, NULL without D
     const float *bias;                        // one value, NULL without bias
     const float *h0;                          // (N,) contiguous, NULL: start from zero
+    double *terms;  // (L,) fp64 or NULL: per step, the magnitude of y's terms, (Σ_n |h_n C_n| + |u D|) |silu(z)|
 } ScanRow;
 
 /* The recurrence of selective_scan_ref on one row: y (L,) in the row's own

@@ -65,6 +65,7 @@ ScanRow oracle_row_segment(ScanRow r, int64_t start, int64_t len) {
     r.B += start * r.B_t;
     r.C += start * r.C_t;
     r.h0 = NULL;
+    if (r.terms) r.terms += start;
     return r;
 }
 
@@ -77,7 +78,7 @@ void oracle_row_from(const ScanRow *r, double *y, double *h) {
         // if delta_softplus: delta = F.softplus(delta)
         if (r->softplus) delta = oracle_softplus(delta);
 
-        double y_t = 0.0;
+        double y_t = 0.0, terms = 0.0;
         for (int64_t n = 0; n < r->N; n++) {
             // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
             double deltaA = exp(delta * (double)r->A[n * r->A_n]);
@@ -87,12 +88,21 @@ void oracle_row_from(const ScanRow *r, double *y, double *h) {
             h[n] = deltaA * h[n] + deltaB_u;
             // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
             y_t += h[n] * (double)r->C[n * r->C_n + t * r->C_t];
+            terms += fabs(h[n] * (double)r->C[n * r->C_n + t * r->C_t]);
         }
         // out = y if D is None else y + u * rearrange(D, "d -> d 1")
-        if (r->D) y_t += u * (double)*r->D;
+        if (r->D) {
+            y_t += u * (double)*r->D;
+            terms += fabs(u * (double)*r->D);
+        }
         // if z is not None: out = out * F.silu(z)
-        if (r->z) y_t *= oracle_silu(r->z[t * r->z_t]);
+        if (r->z) {
+            const double gate = oracle_silu(r->z[t * r->z_t]);
+            y_t *= gate;
+            terms *= fabs(gate);
+        }
         y[t] = y_t;
+        if (r->terms) r->terms[t] = terms;
     }
 }
 

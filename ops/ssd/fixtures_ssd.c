@@ -61,7 +61,7 @@ static void check_ssd_case(const char *folder, const char *name) {
     };
     double *y_ref = fixture_alloc_f64(b * L * H * P);      // (b, L, h, p) fp64
     double *state_ref = fixture_alloc_f64(b * H * P * N);  // (b, h, p, N) fp64
-    oracle_ssd(&t, y_ref, state_ref);
+    oracle_ssd(&t, y_ref, state_ref, NULL);
     fixture_report(&fx, "y", y, y_ref, b * L * H * P);
     if (final) fixture_report(&fx, "final_state", final, state_ref, b * H * P * N);
     fixture_report_perturbed(&fx, y, y_ref, b * L * H * P);

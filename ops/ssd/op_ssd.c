@@ -4,6 +4,7 @@
  * and benchmark shapes, and the calls into an SsdVersion. A packed problem
  * (--seqlens) adds cu_seqlens, one initial and final state per sequence and
  * the state after every chunk of every sequence (SsdPacked, ssd.h). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,11 +148,38 @@ static void ssd_from_loaded(Problem *p, void *const *t) {
 static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) {
     if (p->nseq) {
         SsdPacked pk = ssd_packed_view(p, t);
-        oracle_ssd_packed(&pk, packed_chunks(p), ref[T_Y], ref[T_FINAL_STATE], ref[T_CHUNK_STATES]);
+        oracle_ssd_packed(&pk, packed_chunks(p), ref[T_Y], ref[T_FINAL_STATE], ref[T_CHUNK_STATES], NULL);
         return;
     }
     SsdTensors st = ssd_view(p, t);
-    oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE]);
+    oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE], NULL);
+}
+
+/* What rtol is taken of, for the 16-bit versions (scale_16bit). y_t =
+ * C_t . h_t + D x_t is a dot product of N terms, and they multiply C by the
+ * state rounded to x's dtype (as the official kernel does): the rounding is of
+ * the terms, not of their sum, so y's error grows with Σ_n |C_tn h_tn| +
+ * |D x_t| (times |silu(z_t)|), and an output that cancels to near zero keeps
+ * the error of its terms. The states are sums the kernels keep in fp32: rtol
+ * of their own magnitude. fp32 versions keep rtol of |y|: fp32-grade
+ * accuracy is held element by element. */
+static void ssd_oracle_scale(const Problem *p, void *const *t, double *const *scale) {
+    double *y = host_alloc(p->batch * p->seqlen * p->heads * p->headdim * 8, "oracle output");  // (b,L,h,p) fp64
+    if (p->nseq) {
+        SsdPacked pk = ssd_packed_view(p, t);
+        oracle_ssd_packed(&pk, packed_chunks(p), y, scale[T_FINAL_STATE], scale[T_CHUNK_STATES], scale[T_Y]);
+    } else {
+        SsdTensors st = ssd_view(p, t);
+        oracle_ssd(&st, y, scale[T_FINAL_STATE], scale[T_Y]);
+    }
+    free(y);
+    const int64_t states[] = {p->batch * p->heads * p->headdim * p->dstate * (p->nseq ? p->nseq : 1),
+                              packed_chunks(p) * p->heads * p->headdim * p->dstate};
+    for (int k = 0; k < 2; k++) {
+        double *s = scale[k ? T_CHUNK_STATES : T_FINAL_STATE];
+        if (!s) continue;
+        for (int64_t i = 0; i < states[k]; i++) s[i] = fabs(s[i]);
+    }
 }
 
 /* Rows are (b, h) heads. */
@@ -168,8 +196,9 @@ static CheckResult ssd_check_packed_channel(const Problem *p, void *const *t, in
     double *y = host_alloc(L * 8, "oracle channel");            // (L,) fp64
     double *fin = host_alloc(S * N * 8, "oracle channel");      // (nseq, N) fp64
     double *chunks = host_alloc(K * N * 8, "oracle channel");   // (nchunks, N) fp64
+    double *terms = host_alloc(L * 8, "oracle channel");        // (L,) fp64: y's terms' magnitude
     float *got = host_alloc((L + (S + K) * N) * 4, "channel");  // y, then final and chunk states, fp32
-    oracle_ssd_packed_channel(&pk, hi, pi, y, fin, chunks);
+    oracle_ssd_packed_channel(&pk, hi, pi, y, fin, chunks, terms);
     for (int64_t l = 0; l < L; l++) got[l] = ((const float *)pk.t.y)[(l * H + hi) * P + pi];
     for (int64_t k = 0; k < S + K; k++)
         for (int64_t n = 0; n < N; n++) {
@@ -177,9 +206,11 @@ static CheckResult ssd_check_packed_channel(const Problem *p, void *const *t, in
                                       : pk.chunk_states + (((k - S) * H + hi) * P + pi) * N;
             got[L + k * N + n] = from[n];
         }
-    CheckResult r = check_merge(check_merge(compare_f32(got, y, L, tol), compare_f32(got + L, fin, S * N, tol)),
+    CheckResult r = check_merge(check_merge(compare_f32_scaled(got, y, tol.of_terms ? terms : NULL, L, tol),
+                                            compare_f32(got + L, fin, S * N, tol)),
                                 compare_f32(got + L + S * N, chunks, K * N, tol));
     free(y);
+    free(terms);
     free(fin);
     free(chunks);
     free(got);
@@ -193,12 +224,14 @@ static CheckResult ssd_check_row(const Problem *p, void *const *t, int64_t row, 
     int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
     double *y = host_alloc(L * 8, "oracle channel");      // (L,) fp64
     double *state = host_alloc(N * 8, "oracle channel");  // (N,) fp64, the final state
+    double *terms = host_alloc(L * 8, "oracle channel");  // (L,) fp64: y's terms' magnitude
     float *got = host_alloc(L * 4, "channel output");     // (L,) fp32: y[bi, :, hi, pi]
-    oracle_ssd_channel(&st, bi, hi, pi, y, state);
+    oracle_ssd_channel(&st, bi, hi, pi, y, state, terms);
     for (int64_t l = 0; l < L; l++) got[l] = ((const float *)st.y)[((bi * L + l) * H + hi) * P + pi];
-    CheckResult r = check_merge(compare_f32(got, y, L, tol),
+    CheckResult r = check_merge(compare_f32_scaled(got, y, tol.of_terms ? terms : NULL, L, tol),
                                 compare_f32(st.final_state + row * N, state, N, tol));
     free(y);
+    free(terms);
     free(state);
     free(got);
     return r;
@@ -349,6 +382,8 @@ const Op OP_SSD = {
     .from_loaded = ssd_from_loaded,
     .big_delta = ssd_big_delta,
     .oracle = ssd_oracle,
+    .oracle_scale = ssd_oracle_scale,
+    .scale_16bit = true,
     .rows = ssd_rows,
     .check_row = ssd_check_row,
     .exps = ssd_exps,

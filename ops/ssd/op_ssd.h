@@ -46,22 +46,27 @@ enum {
 
 /* SsdTensors (ssd.h) with fp32 host arrays; y and final_state unused. */
 
-/* y (b,L,h,p) fp64, final_state (b,h,p,N) fp64 (may be NULL). Computed as the
- * Mamba-1 scan through the official Mamba-2 -> Mamba-1 mapping. chunk only
- * matters to chunked algorithms; the result does not depend on it. */
-void oracle_ssd(const SsdTensors *t, double *y, double *final_state);
-/* One channel (head hi, row pi) of batch bi: y (L,) fp64 (y[bi, :, hi, pi])
- * and its final state (N,) fp64. */
-void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state);
+/* y (b,L,h,p) fp64, final_state (b,h,p,N) fp64 (may be NULL), y_terms
+ * (b,L,h,p) fp64 (may be NULL): the magnitude of each y's terms, ScanRow's
+ * terms. Computed as the Mamba-1 scan through the official Mamba-2 -> Mamba-1
+ * mapping. chunk only matters to chunked algorithms; the result does not
+ * depend on it. */
+void oracle_ssd(const SsdTensors *t, double *y, double *final_state, double *y_terms);
+/* One channel (head hi, row pi) of batch bi: y (L,) fp64 (y[bi, :, hi, pi]),
+ * its final state (N,) fp64 and, unless NULL, its terms' magnitude (L,) fp64. */
+void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state,
+                        double *terms);
 
 /* A packed problem, sequence by sequence, one chunk after another: channel
- * (hi, pi)'s y over every sequence (L,), its final state in each (nseq, N)
- * and its state after each chunk (nchunks, N), fp64. */
+ * (hi, pi)'s y over every sequence (L,), its final state in each (nseq, N),
+ * its state after each chunk (nchunks, N) and, unless NULL, its terms'
+ * magnitude (L,), fp64. */
 void oracle_ssd_packed_channel(const SsdPacked *t, int64_t hi, int64_t pi, double *y, double *final_states,
-                               double *chunk_states);
+                               double *chunk_states, double *terms);
 /* Every channel: y (1,L,h,p), final states (nseq,h,p,N), chunk states
- * (nchunks,h,p,N), fp64. */
-void oracle_ssd_packed(const SsdPacked *t, int64_t nchunks, double *y, double *final_states, double *chunk_states);
+ * (nchunks,h,p,N), y_terms (1,L,h,p) (may be NULL), fp64. */
+void oracle_ssd_packed(const SsdPacked *t, int64_t nchunks, double *y, double *final_states, double *chunk_states,
+                       double *y_terms);
 
 /* The row of channel (hi, pi) of batch bi in original time order, as the
  * official mapping reads it (the bidirectional oracle reuses it). */

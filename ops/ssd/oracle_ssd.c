@@ -36,35 +36,43 @@ ScanRow oracle_ssd_row(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi) 
     return r;
 }
 
-void oracle_ssd(const SsdTensors *t, double *y, double *final_state) {
+void oracle_ssd(const SsdTensors *t, double *y, double *final_state, double *y_terms) {
     int64_t L = t->s.seqlen, H = t->s.heads, P = t->s.headdim, N = t->s.dstate;
-    double *y_row = oracle_alloc((size_t)L * sizeof(double));   // (L,) one channel's output
-    double *h = oracle_alloc((size_t)N * sizeof(double));       // (N,) its final state
+    double *y_row = oracle_alloc((size_t)L * sizeof(double));       // (L,) one channel's output
+    double *terms_row = oracle_alloc((size_t)L * sizeof(double));   // (L,) the magnitude of its terms
+    double *h = oracle_alloc((size_t)N * sizeof(double));           // (N,) its final state
     for (int64_t bi = 0; bi < t->s.batch; bi++)
         for (int64_t hi = 0; hi < H; hi++)
             for (int64_t pi = 0; pi < P; pi++) {
-                oracle_ssd_channel(t, bi, hi, pi, y_row, h);
+                oracle_ssd_channel(t, bi, hi, pi, y_row, h, y_terms ? terms_row : NULL);
                 // return rearrange(out, "b (h p) l -> b l h p", p=headdim)
-                for (int64_t l = 0; l < L; l++) y[((bi * L + l) * H + hi) * P + pi] = y_row[l];
+                for (int64_t l = 0; l < L; l++) {
+                    y[((bi * L + l) * H + hi) * P + pi] = y_row[l];
+                    if (y_terms) y_terms[((bi * L + l) * H + hi) * P + pi] = terms_row[l];
+                }
                 if (final_state)
                     for (int64_t n = 0; n < N; n++) final_state[((bi * H + hi) * P + pi) * N + n] = h[n];
             }
     free(y_row);
+    free(terms_row);
     free(h);
 }
 
-void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state) {
+void oracle_ssd_channel(const SsdTensors *t, int64_t bi, int64_t hi, int64_t pi, double *y, double *state,
+                        double *terms) {
     ScanRow r = oracle_ssd_row(t, bi, hi, pi);
+    r.terms = terms;
     oracle_row(&r, y, state);
 }
 
 /* ---- a packed problem, sequence by sequence, one chunk after another ---- */
 
 void oracle_ssd_packed_channel(const SsdPacked *pk, int64_t hi, int64_t pi, double *y, double *final_states,
-                               double *chunk_states) {
+                               double *chunk_states, double *terms) {
     const SsdShape *s = &pk->t.s;
     int64_t H = s->heads, P = s->headdim, N = s->dstate, Q = s->chunk, j = 0;
     ScanRow row = oracle_ssd_row(&pk->t, 0, hi, pi);  // the whole packed row, batch 0
+    row.terms = terms;
     for (int64_t k = 0; k < pk->nseq; k++) {
         /* Sequence k from its own initial state; its state after each chunk
          * of Q steps counted from its first step (the last chunk shorter). */
@@ -81,22 +89,28 @@ void oracle_ssd_packed_channel(const SsdPacked *pk, int64_t hi, int64_t pi, doub
     }
 }
 
-void oracle_ssd_packed(const SsdPacked *pk, int64_t nchunks, double *y, double *final_states, double *chunk_states) {
+void oracle_ssd_packed(const SsdPacked *pk, int64_t nchunks, double *y, double *final_states, double *chunk_states,
+                       double *y_terms) {
     const SsdShape *s = &pk->t.s;
     int64_t L = s->seqlen, H = s->heads, P = s->headdim, N = s->dstate, S = pk->nseq;
     double *y_row = oracle_alloc((size_t)L * sizeof(double));             // (L,) one channel's output
+    double *terms_row = oracle_alloc((size_t)L * sizeof(double));         // (L,) the magnitude of its terms
     double *fin = oracle_alloc((size_t)(S * N) * sizeof(double));         // (nseq, N) its final states
     double *chunks = oracle_alloc((size_t)(nchunks * N) * sizeof(double)); // (nchunks, N) its chunk states
     for (int64_t hi = 0; hi < H; hi++)
         for (int64_t pi = 0; pi < P; pi++) {
-            oracle_ssd_packed_channel(pk, hi, pi, y_row, fin, chunks);
-            for (int64_t l = 0; l < L; l++) y[(l * H + hi) * P + pi] = y_row[l];
+            oracle_ssd_packed_channel(pk, hi, pi, y_row, fin, chunks, y_terms ? terms_row : NULL);
+            for (int64_t l = 0; l < L; l++) {
+                y[(l * H + hi) * P + pi] = y_row[l];
+                if (y_terms) y_terms[(l * H + hi) * P + pi] = terms_row[l];
+            }
             for (int64_t k = 0; k < S; k++)
                 for (int64_t n = 0; n < N; n++) final_states[((k * H + hi) * P + pi) * N + n] = fin[k * N + n];
             for (int64_t j = 0; j < nchunks; j++)
                 for (int64_t n = 0; n < N; n++) chunk_states[((j * H + hi) * P + pi) * N + n] = chunks[j * N + n];
         }
     free(y_row);
+    free(terms_row);
     free(fin);
     free(chunks);
 }
