@@ -7,6 +7,7 @@
 #   python3 plots/ssd.py (matplotlib)     -> plots/05_ssd_mamba2_seqlen.png, _memory.png, _crossover.png
 #   python3 plots/bidir.py (matplotlib)   -> plots/06_bidirectional_seqlen.png, _memory.png
 #   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _state_vs_kv.png
+#   python3 plots/serving.py (matplotlib) -> plots/<chapter>_serving.png for 03, 04, 05 where the serving mix was timed
 #   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
 # A missing tool is reported and its part skipped; the exit status is non-zero
 # only when a missing tool had data to draw.
@@ -216,7 +217,7 @@ if ! command -v python3 > /dev/null 2>&1; then
 fi
 
 if ! python3 -c 'import matplotlib' > /dev/null 2>&1; then
-    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary, roofline, SSD, bidirectional and decode figures skipped"
+    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary, roofline, SSD, bidirectional, decode and serving figures skipped"
     status=1
 else
     python3 plots/summary.py || status=1
@@ -224,6 +225,7 @@ else
     python3 plots/ssd.py || status=1
     python3 plots/bidir.py || status=1
     python3 plots/decode.py || status=1
+    python3 plots/serving.py || status=1
 fi
 
 python3 plots/tables.py || status=1
