@@ -25,7 +25,7 @@ typedef struct {
     const char *name;
     double rtol, atol;   // element passes when |got - ref| <= atol + rtol*|ref|
     double max_rel_l2;   // and the relative L2 error is at most this (0: not used)
-    bool of_terms;       // rtol of the oracle's Σ|term| where the op gives one (Op.oracle_scale), not of |ref|
+    bool of_terms;       // rtol of the oracle's Σ|term| where the op gives one (Op.oracle_terms), not of |ref|
 } Tol;
 
 extern const Tol TOLERANCES[TOL_COUNT];

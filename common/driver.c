@@ -85,7 +85,7 @@ int input_set(const Session *se, const VersionInfo *v) {
 
 /* Whether rtol is taken of the oracle's Σ|term| on input set `set`. */
 static bool of_terms(const Session *se, int set) {
-    return se->op->oracle_scale && (set != PLAIN || !se->op->scale_16bit);
+    return se->op->oracle_terms && (set != PLAIN || !se->op->scale_16bit);
 }
 
 Tol version_tol(const Session *se, const VersionInfo *v) {
@@ -399,11 +399,12 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
         if (is_output(&hp->t[k])) r->out[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle output");
     void *t[MAX_TENSORS];  // the inputs of the set
     host_view(hp, set, NULL, t);
-    se->op->oracle(&hp->p, t, r->out);
     if (of_terms(se, set)) {
         for (int k = 0; k < hp->n; k++)
             if (is_output(&hp->t[k])) r->scale[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle magnitudes");
-        se->op->oracle_scale(&hp->p, t, r->scale);
+        se->op->oracle_terms(&hp->p, t, r->out, r->scale);
+    } else {
+        se->op->oracle(&hp->p, t, r->out);
     }
     r->tried = r->ran = true;
     return r;

@@ -89,10 +89,11 @@ typedef struct {
     void (*big_delta)(const Problem *p, void *const *tensors);
     /* The fp64 oracle: ref[k] for every output k of the table. */
     void (*oracle)(const Problem *p, void *const *tensors, double *const *ref);
-    /* NULL, or per output element Σ|term| of the terms the oracle adds up
-     * (scale[k] like ref[k]): rtol is then taken of it, not of |ref|. */
-    void (*oracle_scale)(const Problem *p, void *const *tensors, double *const *scale);
-    bool scale_16bit;  // oracle_scale serves the 16-bit versions only: fp32 ones keep rtol of |ref|
+    /* NULL, or the oracle that also gives, per output element, what rtol is
+     * taken of (scale[k] like ref[k]): Σ|term| of the terms a sum adds up
+     * where they can cancel, else |ref|. Run in place of oracle, one pass. */
+    void (*oracle_terms)(const Problem *p, void *const *tensors, double *const *ref, double *const *scale);
+    bool scale_16bit;  // oracle_terms serves the 16-bit versions only: fp32 ones keep rtol of |ref|
     /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);

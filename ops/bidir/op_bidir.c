@@ -100,12 +100,12 @@ static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
     oracle_bidir(&bt, ref[T_Y], NULL);
 }
 
-/* Σ|term| per element of y: the two directions can cancel (Hydra's
+/* y and Σ|term| per element of y: the two directions can cancel (Hydra's
  * shifted outputs are two different steps' terms), and a kernel rounds each
  * direction, not their sum. */
-static void bidir_oracle_scale(const Problem *p, void *const *t, double *const *scale) {
+static void bidir_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *const *scale) {
     BidirTensors bt = bidir_view(p, t);
-    oracle_bidir(&bt, NULL, scale[T_Y]);
+    oracle_bidir(&bt, ref[T_Y], scale[T_Y]);
 }
 
 /* Sampled validation on channels (b, h, p): y[b, :, h, p]. */
@@ -226,7 +226,7 @@ const Op OP_BIDIR = {
     .run = bidir_run,
     .big_delta = bidir_big_delta,
     .oracle = bidir_oracle,
-    .oracle_scale = bidir_oracle_scale,
+    .oracle_terms = bidir_oracle_terms,
     .rows = bidir_rows,
     .check_row = bidir_check_row,
     .exps = bidir_exps,

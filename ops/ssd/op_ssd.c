@@ -145,15 +145,18 @@ static void ssd_from_loaded(Problem *p, void *const *t) {
     p->nchunks = n;
 }
 
-static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) {
+/* ref, and y's terms' magnitude in y_terms unless NULL. */
+static void ssd_oracle_run(const Problem *p, void *const *t, double *const *ref, double *y_terms) {
     if (p->nseq) {
         SsdPacked pk = ssd_packed_view(p, t);
-        oracle_ssd_packed(&pk, packed_chunks(p), ref[T_Y], ref[T_FINAL_STATE], ref[T_CHUNK_STATES], NULL);
+        oracle_ssd_packed(&pk, packed_chunks(p), ref[T_Y], ref[T_FINAL_STATE], ref[T_CHUNK_STATES], y_terms);
         return;
     }
     SsdTensors st = ssd_view(p, t);
-    oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE], NULL);
+    oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE], y_terms);
 }
+
+static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) { ssd_oracle_run(p, t, ref, NULL); }
 
 /* What rtol is taken of, for the 16-bit versions (scale_16bit). y_t =
  * C_t . h_t + D x_t is a dot product of N terms, and they multiply C by the
@@ -163,22 +166,14 @@ static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) {
  * the error of its terms. The states are sums the kernels keep in fp32: rtol
  * of their own magnitude. fp32 versions keep rtol of |y|: fp32-grade
  * accuracy is held element by element. */
-static void ssd_oracle_scale(const Problem *p, void *const *t, double *const *scale) {
-    double *y = host_alloc(p->batch * p->seqlen * p->heads * p->headdim * 8, "oracle output");  // (b,L,h,p) fp64
-    if (p->nseq) {
-        SsdPacked pk = ssd_packed_view(p, t);
-        oracle_ssd_packed(&pk, packed_chunks(p), y, scale[T_FINAL_STATE], scale[T_CHUNK_STATES], scale[T_Y]);
-    } else {
-        SsdTensors st = ssd_view(p, t);
-        oracle_ssd(&st, y, scale[T_FINAL_STATE], scale[T_Y]);
-    }
-    free(y);
+static void ssd_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *const *scale) {
+    ssd_oracle_run(p, t, ref, scale[T_Y]);
     const int64_t states[] = {p->batch * p->heads * p->headdim * p->dstate * (p->nseq ? p->nseq : 1),
                               packed_chunks(p) * p->heads * p->headdim * p->dstate};
     for (int k = 0; k < 2; k++) {
-        double *s = scale[k ? T_CHUNK_STATES : T_FINAL_STATE];
-        if (!s) continue;
-        for (int64_t i = 0; i < states[k]; i++) s[i] = fabs(s[i]);
+        const int out = k ? T_CHUNK_STATES : T_FINAL_STATE;
+        if (!scale[out]) continue;  // no chunk states: not a packed problem
+        for (int64_t i = 0; i < states[k]; i++) scale[out][i] = fabs(ref[out][i]);
     }
 }
 
@@ -382,7 +377,7 @@ const Op OP_SSD = {
     .from_loaded = ssd_from_loaded,
     .big_delta = ssd_big_delta,
     .oracle = ssd_oracle,
-    .oracle_scale = ssd_oracle_scale,
+    .oracle_terms = ssd_oracle_terms,
     .scale_16bit = true,
     .rows = ssd_rows,
     .check_row = ssd_check_row,
