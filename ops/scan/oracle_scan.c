@@ -87,8 +87,9 @@ void oracle_row_from(const ScanRow *r, double *y, double *h) {
             // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
             h[n] = deltaA * h[n] + deltaB_u;
             // y = torch.einsum('bdn,bdn->bd', x, C[:, :, :, i])
-            y_t += h[n] * (double)r->C[n * r->C_n + t * r->C_t];
-            terms += fabs(h[n] * (double)r->C[n * r->C_n + t * r->C_t]);
+            const double term = h[n] * (double)r->C[n * r->C_n + t * r->C_t];
+            y_t += term;
+            terms += fabs(term);
         }
         // out = y if D is None else y + u * rearrange(D, "d -> d 1")
         if (r->D) {
