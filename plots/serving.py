@@ -23,8 +23,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from tablelib.data import CALL_COMMIT, ROOT, load_data, short_device  # noqa: E402
-from tablelib.sets import timed  # noqa: E402
+from tablelib.data import ROOT, load_data, short_device  # noqa: E402
+from tablelib.sets import same_call as official_same_call, timed  # noqa: E402
 
 CHAPTERS = ("03_fused_cuda", "04_fp16_half2", "05_ssd_mamba2")
 MIX_SEQS, MIX_TOKENS, LONGEST = 64, 65536, 8192
@@ -35,7 +35,7 @@ def packed(r):
     return "packed" in (r["flags"] or "") and r["batch"] == 1 and r["seqlen"] == MIX_TOKENS
 
 
-def same_call(a, b):
+def same_config(a, b):
     """Rows of one device call and one configuration but their batch and L."""
     keys = ("version", "device", "commit", "dtype", "dim", "heads", "headdim", "dstate", "groups", "chunk")
     return all(a[k] == b[k] for k in keys)
@@ -48,14 +48,12 @@ def bars(rows, official, r):
     out = [("packed", r["ms_median"])]
     for label, batch, seqlen in (("one sequence", 1, MIX_TOKENS), ("padded", MIX_SEQS, LONGEST)):
         for o in rows:
-            if same_call(o, r) and o["batch"] == batch and o["seqlen"] == seqlen and o["flags"] == plain:
+            if same_config(o, r) and o["batch"] == batch and o["seqlen"] == seqlen and o["flags"] == plain:
                 out.append((label, o["ms_median"]))
     for impl, label in OFFICIAL:
         for o in official:
-            call = CALL_COMMIT.search(o["_file"])
             if (o["op"] == "ssd_packed" and o["impl"] == impl and o["dtype"] == r["dtype"]
-                    and o["device"] == short_device(r["device"]) and call and call.group(1) == r["commit"]
-                    and o["ms_median"] is not None):
+                    and o["device"] == short_device(r["device"]) and official_same_call(o, r) and o["ms_median"] is not None):
                 out.append((label, o["ms_median"]))
     return out
 
