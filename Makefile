@@ -2,6 +2,7 @@
 #   make            build everything           make check    all checks, summary line last
 #   make check-long every GPU version at 2^20 tokens and past 2^31 elements (GPU, not in CI)
 #   make bench      plots/data/*.csv (GPU)      make plots    figures + README tables
+#   make front      the front page's own run: plots/data/front.csv (GPU, minutes)
 #   make run        every chapter as a reader   make sanitize compute-sanitizer on GPU checks
 #   make asan       CPU parts under ASan/UBSan  make clean    remove build/
 # CUDA_ARCH defaults to the present GPU's (e.g. sm_90), else sm_90.
@@ -41,7 +42,7 @@ $(foreach c,$(CHAPTERS),$(eval OBJS_$(c) := $(patsubst %,build/obj/%.o,$(basenam
 PROGRAMS := test_oracle $(CHAPTERS)
 BINS := $(PROGRAMS:%=build/%)
 
-.PHONY: all programs check check-long bench plots run sanitize asan clean help FORCE
+.PHONY: all programs check check-long bench front plots run sanitize asan clean help FORCE
 # Every .cu file is compiled, linked or not, so a kernel that does not build fails.
 ALL_CU_OBJ := $(patsubst %.cu,build/obj/%.o,$(wildcard */*.cu common/cuda/*.cu))
 # `make` builds in parallel, one job a core, unless the caller already gave -j.
@@ -51,7 +52,7 @@ all:
 programs: $(BINS) $(ALL_CU_OBJ)
 
 help:
-	@sed -n '2,6p' Makefile | sed 's/^# //'
+	@sed -n '2,7p' Makefile | sed 's/^# //'
 
 # The commit goes into the CSV rows; rewritten only when it changes.
 build/commit.h: FORCE
@@ -118,6 +119,13 @@ bench: all
 	  if [ -s build/bench/05_crossover_03.csv ]; then cp build/bench/05_crossover_03.csv plots/data/; \
 	    echo "bench: wrote plots/data/05_crossover_03.csv"; fi ;; \
 	esac
+
+# The front page's own run (GPU only, minutes): every chapter at only the shapes README's
+# headline table and plots/summary_*.png, roofline.png draw, into plots/data/front.csv
+# (replaced only when every chapter ran), and with .anchors/ carried the official kernels in
+# the same call; `make plots` draws the front page from that run alone (tests/front.sh).
+front: all
+	@COMMIT=$(COMMIT) sh tests/front.sh
 
 plots:
 	@sh plots/draw.sh

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""The front page's roofline figure, drawn from plots/data:
+"""The front page's roofline figure, drawn from the front page's run alone
+(plots/data/front.csv, see tablelib.data.load_front: one device, one commit):
 
   plots/roofline.png  each chapter's fastest version at its headline shape (the
                       rows of the README's headline table) against its floor,
-                      as time / floor: one line per chapter and device, the floor at 1,
+                      as time / floor: one line per chapter, the floor at 1,
                       its terms (bytes over the probed copy rate, exps over the
                       probed exp2 rate, and FLOPs over the tensor-core rate
                       where they set it) as shares of it, and the measured time
 
-Every number is a column of the chapter CSVs (bytes, bw_gbps, exps, exp_rate,
-floor_ms, ms_median, time_over_floor). Needs matplotlib: python3 -m pip install
+Every number is a column of front.csv (bytes, bw_gbps, exps, exp_rate,
+floor_ms, ms_median, time_over_floor); without that file nothing is drawn
+(`make front` on a GPU writes it). Needs matplotlib: python3 -m pip install
 matplotlib (or Debian's python3-matplotlib). Usage: python3 plots/roofline.py
 """
 import sys
@@ -21,9 +23,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from tablelib.data import ROOT, load_data  # noqa: E402
-from tablelib.markdown import device_cell, label, several_devices, sig  # noqa: E402
-from tablelib.sets import devices_and_commits, floor_bound, floor_terms, headline_rows  # noqa: E402
+from tablelib.data import FRONT, ROOT, load_front  # noqa: E402
+from tablelib.markdown import label, sig  # noqa: E402
+from tablelib.sets import floor_bound, floor_terms, headline_rows  # noqa: E402
 
 FLOOR_STYLE = {  # floor term -> (marker, color, legend label)
     "bytes": ("s", "#1f77b4", "bytes / copy rate"),
@@ -34,7 +36,7 @@ SHOWN = 0.01  # floor terms under this share of the floor are left out
 NAME = "roofline.png"
 
 
-def draw(found):
+def draw(found, front):
     fig, ax = plt.subplots(figsize=(11, 0.75 * len(found) + 2))
     labelled, shares = set(), [1.0]
     for y, (chapter, shape, r, _, _) in enumerate(found):
@@ -59,10 +61,8 @@ def draw(found):
                     (max(r["time_over_floor"], 1.0), y), xytext=(10, 0),
                     textcoords="offset points", va="center", fontsize=9)
     ax.axvline(1.0, color="black", lw=1)
-    on = several_devices([r for _, _, r, _, _ in found])  # then each line names its device
-    ax.set_yticks(range(len(found)),
-                  [f"{chapter}{f' on {device_cell(r)}' if on else ''}\n{label(r)} {r['dtype']}, {shape}"
-                   for chapter, shape, r, _, _ in found], fontsize=8)
+    ax.set_yticks(range(len(found)), [f"{chapter}\n{label(r)} {r['dtype']}, {shape}"
+                                      for chapter, shape, r, _, _ in found], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
     worst = max(r["time_over_floor"] for _, _, r, _, _ in found)
@@ -71,23 +71,25 @@ def draw(found):
                   f"terms under {SHOWN:.0%} of it are not drawn")
     ax.grid(True, axis="x", which="major", color="#dddddd")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=2, fontsize=8, frameon=False)
-    devices, commits = devices_and_commits([r for _, _, r, _, _ in found])
     ax.set_title("Each chapter's fastest version at its headline shape against its floor\n"
-                 f"measured on {', '.join(devices) or 'an unrecorded device'}, floors from the rates "
-                 f"probed in the same run; commits {', '.join(commits) or 'unrecorded'}", fontsize=10)
+                 f"measured on {front.device}, floors from the rates probed in the same run; "
+                 f"commit {front.commit} (plots/data/{FRONT}.csv)", fontsize=10)
     fig.savefig(ROOT / "plots" / NAME, dpi=130, bbox_inches="tight")
     plt.close(fig)
     print(f"roofline: plots/{NAME}")
 
 
 def main():
-    chapters, official = load_data()
-    found = [f for f in headline_rows(chapters, official) if f[2]["floor_ms"]]
+    front = load_front()
+    if front is None:
+        print(f"roofline: no plots/data/{FRONT}.csv (make front on a GPU); {NAME} not drawn")
+        return 0
+    found = [f for f in headline_rows(front.chapters, front.official) if f[2]["floor_ms"]]
     if not found:
-        print("roofline: no rows with a floor at the chapters' headline shapes in plots/data; "
+        print(f"roofline: no rows with a floor at the chapters' headline shapes in plots/data/{FRONT}.csv; "
               f"{NAME} not drawn")
         return 0
-    draw(found)
+    draw(found, front)
     return 0
 
 

@@ -13,7 +13,9 @@ from plots/data/*.csv.
                          targets markers, the bidirectional targets; in 07,
                          between the precision markers, a 16-bit state's accuracy
   README.md              between <!-- headline:begin --> and <!-- headline:end -->:
-                         each chapter's fastest version at its headline shape
+                         each chapter's fastest version at its headline shape,
+                         from the front page's run alone (plots/data/front.csv,
+                         `make front`); left as it is without that file
 
 A README without both markers is left as it is, and a second run changes
 nothing. Standard library only; the pieces are in plots/tablelib/.
@@ -25,7 +27,7 @@ import sys
 sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
 from tablelib.chapters import chapter_summary, results_file  # noqa: E402
-from tablelib.data import CROSSOVER, ROOT, load_data  # noqa: E402
+from tablelib.data import CROSSOVER, ROOT, load_data, load_front  # noqa: E402
 from tablelib.front import headline_section  # noqa: E402
 from tablelib.markdown import rewrite, write_file  # noqa: E402
 from tablelib.sections import bidir_section, crossover_section, precision_section  # noqa: E402
@@ -53,9 +55,10 @@ def main():
         rewrite(readme, "results", chapter_summary(chapter, rows, official), f"{chapter}/README.md")
         for marker, section in extra.get(chapter, []):
             rewrite(readme, marker, section(), f"{chapter}/README.md {marker}")
+    front = load_front()
     readme = ROOT / "README.md"
-    if readme.is_file():
-        rewrite(readme, "headline", headline_section(chapters, official), "README.md headline")
+    if front is not None and readme.is_file():
+        rewrite(readme, "headline", headline_section(front), "README.md headline")
     return 0
 
 

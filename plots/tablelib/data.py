@@ -1,11 +1,12 @@
 """Reading plots/data/*.csv: the harness's chapter rows and the official
 Mamba timings, with every number converted to a float (None when empty or
-'nan')."""
+'nan'), and the front page's run (front.csv and its official file)."""
 import csv
 import math
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "plots" / "data"
@@ -37,7 +38,8 @@ STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # 07's computed state-vs-KV-cache 
 STATE_PRECISION = "07_decode_kernel_state_precision"  # 07's accuracy of a 16-bit state (CPU)
 TUNING = "04_fp16_half2_tuning"  # 04's plan and tile sweeps, read by people, not tables
 OPERAND_PRECISION = "05_ssd_mamba2_precision"  # 05's accuracy of each product operand precision (CPU), quoted by 05's README
-NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, OPERAND_PRECISION, TUNING)  # drawn, tabled or quoted on their own
+FRONT = "front"  # the front page's run (`make front`): every chapter at the front page's shapes
+NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, OPERAND_PRECISION, TUNING, FRONT)  # drawn, tabled or quoted on their own
 
 
 def number(text):
@@ -80,30 +82,84 @@ def read_rows(path, columns):
         return rows
 
 
+def chapter_rows(path):
+    """The rows of a CSV in the harness's schema, a repeated measurement by
+    its last row; None when the file is in another schema."""
+    rows = read_rows(path, CHAPTER_COLUMNS)
+    if rows is None:
+        return None
+    latest = {}
+    for r in rows:
+        latest[tuple(r[k] for k in CONFIG_COLUMNS)] = r
+    return list(latest.values())
+
+
+def official_rows(path):
+    """The rows of a CSV in the official timings' schema, each with its file
+    name under SOURCE and its device (from the file name) under "device";
+    None when the file is in another schema."""
+    rows = read_rows(path, OFFICIAL_COLUMNS)
+    if rows is None:
+        return None
+    device = official_device(path.name)
+    return [dict(r, **{SOURCE: path.name, "device": device}) for r in rows]
+
+
 def load_data(data_dir=DATA):
     """({chapter: rows}, official rows) from every CSV in data_dir. A chapter
-    is a file in the harness's schema, named by its file name; a repeated
-    measurement keeps its last row. Official rows come from files in the
-    official timings' schema, in file name order, each with its file name
-    under SOURCE and its device (from the file name) under "device"."""
+    is a file in the harness's schema, named by its file name (see
+    chapter_rows). Official rows come from files in the official timings'
+    schema, in file name order (see official_rows)."""
     chapters, official = {}, []
     for path in sorted(Path(data_dir).glob("*.csv")):
         if path.stem in NOT_CHAPTERS:
             continue
-        rows = read_rows(path, CHAPTER_COLUMNS)
+        rows = chapter_rows(path)
         if rows is not None:
-            latest = {}
-            for r in rows:
-                latest[tuple(r[k] for k in CONFIG_COLUMNS)] = r
-            chapters[path.stem] = list(latest.values())
+            chapters[path.stem] = rows
             continue
-        rows = read_rows(path, OFFICIAL_COLUMNS)
+        rows = official_rows(path)
         if rows is not None:
-            device = official_device(path.name)
-            official += [dict(r, **{SOURCE: path.name, "device": device}) for r in rows]
+            official += rows
             continue
         print(f"tables: {path}: unknown header, skipped", file=sys.stderr)
     return chapters, official
+
+
+class Front(NamedTuple):
+    """The front page's run: one device call of `make front` (tests/front.sh)."""
+    chapters: dict      # {chapter: rows}, by the rows' chapter column
+    official: list      # the official rows timed in the same call, or []
+    device: str         # the one device and the one commit of every row
+    commit: str
+    official_file: str  # the official file's name in plots/data, or None where there is none
+
+
+def load_front(data_dir=DATA):
+    """The front page's run from data_dir/front.csv, and the official timings
+    of the same device call (official_<device>_front_<commit>.csv, as
+    tests/front.sh names them); None without front.csv. Exits with a message
+    when front.csv is not one run: rows of one device and one commit."""
+    path = Path(data_dir) / f"{FRONT}.csv"
+    if not path.is_file():
+        return None
+    rows = chapter_rows(path)
+    if rows is None:
+        sys.exit(f"{path}: not in the harness's schema")
+    devices, commits = {r["device"] for r in rows}, {r["commit"] for r in rows}
+    if len(devices) != 1 or len(commits) != 1:
+        sys.exit(f"{path}: rows of devices {sorted(devices)} and commits {sorted(commits)}; the front "
+                 "page is drawn from one run, one device and one commit (`make front` on a GPU)")
+    (device,), (commit,) = devices, commits
+    chapters = {}
+    for r in rows:
+        chapters.setdefault(r["chapter"], []).append(r)
+    gpu = SHORT_DEVICE.search(device or "")  # the file name's device, as tests/front.sh writes it
+    official = Path(data_dir) / f"official_{gpu.group(0).lower() if gpu else 'gpu'}_front_{commit}.csv"
+    rows = official_rows(official) if official.is_file() else None
+    if rows is None:
+        return Front(chapters, [], device, commit, None)
+    return Front(chapters, rows, device, commit, official.name)
 
 
 def read_state_precision():

@@ -3,7 +3,7 @@ a group, the devices of rows, what sets a row's floor, chapter 01's eager
 baseline, the official timings that match a row (same device, and whether
 they come from the same device call), and the shapes of the summary and
 headline tables."""
-from .data import CALL_COMMIT, CROSSOVER, SOURCE, short_device
+from .data import CALL_COMMIT, SOURCE, short_device
 
 DEFAULT_FLAGS = "z+D+bias+softplus"  # the benchmark sets' flags, as the harness writes them
 SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
@@ -113,16 +113,14 @@ def fastest(rows):
 
 def eager_baseline(chapters):
     """{batch: S1 row} of chapter 01's GPU eager baseline (the 01 version whose
-    name contains "eager"; the lowest-numbered one if several do) on the
-    device most of its rows were timed on, or {}."""
+    name contains "eager"; the lowest-numbered one if several do), or {}.
+    chapters: the front page's run (one device)."""
     for chapter in sorted(chapters):
         if chapter.startswith("01_"):
             rows = [r for r in timed(chapters[chapter]) if is_s1(r) and "eager" in r["name"]]
             if rows:
                 first = min(r["version"] for r in rows)
-                rows = [r for r in rows if r["version"] == first]
-                main = main_device(rows)
-                return {r["batch"]: r for r in rows if r["device"] == main}
+                return {r["batch"]: r for r in rows if r["version"] == first}
     return {}
 
 
@@ -330,22 +328,19 @@ def headline_shape(chapter):
 
 def headline_rows(chapters, official):
     """[(chapter, shape, fastest row, official row, same call?)]: each
-    chapter's fastest version at its headline shape on each device it was
-    timed on there, with the official kernel's row there (see official_match)."""
+    chapter's fastest version at its headline shape, with the official
+    kernel's row there (see official_match). chapters: the front page's run
+    (one device)."""
     found = []
     for chapter in sorted(chapters):
-        if chapter == CROSSOVER:  # 03's rows at 05's shapes, not a chapter of its own
-            continue
         shape, pick = headline_shape(chapter)
-        here = [r for r in chapters[chapter] if pick(r)]
-        for _, mine in by_device(here):
-            best = fastest(mine)
-            if best is None:
-                continue
-            # Within 1% of the fastest, a row the official kernel was timed
-            # against says more (bf16 ties fp16, which it has no rows for).
-            near = [r for r in mine if r["ms_median"] is not None
-                    and r["ms_median"] <= 1.01 * best["ms_median"] and official_match(official, r)[0]]
-            best = fastest(near) or best
-            found.append((chapter, shape, best, *official_match(official, best)))
+        here = timed([r for r in chapters[chapter] if pick(r)])
+        best = fastest(here)
+        if best is None:
+            continue
+        # Within 1% of the fastest, a row the official kernel was timed
+        # against says more (bf16 ties fp16, which it has no rows for).
+        near = [r for r in here if r["ms_median"] <= 1.01 * best["ms_median"] and official_match(official, r)[0]]
+        best = fastest(near) or best
+        found.append((chapter, shape, best, *official_match(official, best)))
     return found
