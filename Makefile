@@ -22,10 +22,13 @@ GPU_CHAPTERS := $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu)))
 OPS      := $(patsubst %/,%,$(sort $(wildcard ops/*/)))
 INCLUDES := -Icommon -Icommon/cuda $(OPS:%=-I%)
 
-CFLAGS   := -MMD -MP -std=c11 -O2 -g -Wall -Wextra -Werror $(INCLUDES) -Ibuild -I$(CUDA_HOME)/include
+# OpenMP where the C compiler has it: the benchmarks' oracle checks their sampled rows in
+# parallel (common/bench.c); without it they run one after another, with the same results.
+OPENMP   := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
+CFLAGS   := -MMD -MP -std=c11 -O2 -g -Wall -Wextra -Werror $(OPENMP) $(INCLUDES) -Ibuild -I$(CUDA_HOME)/include
 NVFLAGS  := -MMD -MP -arch=$(CUDA_ARCH) -O3 -g -lineinfo -std=c++17 $(INCLUDES) -Werror all-warnings \
             -Xcompiler -Wall,-Wextra,-Werror
-LDFLAGS  := -arch=$(CUDA_ARCH)
+LDFLAGS  := -arch=$(CUDA_ARCH) $(if $(OPENMP),-Xcompiler -fopenmp)
 LDLIBS   := -lm
 
 # What every program links: the harness and every operation.
@@ -78,7 +81,7 @@ define link_rules
 build/$(1): $$(OBJS_$(1)) $$(COMMON_OBJ)
 	$$(NVCC) $$(LDFLAGS) $$^ -o $$@ $$(LDLIBS)
 build/asan/$(1): $$(call asan_objs,$$(OBJS_$(1)) $$(COMMON_OBJ))
-	$$(CC) $$(ASAN_FLAGS) $$^ -o $$@ -L$$(CUDA_HOME)/lib64 -lcudart_static -ldl -lpthread -lrt -lstdc++ -lm
+	$$(CC) $$(ASAN_FLAGS) $$(OPENMP) $$^ -o $$@ -L$$(CUDA_HOME)/lib64 -lcudart_static -ldl -lpthread -lrt -lstdc++ -lm
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call link_rules,$(p))))
 

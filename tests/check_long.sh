@@ -14,11 +14,13 @@ pass=0; fail=0; skip=0; failed=""
 run() {  # name command...
     name=$1; shift
     echo "=== $name: $*"
+    t0=$(date +%s)
     out=$("$@" 2>&1); rc=$?
+    secs=$(($(date +%s) - t0))
     echo "$out" | grep -E "vs oracle|SKIP|checks:|needs|GPU rows"
-    if [ $rc -eq 3 ]; then skip=$((skip + 1)); echo "SKIP  $name (no usable GPU)"
-    elif [ $rc -eq 0 ] && ! echo "$out" | grep -q "FAIL"; then pass=$((pass + 1)); echo "PASS  $name"
-    else fail=$((fail + 1)); failed="$failed [$name]"; echo "FAIL  $name (exit $rc)"; fi
+    if [ $rc -eq 3 ]; then skip=$((skip + 1)); echo "SKIP  $name (no usable GPU, $secs s)"
+    elif [ $rc -eq 0 ] && ! echo "$out" | grep -q "FAIL"; then pass=$((pass + 1)); echo "PASS  $name ($secs s)"
+    else fail=$((fail + 1)); failed="$failed [$name]"; echo "FAIL  $name (exit $rc, $secs s)"; fi
 }
 for c in $chapters; do
     b="$BIN/$c all --bench --reps 20"
