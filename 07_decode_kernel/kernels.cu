@@ -9,9 +9,10 @@
  *     y     = Σ_n h[n]·C[n] + D·x,  y *= z·σ(z)           per row
  *
  * What a token moves. The state is read and written once: 2·4·b·d·N bytes
- * (M1) or 2·4·b·h·p·N bytes (M2) in fp32 (half that in fp16, version 8). Everything else is small: x, z, y
- * one value per row, dt per row (M1) or head (M2), B and C N values per
- * batch entry (M1) or group (M2), A (d, N) or (h,). At the benchmark shapes:
+ * (M1) or 2·4·b·h·p·N bytes (M2) in fp32 (half that in fp16 or bf16,
+ * versions 8 and 9). Everything else is small: x, z, y one value per row, dt
+ * per row (M1) or head (M2), B and C N values per batch entry (M1) or group
+ * (M2), A (d, N) or (h,). At the benchmark shapes:
  *   M2 b 64, h 32, p 64, N 128, no z: state 2 x 67.1 MB = 134 MB; x, y
  *      0.5 MB each; B, C 32 KB each: 135.3 MB, 0.034 ms at 3.97 TB/s.
  *   M1 b 64, d 2048, N 16: state 2 x 8.4 MB = 16.8 MB; x, dt, z, y 0.5 MB
@@ -37,11 +38,12 @@
  *                            16 floats of a row per lane), the state streamed
  *   7 decode_lean_fp16       the same kernel on fp16 x, dt, z, B, C, y
  *   8 decode_lean_state16    7 with the state stored in fp16 too
+ *   9 decode_lean_state_bf16 8 in bf16: x, dt, z, B, C, y and the state
  * The previous stage, version 2, decode_via_scan: T tokens are a scan of L = T steps
  * from h0 = state; 03's scan_fused_tuned (M1) and 05's ssd_steps_fp32 (M2)
  * compute it, and every version is checked against their y and final state.
- * This file holds versions 3-5; what 4-8 share is in lanes.cuh, versions
- * 6-8 in lean.cu, version 2 in via_scan.cu. */
+ * This file holds versions 3-5; what 4-9 share is in lanes.cuh, versions
+ * 6-9 in lean.cu, version 2 in via_scan.cu. */
 #include "kernels.h"
 
 #include <cuda_fp16.h>

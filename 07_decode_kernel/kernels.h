@@ -41,13 +41,18 @@ void decode_lean_fp16(const DecodeTensors *t, void *workspace);  // x, dt, z, B,
 /* 8: 7 with the state stored in fp16 too: half the state's bytes. */
 void decode_lean_state16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp16 bits
 
-/* 6-8 as a server runs them (DecodeServing, decode.h): each batch entry on
+/* 9: 8 in bf16 (x, dt, z, B, C, y and the state): 8's bytes for a bf16
+ * model, each rounding of the state 8 times coarser than fp16's. */
+void decode_lean_state_bf16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state bf16 bits
+
+/* 6-9 as a server runs them (DecodeServing, decode.h): each batch entry on
  * its slot of the pool, padding entries (a negative slot) skipped, the state
  * after every token stored when intermediate_states is given. In place when
  * state_out == state; otherwise the pool is copied to state_out first. */
 void decode_lean_serving(const DecodeServing *sv, void *workspace);
 void decode_lean_fp16_serving(const DecodeServing *sv, void *workspace);
 void decode_lean_state16_serving(const DecodeServing *sv, void *workspace);
+void decode_lean_state_bf16_serving(const DecodeServing *sv, void *workspace);
 
 /* The previous stage: the T tokens as a scan of L = T steps from h0 = state.
  * M2: 05's ssd_steps_fp32 (chunk 64) on the same layouts. M1: 03's

@@ -1,4 +1,4 @@
-/* 07_decode_kernel, GPU: what versions 4-8 share. A row's N states split
+/* 07_decode_kernel, GPU: what versions 4-9 share. A row's N states split
  * over S lanes (kernels.cu, versions 4 and 5: the plan), the vector loads
  * and stores of one lane, and the host side that plans a launch and
  * dispatches the template arguments it chose. */
@@ -12,6 +12,8 @@
 #include "cuda_check.h"
 #include "decode.h"
 #include "launch.cuh"
+#include "mamba2_io.cuh"
+#include "pair16.cuh"
 
 /* z·σ(z). __fdividef: 2 ulp, no IEEE-division slow path (whose call makes
  * the kernel spill); for z < -87, 1 + e^-z = inf and z / inf = 0, as it should. */
@@ -34,15 +36,20 @@ static __device__ __forceinline__ void load_vec(const float *p, float (&v)[4]) {
     const float4 q = *reinterpret_cast<const float4 *>(p);
     v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
 }
-/* 4 halves (the bits of two half2) to 4 floats. */
+/* 4 16-bit values (F: __half or __nv_bfloat16; the bits of two pairs,
+ * pair16.cuh: __half22float2, __bfloat1622float2) to 4 floats. */
+template <typename F>
 static __device__ __forceinline__ void widen4(uint2 q, float (&v)[4]) {
-    const float2 lo = __half22float2(*reinterpret_cast<const __half2 *>(&q.x));
-    const float2 hi = __half22float2(*reinterpret_cast<const __half2 *>(&q.y));
+    using F2 = typename Pair<F>::type;
+    const float2 lo = Pair<F>::widen(*reinterpret_cast<const F2 *>(&q.x));
+    const float2 hi = Pair<F>::widen(*reinterpret_cast<const F2 *>(&q.y));
     v[0] = lo.x; v[1] = lo.y; v[2] = hi.x; v[3] = hi.y;
 }
-static __device__ __forceinline__ void load_vec(const __half *p, float (&v)[1]) { v[0] = __half2float(*p); }
-static __device__ __forceinline__ void load_vec(const __half *p, float (&v)[4]) {
-    widen4(*reinterpret_cast<const uint2 *>(p), v);  // 4 halves, one 8-byte access
+template <typename F>  // __half, __nv_bfloat16
+static __device__ __forceinline__ void load_vec(const F *p, float (&v)[1]) { v[0] = to_float(*p); }
+template <typename F>
+static __device__ __forceinline__ void load_vec(const F *p, float (&v)[4]) {
+    widen4<F>(*reinterpret_cast<const uint2 *>(p), v);  // 4 values, one 8-byte access
 }
 static __device__ __forceinline__ void store_vec(float *p, const float (&v)[1]) { *p = v[0]; }
 static __device__ __forceinline__ void store_vec(float *p, const float (&v)[4]) {
@@ -66,7 +73,7 @@ static __device__ __forceinline__ void load_lane(const In *src, int64_t e0, int 
 
 static inline bool aligned(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
 
-/* What a server adds to a launch of versions 6-8 (DecodeServing, decode.h):
+/* What a server adds to a launch of versions 6-9 (DecodeServing, decode.h):
  * the slot each batch entry reads and writes (NULL: entry b's own rows; a
  * negative slot: padding) and where the state after every token goes (NULL:
  * not asked). */
@@ -77,14 +84,14 @@ struct DecodePool {
 
 struct CoalescedLaunch {
     CoalescedPlan plan;
-    DecodePool pool{};  // versions 6-8 as a server runs them; none otherwise
+    DecodePool pool{};  // versions 6-9 as a server runs them; none otherwise
     int W, K;     // template arguments: floats per access (1, 4), accesses per lane and row (1, 2, 4)
     int threads;  // per block, 32..256
     unsigned grid;
 };
 
-/* Floats per vector access: 4 when every one can be 16 bytes (8 bytes for fp16
- * B/C), else 1. */
+/* Floats per vector access: 4 when every one can be 16 bytes (8 bytes for
+ * 16-bit B/C), else 1. */
 static inline int access_width(const DecodeTensors *t, size_t in_bytes) {
     return t->s.dstate % 4 == 0 && aligned(t->state, 16) && aligned(t->state_out, 16) &&
                    aligned(t->B, 4 * in_bytes) && aligned(t->C, 4 * in_bytes) &&

@@ -58,6 +58,12 @@ static const DecodeVersion versions[] = {
      .run = decode_lean_state16,
      .graph = true,
      .run_serving = decode_lean_state16_serving},
+    {.info = {.name = "decode_lean_state_bf16",
+              .what = "8 in bf16: x, dt, z, B, C, y and the state, 8's bytes, each state rounding 8x coarser",
+              .gpu = true, .dtype = DT_BF16_STATE16},
+     .run = decode_lean_state_bf16,
+     .graph = true,
+     .run_serving = decode_lean_state_bf16_serving},
 };
 
 int main(int argc, char **argv) {

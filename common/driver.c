@@ -31,7 +31,7 @@ static bool is_output(const TensorSpec *t) { return t->role == OUTPUT && t->pres
 
 /* n 16-bit values a version of dtype dt wrote (bf16 or fp16 bits) as floats. */
 static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
-    if (dt == DT_BF16) bf16s_to_floats(h, x, n);
+    if (dtype_bf16(dt)) bf16s_to_floats(h, x, n);
     else halves_to_floats(h, x, n);
 }
 
@@ -69,7 +69,7 @@ void flags_text(const Problem *p, char *buf, size_t len) {
 }
 
 /* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
-const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dt == DT_BF16 ? "bf16" : "fp16"; }
+const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16"; }
 
 /* ------------------------------------------------------------ the session */
 
@@ -79,7 +79,7 @@ const VersionInfo *version_at(const Session *se, int i) {
 }
 
 int input_set(const Session *se, const VersionInfo *v) {
-    if (v->dtype == DT_BF16) return ROUNDED_BF16;
+    if (dtype_bf16(v->dtype)) return ROUNDED_BF16;
     return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
 
@@ -91,7 +91,7 @@ static bool of_terms(const Session *se, int set) {
 Tol version_tol(const Session *se, const VersionInfo *v) {
     const int set = input_set(se, v);
     Tol tol = TOLERANCES[set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
-    tol.of_terms = of_terms(se, set);
+    tol.of_terms = of_terms(se, set) && (!se->op->scale_state16 || dtype_state16(v->dtype));
     return tol;
 }
 
@@ -108,18 +108,20 @@ void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
  * VERSION_DTYPE rounded to fp16 (bf16) values, so that the oracle sees what a
  * 16-bit version reads, and their bits for those versions; each set is
  * rounded from the inputs as made (bf16 from fp16 values would inherit
- * fp16's range). Inputs of STATE_DTYPE keep their fp32 values (an fp16
- * version with an fp32 state reads them so) and get fp16 bits for the
- * versions that store them in fp16: those are checked against the oracle on
- * the fp32 state, so the check counts the state's rounding. */
+ * fp16's range). Inputs of STATE_DTYPE keep their fp32 values (a 16-bit
+ * version with an fp32 state reads them so) and get fp16 (bf16) bits, both
+ * rounded to nearest even, for the versions that store them in 16 bits
+ * (dtype_state16): those are checked against the oracle on the fp32 state,
+ * so the check counts the state's rounding. */
 static void host_round(HostProblem *hp, int set) {
     const bool bf16 = set == ROUNDED_BF16;
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];
         float *x = hp->in[PLAIN][k];
-        if (x && t->dtype == STATE_DTYPE && !bf16) {
+        if (x && t->dtype == STATE_DTYPE) {
             hp->bits[set][k] = host_alloc(tensor_numel(t) * 2, t->name);
-            floats_to_halves(x, hp->bits[set][k], tensor_numel(t));
+            if (bf16) floats_to_bf16s(x, hp->bits[set][k], tensor_numel(t));
+            else floats_to_halves(x, hp->bits[set][k], tensor_numel(t));
         } else if (x && t->dtype == VERSION_DTYPE) {
             int64_t n = tensor_numel(t);
             hp->bits[set][k] = host_alloc(n * 2, t->name);
@@ -375,15 +377,17 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
 /* ------------------------------------------------------------------ checks */
 
 /* Every output the reference holds against got, merged into one result. */
-/* got against ref; rtol of the oracle's Σ|term| where the op gives one
- * (the same problem's magnitudes serve every reference it is compared with). */
+/* got against ref; rtol of the oracle's Σ|term| where the op gives one and
+ * tol takes it (the same problem's magnitudes serve every reference it is
+ * compared with). */
 static CheckResult compare(const HostProblem *hp, float *const *got, const Reference *ref, const Reference *oracle_ref,
                            Tol tol) {
     CheckResult all = {0.0, 0.0, 0, 0, true, 0, false};
     bool first = true;
     for (int k = 0; k < hp->n; k++) {
         if (!ref->out[k]) continue;
-        CheckResult r = compare_f32_scaled(got[k], ref->out[k], oracle_ref->scale[k], tensor_numel(&hp->t[k]), tol);
+        CheckResult r = compare_f32_scaled(got[k], ref->out[k], tol.of_terms ? oracle_ref->scale[k] : NULL,
+                                           tensor_numel(&hp->t[k]), tol);
         all = first ? r : check_merge(all, r);
         first = false;
     }

@@ -94,6 +94,7 @@ typedef struct {
      * where they can cancel, else |ref|. Run in place of oracle, one pass. */
     void (*oracle_terms)(const Problem *p, void *const *tensors, double *const *ref, double *const *scale);
     bool scale_16bit;  // oracle_terms serves the 16-bit versions only: fp32 ones keep rtol of |ref|
+    bool scale_state16;  // and of those only the ones that store a state in 16 bits (dtype_state16)
     /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);

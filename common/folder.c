@@ -30,15 +30,25 @@ void folder_write(const char *dir, const TensorSpec *t, int n, const float *cons
         NpyShape shape = npy_shape_of(&t[k]);
         snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
         bool ok;
-        /* fp16 as the version read and wrote it; bf16 as fp32 (.npy has no bf16) */
-        const bool fp16 = tensor_elem_bytes(&t[k], dt) == 2 && dt != DT_BF16;
+        /* A 16-bit tensor as the version read and wrote it: fp16 as fp16; bf16
+         * as fp32 of its bf16 values (.npy has no bf16), so that a 16-bit state,
+         * which the harness keeps in fp32, is written as the version read it. */
+        const bool half = tensor_elem_bytes(&t[k], dt) == 2;
         if (t[k].dtype == INDEX_INT32) {
             ok = npy_write_i32(path, (const int32_t *)x[k], &shape, err, sizeof(err));
-        } else if (fp16) {
+        } else if (half) {
             int64_t e = npy_numel(&shape);
-            uint16_t *h = host_alloc(e * 2, t[k].name);  // (t's shape) fp16 bits of x[k]
-            floats_to_halves(x[k], h, e);
-            ok = npy_write_f16(path, h, &shape, err, sizeof(err));
+            uint16_t *h = host_alloc(e * 2, t[k].name);  // (t's shape) fp16 | bf16 bits of x[k]
+            if (dtype_bf16(dt)) {
+                float *f = host_alloc(e * 4, t[k].name);  // (t's shape) fp32: the bf16 values
+                floats_to_bf16s(x[k], h, e);
+                bf16s_to_floats(h, f, e);
+                ok = npy_write_f32(path, f, &shape, err, sizeof(err));
+                free(f);
+            } else {
+                floats_to_halves(x[k], h, e);
+                ok = npy_write_f16(path, h, &shape, err, sizeof(err));
+            }
             free(h);
         } else {
             ok = npy_write_f32(path, x[k], &shape, err, sizeof(err));

@@ -30,6 +30,6 @@ int64_t tensor_numel(const TensorSpec *t) {
 
 size_t tensor_elem_bytes(const TensorSpec *t, DType dt) {
     const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
-                      (t->dtype == STATE_DTYPE && dt == DT_FP16_STATE16);
+                      (t->dtype == STATE_DTYPE && dtype_state16(dt));
     return half ? 2 : 4;
 }

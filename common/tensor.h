@@ -9,18 +9,25 @@
 
 /* The dtype of a version's tensors that follow it (VERSION_DTYPE).
  * DT_FP16_STATE16: fp16 as DT_FP16, and the decode state (STATE_DTYPE) stored
- * in fp16 too. DT_BF16: bfloat16. */
-typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3 } DType;
+ * in fp16 too. DT_BF16: bfloat16. DT_BF16_STATE16: bf16 as DT_BF16, and the
+ * decode state stored in bf16 too. */
+typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_FP16_STATE16 = 2, DT_BF16 = 3, DT_BF16_STATE16 = 4 } DType;
+
+/* Whether a version of dtype dt holds its 16-bit tensors in bf16 (else fp16). */
+static inline bool dtype_bf16(DType dt) { return dt == DT_BF16 || dt == DT_BF16_STATE16; }
+/* Whether it stores the decode state (STATE_DTYPE) in 16 bits, fp16 or bf16 as dtype_bf16 says. */
+static inline bool dtype_state16(DType dt) { return dt == DT_FP16_STATE16 || dt == DT_BF16_STATE16; }
 
 #define MAX_TENSORS 16
 #define MAX_DIMS 5
 
 typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;
 /* ALWAYS_FP32; VERSION_DTYPE: fp16 in a DT_FP16 or DT_FP16_STATE16 version,
- * bf16 in a DT_BF16 one; STATE_DTYPE: fp16 in a DT_FP16_STATE16 version only
- * (the decode state); INDEX_INT32: int32 indices that the op makes from the
- * problem (cu_seqlens), never drawn or rounded, held in the same 4 bytes an
- * element as an fp32 tensor. */
+ * bf16 in a DT_BF16 or DT_BF16_STATE16 one; STATE_DTYPE (the decode state):
+ * fp16 in a DT_FP16_STATE16 version, bf16 in a DT_BF16_STATE16 one, else
+ * fp32; INDEX_INT32: int32 indices that the op makes from the problem
+ * (cu_seqlens), never drawn or rounded, held in the same 4 bytes an element
+ * as an fp32 tensor. */
 typedef enum { ALWAYS_FP32, VERSION_DTYPE, STATE_DTYPE, INDEX_INT32 } TensorDType;
 
 /* One tensor of an operation, named and laid out as the official code does. */

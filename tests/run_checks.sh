@@ -108,6 +108,14 @@ for form in m1 m2; do
         "$BIN/07_decode_kernel" 1 --load "$tmp/decode_$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y, state_out.*PASS" "$tmp/out"
     count "decode $form dump/load round trip" $?
 done
+# A bf16 state (version 9, GPU; skipped without one): --dump writes it as fp32 of its bf16 values.
+"$BIN/07_decode_kernel" 9 --check --form m2 --dump "$tmp/decode_bf16" --batch 2 --tokens 3 --dstate 8 >"$tmp/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+    "$BIN/07_decode_kernel" 9 --load "$tmp/decode_bf16" >"$tmp/out" 2>&1 && grep -q "vs loaded y, state_out.*PASS" "$tmp/out"
+    rc=$?
+fi
+count "decode bf16 state dump/load round trip (version 9)" $rc
 
 # A program finds the fixtures from any folder it is run in.
 echo "=== run from another folder"

@@ -28,19 +28,20 @@ typedef struct {
 } DecodeShape;
 
 /* One launch's tensors, host or device pointers (the version says which).
- * x, dt, z, B, C, y hold fp32 or fp16 (uint16_t bits) per the version's
- * dtype; A, D and dt_bias are fp32, and so is the state except in a
- * DT_FP16_STATE16 version (fp16 bits). A pointer is NULL exactly when
- * its flag in `s` is off (z, D, dt_bias). state_out may equal state: every
- * version reads a state element before it writes it (in place). */
+ * x, dt, z, B, C, y hold fp32, fp16 or bf16 (uint16_t bits) per the
+ * version's dtype; A, D and dt_bias are fp32, and so is the state except in
+ * a DT_FP16_STATE16 (fp16 bits) or DT_BF16_STATE16 (bf16 bits) version. A
+ * pointer is NULL exactly when its flag in `s` is off (z, D, dt_bias).
+ * state_out may equal state: every version reads a state element before it
+ * writes it (in place). */
 typedef struct {
     DecodeShape s;
-    const float *state;     // M1 (b, d, N)     M2 (b, h, p, N)  fp32 (fp16 bits: DT_FP16_STATE16), before the first token
-    const void *x;          // M1 (b, T, d)     M2 (b, T, h, p)  fp32 | fp16
-    const void *dt;         // M1 (b, T, d)     M2 (b, T, h)     fp32 | fp16
+    const float *state;     // M1 (b, d, N)     M2 (b, h, p, N)  fp32 (16-bit: DT_*_STATE16), before the first token
+    const void *x;          // M1 (b, T, d)     M2 (b, T, h, p)  fp32 | fp16 | bf16
+    const void *dt;         // M1 (b, T, d)     M2 (b, T, h)     fp32 | fp16 | bf16
     const float *A;         // M1 (d, N)        M2 (h,)          fp32
-    const void *B;          // M1 (b, T, N)     M2 (b, T, g, N)  fp32 | fp16
-    const void *C;          // M1 (b, T, N)     M2 (b, T, g, N)  fp32 | fp16
+    const void *B;          // M1 (b, T, N)     M2 (b, T, g, N)  fp32 | fp16 | bf16
+    const void *C;          // M1 (b, T, N)     M2 (b, T, g, N)  fp32 | fp16 | bf16
     const float *D;         // M1 (d,)          M2 (h,)          fp32, NULL without D
     const void *z;          // like x, NULL without z
     const float *dt_bias;   // M1 (d,)          M2 (h,)          fp32, NULL without bias
@@ -59,7 +60,7 @@ typedef struct {
     DecodeTensors t;
     int64_t slots;                       // S; 0: no pool, state b's rows are batch entry b's
     const int32_t *state_batch_indices;  // (b,) int32, NULL without a pool
-    float *intermediate_states;          // M1 (b, T, d, N)  M2 (b, T, h, p, N) fp32, written; NULL when not asked
+    float *intermediate_states;          // M1 (b, T, d, N)  M2 (b, T, h, p, N) the state's dtype, written; NULL when not asked
 } DecodeServing;
 
 /* State rows (independent recurrences): M1 b·d, M2 b·h·p; each is N floats. */

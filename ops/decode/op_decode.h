@@ -44,16 +44,20 @@ enum {
 void oracle_decode(const DecodeTensors *t, double *y, double *state_out);
 /* Row c (M1: a channel; M2: hi·p + pi) of batch entry bi over the T tokens,
  * from the state state0 (N,) fp32: y (T,), the final
- * state (N,) and, per_token not NULL, the state after each token (T, N). */
+ * state (N,) and, per_token not NULL, the state after each token (T, N);
+ * terms not NULL, the magnitude of each y's terms (T,): (Σ_n |state·C| +
+ * |x·D|)·|silu(z)|. */
 void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const float *state0, double *y,
-                            double *state, double *per_token);
+                            double *state, double *per_token, double *terms);
 /* A DecodeServing problem (decode.h): row (bi, c) from its slot's state, or
- * *skipped (a negative index: y and per_token zeros, state untouched). */
+ * *skipped (a negative index: y, per_token and terms zeros, state untouched). */
 void oracle_decode_serving_row(const DecodeServing *sv, int64_t row, double *y, double *state, double *per_token,
-                               bool *skipped);
+                               double *terms, bool *skipped);
 /* Every row: y like x, the pool after the tokens (state_out's shape), and
- * the intermediate states (b, T, ...) when not NULL, fp64. */
-void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate);
+ * the intermediate states (b, T, ...) when not NULL, fp64; y_terms (like y)
+ * when not NULL, the magnitude of each y's terms. */
+void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate,
+                           double *y_terms);
 
 /* The oracle against the official fixtures decode_m1 and decode_m2
  * (<root>/ops/decode/fixtures). */

@@ -17,9 +17,11 @@
  * so one dt, A, D and dt_bias serve every p of head hi = row / p % h, and
  *   B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
  * picks B and C of the head's group. Token k reads x, dt, z, B, C at k and
- * writes y at k; the state carries from one token to the next in fp64. */
+ * writes y at k; the state carries from one token to the next in fp64.
+ * terms[k] (when not NULL): the magnitude of y's terms, (Σ_n |state·C| +
+ * |x·D|)·|silu(z)|. */
 void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const float *state0, double *y,
-                            double *state, double *per_token) {
+                            double *state, double *per_token, double *terms) {
     const DecodeShape *s = &t->s;
     int64_t T = s->tokens, N = s->dstate, W = decode_width(s);  // c: channel (M1) or hi·p + pi (M2)
     int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;  // what dt, D, dt_bias follow: head (M2) or channel (M1)
@@ -39,7 +41,7 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
         if (t->dt_bias) dt += (double)t->dt_bias[hi];
         // dt = F.softplus(dt) if dt_softplus else dt
         if (s->softplus) dt = oracle_softplus(dt);
-        double out = 0.0;
+        double out = 0.0, mag = 0.0;  // y, and the sum of its terms' magnitudes
         for (int64_t n = 0; n < N; n++) {
             // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
             double dA = exp(dt * (double)A[s->form == DECODE_M1 ? n : 0]);
@@ -49,12 +51,20 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
             state[n] = state[n] * dA + dB * xv;
             // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
             out += state[n] * (double)Ck[n];
+            mag += fabs(state[n] * (double)Ck[n]);
         }
         // if D is not None: out += (x * D).to(out.dtype)
-        if (t->D) out += xv * (double)t->D[hi];
+        if (t->D) {
+            out += xv * (double)t->D[hi];
+            mag += fabs(xv * (double)t->D[hi]);
+        }
         // return (out if z is None else out * F.silu(z)).to(x.dtype)
-        if (z) out *= oracle_silu(z[at]);
+        if (z) {
+            out *= oracle_silu(z[at]);
+            mag *= fabs(oracle_silu(z[at]));
+        }
         y[k] = out;
+        if (terms) terms[k] = mag;
         if (per_token)
             for (int64_t n = 0; n < N; n++) per_token[k * N + n] = state[n];
     }
@@ -62,13 +72,13 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
 
 void oracle_decode(const DecodeTensors *t, double *y, double *state_out) {
     const DecodeServing sv = {*t, 0, NULL, NULL};  // one state per batch entry, no intermediate states
-    oracle_decode_serving(&sv, y, state_out, NULL);
+    oracle_decode_serving(&sv, y, state_out, NULL, NULL);
 }
 
 /* ---- a state pool and intermediate states ---- */
 
 void oracle_decode_serving_row(const DecodeServing *sv, int64_t row, double *y, double *state, double *per_token,
-                               bool *skipped) {
+                               double *terms, bool *skipped) {
     const DecodeTensors *t = &sv->t;
     int64_t T = t->s.tokens, N = t->s.dstate, W = decode_width(&t->s);
     int64_t bi = row / W, c = row % W;
@@ -76,26 +86,30 @@ void oracle_decode_serving_row(const DecodeServing *sv, int64_t row, double *y, 
     *skipped = slot < 0;
     if (*skipped) {  // padding: no state read or written, zeros out
         for (int64_t k = 0; k < T; k++) y[k] = 0.0;
+        for (int64_t k = 0; terms && k < T; k++) terms[k] = 0.0;
         if (per_token)
             for (int64_t e = 0; e < T * N; e++) per_token[e] = 0.0;
         return;
     }
-    oracle_decode_row_from(t, bi, c, t->state + (slot * W + c) * N, y, state, per_token);
+    oracle_decode_row_from(t, bi, c, t->state + (slot * W + c) * N, y, state, per_token, terms);
 }
 
-void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate) {
+void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate,
+                           double *y_terms) {
     const DecodeShape *s = &sv->t.s;
     int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
     int64_t pool = (sv->slots ? sv->slots : s->batch) * W * N;   // elements of the state pool
     for (int64_t e = 0; e < pool; e++) state_out[e] = sv->t.state[e];  // slots no entry names keep theirs
     double *yr = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: one row's outputs
+    double *mag = y_terms ? oracle_alloc((size_t)T * sizeof(double)) : NULL;  // (T,) fp64: their terms' magnitudes
     double *h = oracle_alloc((size_t)N * sizeof(double));             // (N,) fp64: its final state
     double *per = intermediate ? oracle_alloc((size_t)(T * N) * sizeof(double)) : NULL;  // (T, N) fp64: after each token
     for (int64_t row = 0; row < s->batch * W; row++) {
         int64_t bi = row / W, c = row % W;
         bool skipped;
-        oracle_decode_serving_row(sv, row, yr, h, per, &skipped);
+        oracle_decode_serving_row(sv, row, yr, h, per, mag, &skipped);
         for (int64_t k = 0; k < T; k++) y[(bi * T + k) * W + c] = yr[k];
+        for (int64_t k = 0; mag && k < T; k++) y_terms[(bi * T + k) * W + c] = mag[k];
         if (!skipped) {
             int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
             for (int64_t n = 0; n < N; n++) state_out[(slot * W + c) * N + n] = h[n];
@@ -105,6 +119,7 @@ void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out
                 for (int64_t n = 0; n < N; n++) intermediate[((bi * T + k) * W + c) * N + n] = per[k * N + n];
     }
     free(yr);
+    free(mag);
     free(h);
     free(per);
 }
