@@ -79,9 +79,12 @@ void oracle_row_from(const ScanRow *r, double *y, double *h) {
         if (r->softplus) delta = oracle_softplus(delta);
 
         double y_t = 0.0, terms = 0.0;
+        /* Mamba-2's A is one number a head (A_n == 0, repeated over n): one exp serves every
+         * n of the step, the same value the loop would compute N times. */
+        const double deltaA_shared = r->A_n == 0 ? exp(delta * (double)r->A[0]) : 0.0;
         for (int64_t n = 0; n < r->N; n++) {
             // deltaA = torch.exp(torch.einsum('bdl,dn->bdln', delta, A))
-            double deltaA = exp(delta * (double)r->A[n * r->A_n]);
+            double deltaA = r->A_n == 0 ? deltaA_shared : exp(delta * (double)r->A[n * r->A_n]);
             // deltaB_u = torch.einsum('bdl,bdnl,bdl->bdln', delta, B, u)
             double deltaB_u = delta * (double)r->B[n * r->B_n + t * r->B_t] * u;
             // x = deltaA[:, :, i] * x + deltaB_u[:, :, i]
