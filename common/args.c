@@ -31,6 +31,7 @@ typedef struct {
 static const FlagInfo FLAGS[] = {
     {"--check", ARG_CHECK, "run the checks (default when neither --check nor --bench)"},
     {"--bench", ARG_BENCH, "time the versions at the benchmark shapes"},
+    {"--sampled", ARG_SAMPLED, "with --bench: run each GPU version once and check 64 rows, first to last, time nothing (make check-long)"},
     {"--list", ARG_LIST, "list the numbered versions"},
     {"--batch", ARG_BATCH, "B[,B...]  batch sizes"},
     {"--dim", ARG_DIM, "D  channels"},
@@ -137,6 +138,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         switch (bit) {
         case ARG_CHECK: a->check = true; break;
         case ARG_BENCH: a->bench = true; break;
+        case ARG_SAMPLED: a->sampled = true; break;
         case ARG_LIST: a->list = true; break;
         case ARG_NO_Z: a->no_z = true; break;
         case ARG_NO_D: a->no_D = true; break;

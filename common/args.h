@@ -1,5 +1,5 @@
 /* The one command line every chapter shares (docs/design.md §5):
- *   build/<chapter> [VERSION|all] [--check] [--bench] [--list] [--batch 1,2,4]
+ *   build/<chapter> [VERSION|all] [--check] [--bench [--sampled]] [--list] [--batch 1,2,4]
  *     [--dim D] [--dstate N] [--seqlen 512,2048] [--seqlens 1000,37,4096]
  *     [--heads H] [--headdim P]
  *     [--groups G] [--chunk Q] [--no-z] [--no-D] [--no-bias]
@@ -17,7 +17,7 @@ enum {
     ARG_CHECK = 1u << 0, ARG_BENCH = 1u << 1, ARG_LIST = 1u << 2,
     ARG_BATCH = 1u << 3, ARG_DIM = 1u << 4, ARG_DSTATE = 1u << 5,
     ARG_SEQLEN = 1u << 6, ARG_HEADS = 1u << 7, ARG_HEADDIM = 1u << 8,
-    ARG_GROUPS = 1u << 9, ARG_CHUNK = 1u << 10,
+    ARG_GROUPS = 1u << 9, ARG_CHUNK = 1u << 10, ARG_SAMPLED = 1u << 11,
     ARG_NO_Z = 1u << 12, ARG_NO_D = 1u << 13, ARG_NO_BIAS = 1u << 14,
     ARG_NO_SOFTPLUS = 1u << 15, ARG_H0 = 1u << 16, ARG_HYDRA = 1u << 17,
     ARG_FORM = 1u << 18, ARG_SEED = 1u << 20,
@@ -32,7 +32,7 @@ enum {
 typedef struct {
     unsigned given;                 // ARG_* bits of the flags that appeared
     int version;                    // VERSION, 0 for "all" or none given
-    bool check, bench, list;
+    bool check, bench, sampled, list;  // sampled: --bench checks 64 rows, times nothing
     int64_t batch[ARGS_MAX_LIST];   int nbatch;
     int64_t seqlen[ARGS_MAX_LIST];  int nseqlen;  // --seqlen, or --tokens (decode)
     int64_t *seqlens;               int nseqs;    // --seqlens: one packed problem (malloc'd)

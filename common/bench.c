@@ -100,7 +100,7 @@ static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int 
 
 /* The inputs are drawn once, when the first version that can run p needs
  * them: a problem no selected version takes (a packed one) costs nothing. */
-static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv) {
+static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv, bool sampled) {
     const Op *op = se->op;
     TensorSpec t[MAX_TENSORS];  // p's table, for the device bytes before any input is drawn
     const int nt = problem_table(op, p, t);
@@ -132,6 +132,17 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         DeviceProblem d;
         device_problem(&d, op, v, &hp, set);
         RunCtx ctx = {op, v, p, &d};
+        if (sampled) {  // --sampled (make check-long): one run into poisoned outputs, checked, not timed
+            device_poison(&d, &hp, v->dtype);
+            run_ctx(&ctx);
+            gpu_sync();
+            printf(" run once\n");
+            snprintf(label, sizeof(label), "%d %s b%lld L%lld output vs oracle (%s rows)", i + 1, v->name,
+                     (long long)p->batch, (long long)p->seqlen, op->rows(p) < 64 ? "all" : "64");
+            check_report(label, validate_rows(se, &ctx, &hp, set, tol), tol);
+            device_free(&d);
+            continue;
+        }
         run_ctx(&ctx);
         gpu_sync();
         CheckResult before = validate_rows(se, &ctx, &hp, set, tol);
@@ -238,9 +249,10 @@ void bench(Session *se, const Problem *problems, int n, const Args *a, bool quic
         if (smallest && least > free_b) device_too_small(se->op, smallest, &problems[i], least, free_b);
     }
     const Floors *fl = floors_get();
-    printf("\n%s on %s (copy %.0f GB/s, exp2 %.3g/s", quick ? "timing" : "bench", gpu_name(), fl->bw_gbps,
+    printf("\n%s on %s (copy %.0f GB/s, exp2 %.3g/s", quick ? "timing" : a->sampled ? "sampled checks" : "bench",
+           gpu_name(), fl->bw_gbps,
            fl->exp_rate);
     if (se->op->flops) printf(", matrix %.0f TFLOP/s", fl->matrix_tflops);
     printf(" measured; commit %s)\n", commit_id());
-    for (int i = 0; i < n; i++) bench_problem(se, &problems[i], a->seed, a->reps, quick ? NULL : a->csv);
+    for (int i = 0; i < n; i++) bench_problem(se, &problems[i], a->seed, a->reps, quick ? NULL : a->csv, a->sampled);
 }

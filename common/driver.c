@@ -519,6 +519,9 @@ static void list_versions(const Session *se) {
  * writable, --dump a --check or --load run's problem, and the two differ. */
 static void check_output_paths(const Args *a) {
     if (a->csv && !a->bench) die_usage("--csv takes the rows of --bench: add --bench, or drop --csv");
+    if (a->sampled && !a->bench) die_usage("--sampled checks --bench's shapes on 64 rows: add --bench");
+    if (a->sampled && a->csv) die_usage("--sampled times nothing, so it writes no rows: drop --csv");
+    if (a->sampled && (a->given & ARG_REPS)) die_usage("--sampled times nothing: drop --reps");
     if (a->dump && a->bench && !a->check && !a->load)
         die_usage("--dump writes the problem that --check or --load checks, not --bench's: add --check, or drop --dump");
     if (a->csv && a->dump && strcmp(a->csv, a->dump) == 0)

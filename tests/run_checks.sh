@@ -209,6 +209,9 @@ bad "VERSION 2^31" 2 "$BIN/05_ssd_mamba2" 2147483648 --check
 bad "VERSION 2^32 + 1" 2 "$BIN/06_bidirectional" 4294967297 --check
 bad "VERSION 2^40" 2 "$BIN/07_decode_kernel" 1099511627776 --check
 bad "--reps 2^32 + 20" 2 "$BIN/05_ssd_mamba2" 3 --bench --reps 4294967316
+bad "--sampled without --bench" 2 "$BIN/05_ssd_mamba2" 3 --check --sampled
+bad "--sampled with --csv" 2 "$BIN/03_fused_cuda" 3 --bench --sampled --csv "$tmp/sampled.csv"
+bad "--sampled with --reps" 2 "$BIN/07_decode_kernel" 6 --bench --sampled --reps 20
 bad "--batch 1,,2" 2 "$BIN/05_ssd_mamba2" --check --batch 1,,2
 bad "--seqlen ,64," 2 "$BIN/01_naive_scan" --check --seqlen ,64,
 bad "--dim given twice" 2 "$BIN/01_naive_scan" --check --dim 4 --dim 8

@@ -25,7 +25,7 @@ enum {
     /* what the decode chapter (07) accepts: --tokens fills the seqlen list */
     ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_TOKENS | ARG_DIM |
                   ARG_HEADS | ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_NO_Z | ARG_NO_D |
-                  ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_FORM | ARG_SEED | ARG_REPS | ARG_CSV |
+                  ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_FORM | ARG_SEED | ARG_REPS | ARG_SAMPLED | ARG_CSV |
                   ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SLOTS | ARG_INTERMEDIATE,
 };
 

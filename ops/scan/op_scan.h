@@ -33,7 +33,7 @@ enum {
     /* what the Mamba-1 scan chapters (01-04) accept */
     ARGS_SCAN = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_DSTATE |
                 ARG_SEQLEN | ARG_SEQLENS | ARG_GROUPS | ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS |
-                ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV | ARG_DUMP |
+                ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_SAMPLED | ARG_CSV | ARG_DUMP |
                 ARG_LOAD | ARG_VERSION,
 };
 

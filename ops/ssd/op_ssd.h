@@ -31,7 +31,7 @@ enum {
     /* what the Mamba-2 SSD chapters (05 on) accept */
     ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_HEADS |
                ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
-               ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_CSV |
+               ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_SAMPLED | ARG_CSV |
                ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SEQLENS,
 };
 
