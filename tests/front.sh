@@ -11,7 +11,8 @@
 #   05, 06  S3: h 32, p 64, N 128, chunk 256, D+bias+softplus, batch 8, L 512, 2048,
 #           8192 (06 in its default form): the memory panel, the headline at L 8192
 #   07      S4 Mamba-2, one token: batch 1-256: the memory panel, the headline at batch 64
-#   official  mamba2 (S3), decode (S4) and mamba1cuda (S1): × official, official peaks
+#   official  mamba2 (S3), bidir (Hydra's recipe at S3 b 8, L 8192), decode (S4) and
+#           mamba1cuda (S1): × official, official peaks
 # Rows go to build/bench/front.csv first and replace plots/data/front.csv only when
 # every chapter ran; logs in build/bench/front_<chapter>.log, front_official.log.
 # A few minutes; the official kernels about two more (their CUDA scan is built first).
@@ -69,7 +70,7 @@ if [ ! -f .anchors/run_official.sh ]; then
     exit 0
 fi
 start=$(date +%s)
-PYTHONUNBUFFERED=1 bash .anchors/run_official.sh build/bench/official_front.csv mamba2,decode,mamba1cuda \
+PYTHONUNBUFFERED=1 bash .anchors/run_official.sh build/bench/official_front.csv mamba2,bidir,decode,mamba1cuda \
     >build/bench/front_official.log 2>&1
 rc=$?
 if [ -f build/bench/official_front.csv ] && [ "$(wc -l <build/bench/official_front.csv)" -gt 1 ]; then

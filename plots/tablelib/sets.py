@@ -27,6 +27,8 @@ OFFICIAL_NAMES = {  # impl -> the official function it times
     "official_triton_chunk_scan_combined": "`mamba_chunk_scan_combined` (Triton)",
     "official_eager_ssd_minimal": "`ssd_minimal_discrete` (eager)",
     "official_triton": "`selective_state_update` (Triton)",
+    "hydra_recipe_triton": "Hydra's recipe: one `mamba_chunk_scan_combined` (Triton) on the batch doubled with flipped copies",
+    "hydra_recipe_triton_shift": "Hydra's recipe with its one-step shift",
 }
 
 
@@ -228,8 +230,10 @@ def same_call(official_row, ours):
 def official_kernel_rows(official, r):
     """The official kernel's rows at our row's shape on our row's device, in
     file name order: selective_scan_fn at S1 and S2 in the row's dtype, mamba_chunk_scan_combined
-    at S3 in the row's dtype (causal rows only), selective_state_update at S4 where it moves the
-    row's bytes (its fp16 rows keep the state in fp16, its fp32 rows in fp32)."""
+    at S3 in the row's dtype (causal rows), Hydra's recipe (mamba_chunk_scan_combined on the batch
+    doubled with flipped copies; with its shift for the Hydra form) at S3 for the bidirectional
+    rows, selective_state_update at S4 where it moves the row's bytes (its fp16 rows keep the
+    state in fp16, its fp32 rows in fp32)."""
     def timed_here(o):
         return (o["ms_median"] is not None and o["batch"] == r["batch"]
                 and o["device"] is not None and o["device"] == short_device(r["device"]))
@@ -237,7 +241,12 @@ def official_kernel_rows(official, r):
         return [o for o in official if timed_here(o) and o["op"] == "mamba1_scan_fwd"
                 and o["impl"] == "official_cuda_fwd" and o["dtype"] == r["dtype"]
                 and o["dim_or_heads"] == r["dim"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
-    if is_s3(r) and r["chapter"] != BIDIR:  # the official SSD kernel is causal
+    if r["chapter"] == BIDIR and (is_s3(r) or is_s3_hydra(r)):
+        impl = "hydra_recipe_triton_shift" if is_s3_hydra(r) else "hydra_recipe_triton"
+        return [o for o in official if timed_here(o) and o["op"] == "bidir_fwd"
+                and o["impl"] == impl and o["dtype"] == r["dtype"]
+                and o["dim_or_heads"] == r["heads"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
+    if is_s3(r):  # the official SSD kernel is causal
         return [o for o in official if timed_here(o) and o["op"] == "ssd_fwd"
                 and o["impl"] == "official_triton_chunk_scan_combined" and o["dtype"] == r["dtype"]
                 and o["dim_or_heads"] == r["heads"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
