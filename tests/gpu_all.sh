@@ -1,11 +1,13 @@
 #!/bin/sh
 # Everything a GPU machine runs for a change, in one call: build, make check
 # with the GPU required, compute-sanitizer, optionally make check-long
-# (LONG_CHAPTERS picks chapters: minutes each), the benchmarks
+# (LONG_CHAPTERS picks chapters: minutes each), the front page's own run
+# (make front: its rows and, with .anchors/ carried, the official kernels in
+# the same call; a few minutes), the benchmarks
 # (BENCH_CHAPTERS picks chapters), the official kernels in the same call
 # (needs the anchors folder .anchors/ carried; OFFICIAL_SECTIONS picks its
 # sections), and our benchmarks once more after them (bracket).
-# Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [bench] [official] [bracket]
+# Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [front] [bench] [official] [bracket]
 # OUTDIR ends with few files: gpu.txt, logs.tgz (every log) and, after bench,
 # data.tgz (plots/data/*.csv as the run left them, and the official CSV named
 # official_<gpu>_run_<commit>.csv), since a device call returns at most 8.
@@ -24,7 +26,10 @@ for step in $steps; do
     case $step in
     check) make check REQUIRE_GPU=1 >"$logs/check.log" 2>&1 || status=1; tail -n 4 "$logs/check.log" ;;
     sanitize) make sanitize >"$logs/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$logs/sanitize.log" ;;
-    long) make check-long >"$logs/check_long.log" 2>&1 || status=1; grep -E "^FAIL|^check-long:" "$logs/check_long.log" ;;
+    long) make check-long >"$logs/check_long.log" 2>&1 || status=1; grep -E "^FAIL|^PASS|^check-long:" "$logs/check_long.log" ;;
+    front)
+        if [ -z "$COMMIT" ]; then echo "front: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
+        make front COMMIT="$COMMIT" >"$logs/front.log" 2>&1 || status=1; grep -E "^front:" "$logs/front.log" ;;
     bench|bracket)
         if [ -z "$COMMIT" ]; then echo "$step: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
         make bench COMMIT="$COMMIT" >>"$logs/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$logs/bench.log" | tail -n 20 ;;
@@ -35,6 +40,6 @@ for step in $steps; do
         tail -n 3 "$logs/official.log" ;;
     esac
 done
-case " $steps " in *" bench "*|*" official "*|*" bracket "*) tar czf "$out/data.tgz" plots/data/*.csv ;; esac
+case " $steps " in *" bench "*|*" front "*|*" official "*|*" bracket "*) tar czf "$out/data.tgz" plots/data/*.csv ;; esac
 tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$logs"
 exit $status
