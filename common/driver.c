@@ -83,15 +83,16 @@ int input_set(const Session *se, const VersionInfo *v) {
     return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
 
-/* Whether rtol is taken of the oracle's Σ|term| on input set `set`. */
+/* Whether the oracle gives Σ|term| on input set `set`: some version that
+ * reads the set is held to it (PLAIN: the fp32 versions). */
 static bool of_terms(const Session *se, int set) {
-    return se->op->oracle_terms && (set != PLAIN || !se->op->scale_16bit);
+    return se->op->oracle_terms && (set != PLAIN || !se->op->terms_rtol || se->op->terms_rtol(DT_FP32));
 }
 
 Tol version_tol(const Session *se, const VersionInfo *v) {
     const int set = input_set(se, v);
     Tol tol = TOLERANCES[set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32];
-    tol.of_terms = of_terms(se, set) && (!se->op->scale_state16 || dtype_state16(v->dtype));
+    tol.of_terms = of_terms(se, set) && (!se->op->terms_rtol || se->op->terms_rtol(v->dtype));
     return tol;
 }
 
@@ -404,9 +405,9 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
     void *t[MAX_TENSORS];  // the inputs of the set
     host_view(hp, set, NULL, t);
     if (of_terms(se, set)) {
-        for (int k = 0; k < hp->n; k++)
-            if (is_output(&hp->t[k])) r->scale[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle magnitudes");
-        se->op->oracle_terms(&hp->p, t, r->out, r->scale);
+        const int k = se->op->terms_output;
+        r->scale[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "oracle magnitudes");
+        se->op->oracle_terms(&hp->p, t, r->out, r->scale[k]);
     } else {
         se->op->oracle(&hp->p, t, r->out);
     }

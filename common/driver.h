@@ -89,12 +89,15 @@ typedef struct {
     void (*big_delta)(const Problem *p, void *const *tensors);
     /* The fp64 oracle: ref[k] for every output k of the table. */
     void (*oracle)(const Problem *p, void *const *tensors, double *const *ref);
-    /* NULL, or the oracle that also gives, per output element, what rtol is
-     * taken of (scale[k] like ref[k]): Σ|term| of the terms a sum adds up
-     * where they can cancel, else |ref|. Run in place of oracle, one pass. */
-    void (*oracle_terms)(const Problem *p, void *const *tensors, double *const *ref, double *const *scale);
-    bool scale_16bit;  // oracle_terms serves the 16-bit versions only: fp32 ones keep rtol of |ref|
-    bool scale_state16;  // and of those only the ones that store a state in 16 bits (dtype_state16)
+    /* NULL, or the oracle that also gives, for each element of output
+     * terms_output (y), what rtol is taken of: Σ|term| of the terms its sum
+     * adds up, which can cancel (terms like ref[terms_output]). Run in place
+     * of oracle, one pass; every other output keeps rtol of |ref|. */
+    void (*oracle_terms)(const Problem *p, void *const *tensors, double *const *ref, double *terms);
+    int terms_output;
+    /* NULL (every version), or which versions, by dtype, are held to rtol of
+     * the terms; the others keep rtol of |ref|. */
+    bool (*terms_rtol)(DType dt);
     /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);

@@ -26,7 +26,7 @@ typedef struct {
     bool tried;                  // made, or found unable to run
     bool ran;                    // out holds outputs
     double *out[MAX_TENSORS];    // (table shape) fp64 per output; NULL for inputs and outputs not given
-    double *scale[MAX_TENSORS];  // the oracle's only, where the op gives one: Σ|term| per output element, else NULL
+    double *scale[MAX_TENSORS];  // the oracle's only, for Op.terms_output where the op gives one: Σ|term| per element, else NULL
 } Reference;
 
 typedef struct {

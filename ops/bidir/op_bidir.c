@@ -103,9 +103,9 @@ static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
 /* y and Σ|term| per element of y: the two directions can cancel (Hydra's
  * shifted outputs are two different steps' terms), and a kernel rounds each
  * direction, not their sum. */
-static void bidir_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *const *scale) {
+static void bidir_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *terms) {
     BidirTensors bt = bidir_view(p, t);
-    oracle_bidir(&bt, ref[T_Y], scale[T_Y]);
+    oracle_bidir(&bt, ref[T_Y], terms);
 }
 
 /* Sampled validation on channels (b, h, p): y[b, :, h, p]. */
@@ -227,6 +227,7 @@ const Op OP_BIDIR = {
     .big_delta = bidir_big_delta,
     .oracle = bidir_oracle,
     .oracle_terms = bidir_oracle_terms,
+    .terms_output = T_Y,
     .rows = bidir_rows,
     .check_row = bidir_check_row,
     .exps = bidir_exps,

@@ -9,7 +9,6 @@
  * problem (--slots, --intermediate) keeps the states in a pool of slots named
  * by state_batch_indices and writes the state after every token
  * (DecodeServing, decode.h). */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,7 +330,7 @@ static void decode_oracle(const Problem *p, void *const *t, double *const *ref) 
 }
 
 /* What rtol is taken of, for the versions that store the state in 16 bits
- * (scale_state16: 8, 9). y = Σ_n state·C + D·x is a dot product of N terms,
+ * (decode_terms_rtol: 8, 9). y = Σ_n state·C + D·x is a dot product of N terms,
  * and they multiply C by the state rounded to 16 bits (as the official
  * kernel does with a 16-bit state): the rounding is of the terms, not of
  * their sum, so y's error grows with Σ_n |state·C| + |D·x| (times
@@ -341,20 +340,13 @@ static void decode_oracle(const Problem *p, void *const *t, double *const *ref) 
  * 1e-2), but not every y: version 9's roundings replayed in C (bf16 state
  * rounded on load and store, and after every token in rows longer than one
  * pass) leave y at N 600, T 5 off by up to 0.12 where |y| is about 4, twice
- * 5e-2 + 1e-2·|y|, and within 7e-4 of Σ|terms|. The states: rtol of their
- * own magnitude. */
-static void decode_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *const *scale) {
+ * 5e-2 + 1e-2·|y|, and within 7e-4 of Σ|terms|. The states keep rtol of
+ * their own magnitude. */
+static void decode_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *terms) {
     DecodeServing sv = decode_serving_view(p, t);
-    oracle_decode_serving(&sv, ref[T_Y], ref[T_STATE_OUT], ref[T_INTERMEDIATE_STATES], scale[T_Y]);
-    const int states[] = {T_STATE_OUT, T_INTERMEDIATE_STATES};
-    TensorSpec table[N_TENSORS];  // the sizes of the states
-    decode_tensors(p, table);
-    for (int k = 0; k < 2; k++) {
-        const int out = states[k];
-        if (!scale[out]) continue;  // no intermediate states asked
-        for (int64_t i = 0; i < tensor_numel(&table[out]); i++) scale[out][i] = fabs(ref[out][i]);
-    }
+    oracle_decode_serving(&sv, ref[T_Y], ref[T_STATE_OUT], ref[T_INTERMEDIATE_STATES], terms);
 }
+static bool decode_terms_rtol(DType dt) { return dtype_state16(dt); }
 
 /* Rows are the state rows: channels (b, c) for M1, (b, h, p) for M2: y over
  * the T tokens and the row's final state. */
@@ -523,8 +515,8 @@ const Op OP_DECODE = {
     .big_delta = decode_big_delta,
     .oracle = decode_oracle,
     .oracle_terms = decode_oracle_terms,
-    .scale_16bit = true,
-    .scale_state16 = true,
+    .terms_output = T_Y,
+    .terms_rtol = decode_terms_rtol,
     .rows = decode_rows_of,
     .check_row = decode_check_row,
     .exps = decode_exps,

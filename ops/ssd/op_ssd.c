@@ -4,7 +4,6 @@
  * and benchmark shapes, and the calls into an SsdVersion. A packed problem
  * (--seqlens) adds cu_seqlens, one initial and final state per sequence and
  * the state after every chunk of every sequence (SsdPacked, ssd.h). */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,7 +157,7 @@ static void ssd_oracle_run(const Problem *p, void *const *t, double *const *ref,
 
 static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) { ssd_oracle_run(p, t, ref, NULL); }
 
-/* What rtol is taken of, for the 16-bit versions (scale_16bit). y_t =
+/* What rtol is taken of, for the 16-bit versions (ssd_terms_rtol). y_t =
  * C_t . h_t + D x_t is a dot product of N terms, and they multiply C by the
  * state rounded to x's dtype (as the official kernel does): the rounding is of
  * the terms, not of their sum, so y's error grows with Σ_n |C_tn h_tn| +
@@ -166,16 +165,10 @@ static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) { s
  * the error of its terms. The states are sums the kernels keep in fp32: rtol
  * of their own magnitude. fp32 versions keep rtol of |y|: fp32-grade
  * accuracy is held element by element. */
-static void ssd_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *const *scale) {
-    ssd_oracle_run(p, t, ref, scale[T_Y]);
-    const int64_t states[] = {p->batch * p->heads * p->headdim * p->dstate * (p->nseq ? p->nseq : 1),
-                              packed_chunks(p) * p->heads * p->headdim * p->dstate};
-    for (int k = 0; k < 2; k++) {
-        const int out = k ? T_CHUNK_STATES : T_FINAL_STATE;
-        if (!scale[out]) continue;  // no chunk states: not a packed problem
-        for (int64_t i = 0; i < states[k]; i++) scale[out][i] = fabs(ref[out][i]);
-    }
+static void ssd_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *terms) {
+    ssd_oracle_run(p, t, ref, terms);
 }
+static bool ssd_terms_rtol(DType dt) { return dt != DT_FP32; }
 
 /* Rows are (b, h) heads. */
 /* Sampled validation works on channels (b, h, p), the Mamba-1 rows of the
@@ -378,7 +371,8 @@ const Op OP_SSD = {
     .big_delta = ssd_big_delta,
     .oracle = ssd_oracle,
     .oracle_terms = ssd_oracle_terms,
-    .scale_16bit = true,
+    .terms_output = T_Y,
+    .terms_rtol = ssd_terms_rtol,
     .rows = ssd_rows,
     .check_row = ssd_check_row,
     .exps = ssd_exps,
