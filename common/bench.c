@@ -98,6 +98,14 @@ static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int 
     check_report(label, check_merge(before, after), tol);
 }
 
+/* "<n> <version> b<batch> L<seqlen> <what> vs oracle (64 rows)": a check of
+ * validate_rows' sample. */
+static void sampled_label(char *label, size_t len, int i, const VersionInfo *v, const Problem *p, const char *what,
+                          int64_t rows) {
+    snprintf(label, len, "%d %s b%lld L%lld %s vs oracle (%s rows)", i + 1, v->name, (long long)p->batch,
+             (long long)p->seqlen, what, rows < 64 ? "all" : "64");
+}
+
 /* The inputs are drawn once, when the first version that can run p needs
  * them: a problem no selected version takes (a packed one) costs nothing. */
 static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps, const char *csv, bool sampled) {
@@ -137,8 +145,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
             run_ctx(&ctx);
             gpu_sync();
             printf(" run once\n");
-            snprintf(label, sizeof(label), "%d %s b%lld L%lld output vs oracle (%s rows)", i + 1, v->name,
-                     (long long)p->batch, (long long)p->seqlen, op->rows(p) < 64 ? "all" : "64");
+            sampled_label(label, sizeof(label), i, v, p, "output", op->rows(p));
             check_report(label, validate_rows(se, &ctx, &hp, set, tol), tol);
             device_free(&d);
             continue;
@@ -166,8 +173,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
                       mem_workspace_mib(), r.rel_l2};
         printf(" %9.4f ms %7.1f GB/s  floor %.4f ms  x%5.2f  peak %8.1f MiB  ws %8.1f MiB\n",
                row.ms_median, row.gbps, fms, row.time_over_floor, row.peak_mib, row.workspace_mib);
-        snprintf(label, sizeof(label), "%d %s b%lld L%lld timed output vs oracle (%s rows)", i + 1,
-                 v->name, (long long)p->batch, (long long)p->seqlen, op->rows(p) < 64 ? "all" : "64");
+        sampled_label(label, sizeof(label), i, v, p, "timed output", op->rows(p));
         check_report(label, r, tol);
         if (csv) csv_append(csv, &row);
         if (op->loops && op->loops(v, p)) token_loop(se, &ctx, &hp, set, tol, &row, csv);
@@ -250,8 +256,7 @@ void bench(Session *se, const Problem *problems, int n, const Args *a, bool quic
     }
     const Floors *fl = floors_get();
     printf("\n%s on %s (copy %.0f GB/s, exp2 %.3g/s", quick ? "timing" : a->sampled ? "sampled checks" : "bench",
-           gpu_name(), fl->bw_gbps,
-           fl->exp_rate);
+           gpu_name(), fl->bw_gbps, fl->exp_rate);
     if (se->op->flops) printf(", matrix %.0f TFLOP/s", fl->matrix_tflops);
     printf(" measured; commit %s)\n", commit_id());
     for (int i = 0; i < n; i++) bench_problem(se, &problems[i], a->seed, a->reps, quick ? NULL : a->csv, a->sampled);
