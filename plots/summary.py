@@ -60,7 +60,8 @@ def line_label(chapter, dtype, points):
 
 
 def save(fig, title, front, name):
-    official = f", official kernels from {front.official_file}" if front.official_file else ""
+    official = (f"; official: the best of every run on this GPU, timed in this call too ({front.official_file})"
+                if front.official_file else "")
     fig.suptitle(f"{title}\nmeasured on {front.device}, commit {front.commit} "
                  f"(plots/data/{FRONT}.csv{official})", fontsize=11)
     fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
@@ -88,9 +89,10 @@ def draw_over_eager(ax, chapters, eager, colors):
 
 
 def draw_over_official(ax, front, colors):
-    """Right panel of the speed-up figure: the official kernel's time over ours
-    at each chapter's headline shape where it was timed in the same device
-    call (the headline table's × official), a bar a chapter."""
+    """Right panel of the speed-up figure: the official kernel's best time of
+    every run on the device over ours at each chapter's headline shape, where
+    it was also timed in the same device call (the headline table's ×
+    official), a bar a chapter."""
     bars = [(chapter, shape, o, r) for chapter, shape, r, o, same
             in headline_rows(front.chapters, front.official) if same]
     for i, (chapter, _, o, r) in enumerate(bars):
@@ -104,7 +106,7 @@ def draw_over_official(ax, front, colors):
     ax.axhline(1, color="#333333", lw=1)
     ax.grid(True, axis="y", which="major", color="#dddddd")
     kernels = ", ".join(dict.fromkeys(OFFICIAL_NAMES[o["impl"]].replace("`", "") for _, _, o, _ in bars))
-    ax.set_title("over the official kernel timed in the same device call, at each chapter's headline shape\n"
+    ax.set_title("over the official kernel's best on this GPU (also timed in the same call), at each headline shape\n"
                  + (kernels or "none timed in this run"), fontsize=10)
     without = [c[:2] for c in sorted(front.chapters) if c not in {b[0] for b in bars}]
     ax.set_xlabel(f"no official time from the same call: chapter{'s' if len(without) > 1 else ''} "

@@ -129,17 +129,19 @@ def load_data(data_dir=DATA):
 class Front(NamedTuple):
     """The front page's run: one device call of `make front` (tests/front.sh)."""
     chapters: dict      # {chapter: rows}, by the rows' chapter column
-    official: list      # the official rows timed in the same call, or []
+    official: list      # the official rows of every run on the run's device: a speed-up is taken
+                        # against the official kernel's best and given where the same call timed it
     device: str         # the one device and the one commit of every row
     commit: str
-    official_file: str  # the official file's name in plots/data, or None where there is none
+    official_file: str  # the official file of the same call in plots/data, or None where there is none
 
 
 def load_front(data_dir=DATA):
-    """The front page's run from data_dir/front.csv, and the official timings
-    of the same device call (official_<device>_front_<commit>.csv, as
-    tests/front.sh names them); None without front.csv. Exits with a message
-    when front.csv is not one run: rows of one device and one commit."""
+    """The front page's run from data_dir/front.csv, the official timings of
+    every run on its device, and the name of the same call's
+    (official_<device>_front_<commit>.csv, as tests/front.sh names them); None
+    without front.csv. Exits with a message when front.csv is not one run:
+    rows of one device and one commit."""
     path = Path(data_dir) / f"{FRONT}.csv"
     if not path.is_file():
         return None
@@ -154,12 +156,10 @@ def load_front(data_dir=DATA):
     chapters = {}
     for r in rows:
         chapters.setdefault(r["chapter"], []).append(r)
-    gpu = SHORT_DEVICE.search(device or "")  # the file name's device, as tests/front.sh writes it
-    official = Path(data_dir) / f"official_{gpu.group(0).lower() if gpu else 'gpu'}_front_{commit}.csv"
-    rows = official_rows(official) if official.is_file() else None
-    if rows is None:
-        return Front(chapters, [], device, commit, None)
-    return Front(chapters, rows, device, commit, official.name)
+    gpu = short_device(device)  # the file name's device, as tests/front.sh writes it
+    same_call = Path(data_dir) / f"official_{(gpu or 'gpu').lower()}_front_{commit}.csv"
+    official = [o for o in load_data(data_dir)[1] if o["device"] == gpu]
+    return Front(chapters, official, device, commit, same_call.name if same_call.is_file() else None)
 
 
 def read_state_precision():
