@@ -11,15 +11,18 @@
 BIN=${BIN:-build}
 chapters=${LONG_CHAPTERS:-03_fused_cuda 04_fp16_half2 05_ssd_mamba2 06_bidirectional 07_decode_kernel}
 pass=0; fail=0; skip=0; failed=""
+tmp=$(mktemp)
+trap 'rm -f "$tmp" "$tmp.rc"' EXIT
 run() {  # name command...
     name=$1; shift
     echo "=== $name: $*"
     t0=$(date +%s)
-    out=$("$@" 2>&1); rc=$?
+    # the lines that matter are printed as they come (a run takes minutes)
+    { "$@" 2>&1; echo $? >"$tmp.rc"; } | tee "$tmp" | grep --line-buffered -E "vs oracle|SKIP|checks:|needs|GPU rows"
+    rc=$(cat "$tmp.rc")
     secs=$(($(date +%s) - t0))
-    echo "$out" | grep -E "vs oracle|SKIP|checks:|needs|GPU rows"
-    if [ $rc -eq 3 ]; then skip=$((skip + 1)); echo "SKIP  $name (no usable GPU, $secs s)"
-    elif [ $rc -eq 0 ] && ! echo "$out" | grep -q "FAIL"; then pass=$((pass + 1)); echo "PASS  $name ($secs s)"
+    if [ "$rc" -eq 3 ]; then skip=$((skip + 1)); echo "SKIP  $name (no usable GPU, $secs s)"
+    elif [ "$rc" -eq 0 ] && ! grep -q "FAIL" "$tmp"; then pass=$((pass + 1)); echo "PASS  $name ($secs s)"
     else fail=$((fail + 1)); failed="$failed [$name]"; echo "FAIL  $name (exit $rc, $secs s)"; fi
 }
 for c in $chapters; do
