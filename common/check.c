@@ -20,14 +20,22 @@ static int n_pass, n_fail, n_skip;
 
 static CheckResult compare(const float *got32, const double *got64, const double *ref, const double *scale,
                            int64_t n, Tol tol) {
-    CheckResult r = {0.0, 0.0, n, 0, true, 0, scale != NULL};
+    CheckResult r = {0.0, 0.0, n, 0, true, 0, scale != NULL, 0.0, 0, 0.0, 0.0};
     double err2 = 0.0, ref2 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(ref[i])) r.ref_not_finite++;
         double g = got32 ? (double)got32[i] : got64[i];
         double e = fabs(g - ref[i]);
+        double bound = tol.atol + tol.rtol * (scale ? scale[i] : fabs(ref[i]));
         /* Written so that NaN fails: a comparison with NaN is false. */
-        if (!(e <= tol.atol + tol.rtol * (scale ? scale[i] : fabs(ref[i])))) r.n_bad++;
+        if (!(e <= bound)) r.n_bad++;
+        double ratio = e / bound;
+        if (!isnan(r.worst) && !(ratio <= r.worst)) {  // the first NaN sticks, as max_abs's does
+            r.worst = ratio;
+            r.worst_i = i;
+            r.worst_ref = ref[i];
+            r.worst_bound = bound;
+        }
         if (!isnan(r.max_abs) && !(e <= r.max_abs)) r.max_abs = e;  // a NaN error sticks
         err2 += e * e;
         ref2 += ref[i] * ref[i];
@@ -60,6 +68,11 @@ CheckResult check_merge(CheckResult a, CheckResult b) {
     r.pass = a.pass && b.pass;
     r.ref_not_finite = a.ref_not_finite + b.ref_not_finite;
     r.scaled = a.scaled || b.scaled;
+    const CheckResult *w = (isnan(a.worst) || !(b.worst > a.worst)) ? &a : &b;
+    r.worst = w->worst;
+    r.worst_i = w->worst_i;
+    r.worst_ref = w->worst_ref;
+    r.worst_bound = w->worst_bound;
     return r;
 }
 
@@ -70,6 +83,9 @@ void check_report(const char *label, CheckResult r, Tol tol) {
     if (r.scaled) printf(" of sum|terms|");
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
+    if (r.n_bad > 0)
+        printf(" -- the worst at value %lld: error %.3g times its bound %.3g (ref %.4g)", (long long)r.worst_i,
+               r.worst, r.worst_bound, r.worst_ref);
     if (!r.pass && r.ref_not_finite)
         printf(" -- the reference itself is not finite at %lld elements (an overflow, or NaN/inf in the inputs)",
                (long long)r.ref_not_finite);

@@ -37,6 +37,9 @@ typedef struct {
     bool pass;
     int64_t ref_not_finite;  // reference elements that are NaN or inf: the reference itself failed
     bool scaled;             // rtol was taken of the summed terms' magnitude, not of |ref|
+    double worst;            // the largest |got - ref| / (atol + rtol*scale) (NaN if any is NaN): > 1 fails
+    int64_t worst_i;         // where it is (index into the compared values)
+    double worst_ref, worst_bound;  // ref and atol + rtol*scale there
 } CheckResult;
 
 /* Compare n values; got is fp32 or fp64, ref is fp64. NaN in got or ref fails. */
