@@ -100,13 +100,16 @@ static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
     oracle_bidir(&bt, ref[T_Y], NULL);
 }
 
-/* y and Σ|term| per element of y: the two directions can cancel (Hydra's
- * shifted outputs are two different steps' terms), and a kernel rounds each
- * direction, not their sum. */
+/* y and Σ|term| per element of y: Σ_n |C_n h_n| of each direction plus
+ * |D x|. The two directions can cancel (Hydra's shifted outputs are two
+ * different steps' terms), and a kernel rounds each product of each
+ * direction's C.h, not their sum. */
 static void bidir_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *terms) {
     BidirTensors bt = bidir_view(p, t);
     oracle_bidir(&bt, ref[T_Y], terms);
 }
+/* The 16-bit versions; the fp32 version keeps rtol of |y|, as 05's do. */
+static bool bidir_terms_rtol(DType dt) { return dt != DT_FP32; }
 
 /* Sampled validation on channels (b, h, p): y[b, :, h, p]. */
 static int64_t bidir_rows(const Problem *p) { return p->batch * p->heads * p->headdim; }
@@ -228,6 +231,7 @@ const Op OP_BIDIR = {
     .oracle = bidir_oracle,
     .oracle_terms = bidir_oracle_terms,
     .terms_output = T_Y,
+    .terms_rtol = bidir_terms_rtol,
     .rows = bidir_rows,
     .check_row = bidir_check_row,
     .exps = bidir_exps,

@@ -18,6 +18,12 @@ void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t
     double *y_fwd = oracle_alloc((size_t)L * sizeof(double)); // (L,) SS(x), original time
     double *y_bwd = oracle_alloc((size_t)L * sizeof(double)); // (L,) SS(flip(x)), flipped time
     double *h = oracle_alloc((size_t)N * sizeof(double));     // (N,) final state, unused
+    /* Each direction's Σ_n |C_n h_n| per step (original / flipped time), when
+     * scale is asked for: the kernels round the N products of each
+     * direction's C.h, so an output that cancels inside one direction keeps
+     * their error (05's terms, ops/ssd/op_ssd.c). */
+    double *terms_fwd = scale ? oracle_alloc((size_t)L * sizeof(double)) : NULL;  // (L,) or NULL
+    double *terms_bwd = scale ? oracle_alloc((size_t)L * sizeof(double)) : NULL;  // (L,) or NULL
     int64_t channel = (bi * H + hi) * P + pi;
 
     /* Both directions are the Mamba-2 scan with D=None, z=None. */
@@ -25,6 +31,7 @@ void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t
     fw.D = NULL;
     fw.z = NULL;
     fw.h0 = t->initial_states ? t->initial_states + channel * N : NULL;
+    fw.terms = terms_fwd;
     oracle_row(&fw, y_fwd, h);
 
     /* flip(x), flip(dt), flip(B), flip(C): start at the last step and walk
@@ -35,6 +42,7 @@ void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t
      *   torch.flip(BC[:, :, 2 * self.ngroups * self.d_state:], (1,)) */
     ScanRow bw = fw;
     bw.h0 = t->initial_states_bwd ? t->initial_states_bwd + channel * N : NULL;
+    bw.terms = terms_bwd;
     if (s->hydra) {
         int64_t bc0 = bi * L * G * N + (hi / (H / G)) * N;
         bw.delta = (const float *)t->dt_bwd + bi * L * H + hi;
@@ -51,21 +59,20 @@ void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t
     if (t->D) D = s->s.D_per_channel ? t->D + hi * P + pi : t->D + hi;
     for (int64_t l = 0; l < L; l++) {
         int64_t i = ((bi * L + l) * H + hi) * P + pi;
-        double fwd_l, bwd_l;
+        int64_t lf = l, lb = L - 1 - l;  // the steps of y_fwd and y_bwd that land on l (-1 or L: none)
         if (s->hydra) {
             /* y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0
              * y_fw, y_bw = y[:batch], torch.flip(y[batch:], (1,))
              * y_bw at step l is the shifted backward output at flipped
              * step L-1-l, i.e. y_bwd[L-2-l]. */
-            fwd_l = l >= 1 ? y_fwd[l - 1] : 0.0;
-            bwd_l = l <= L - 2 ? y_bwd[L - 2 - l] : 0.0;
-        } else {
-            fwd_l = y_fwd[l];
-            bwd_l = y_bwd[L - 1 - l];
+            lf = l - 1;
+            lb = L - 2 - l;
         }
+        const double fwd_l = lf >= 0 ? y_fwd[lf] : 0.0, bwd_l = lb >= 0 ? y_bwd[lb] : 0.0;
         // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
         const double skip = D ? (double)((const float *)t->x)[i] * (double)*D : 0.0;
-        double y_l = fwd_l + bwd_l + skip, terms = fabs(fwd_l) + fabs(bwd_l) + fabs(skip);
+        double y_l = fwd_l + bwd_l + skip, terms = fabs(skip);
+        if (scale) terms += (lf >= 0 ? terms_fwd[lf] : 0.0) + (lb >= 0 ? terms_bwd[lb] : 0.0);
         // out = out * F.silu(z), after the sum (as the causal scan gates its own output)
         if (t->z) {
             const double gate = oracle_silu((double)((const float *)t->z)[i]);
@@ -78,6 +85,8 @@ void oracle_bidir_channel(const BidirTensors *t, int64_t bi, int64_t hi, int64_t
     free(y_fwd);
     free(y_bwd);
     free(h);
+    free(terms_fwd);
+    free(terms_bwd);
 }
 
 void oracle_bidir(const BidirTensors *t, double *y, double *scale) {
