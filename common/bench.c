@@ -47,9 +47,10 @@ static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostP
     for (int64_t k = 0; k < nsample; k++) {
         const int64_t row = nsample < rows ? k * (rows - 1) / (nsample - 1) : k;
         part[k] = se->op->check_row(&hp->p, t, row, tol);
+        part[k].row = row;
     }
     CheckResult all = part[0];
-    for (int64_t k = 1; k < nsample; k++) all = check_merge(all, part[k]);
+    for (int64_t k = 1; k < nsample; k++) all = check_rows_merge(all, part[k]);
     outputs_free(hp, out);
     return all;
 }

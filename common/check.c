@@ -20,7 +20,7 @@ static int n_pass, n_fail, n_skip;
 
 static CheckResult compare(const float *got32, const double *got64, const double *ref, const double *scale,
                            int64_t n, Tol tol) {
-    CheckResult r = {0.0, 0.0, n, 0, true, 0, scale != NULL, 0.0, 0, 0.0, 0.0};
+    CheckResult r = {0.0, 0.0, n, 0, true, 0, scale != NULL, 0.0, 0, 0.0, 0.0, false, -1};
     double err2 = 0.0, ref2 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(ref[i])) r.ref_not_finite++;
@@ -73,19 +73,30 @@ CheckResult check_merge(CheckResult a, CheckResult b) {
     r.worst_i = w->worst_i;
     r.worst_ref = w->worst_ref;
     r.worst_bound = w->worst_bound;
+    r.row = w->row;
+    r.worst_row = a.worst_row || b.worst_row;
+    return r;
+}
+
+CheckResult check_rows_merge(CheckResult a, CheckResult b) {
+    CheckResult r = check_merge(a, b);
+    r.worst_row = true;
     return r;
 }
 
 void check_report(const char *label, CheckResult r, Tol tol) {
-    printf("  %-52s max_abs %.2e  rel_l2 %.2e  tol %s (rtol %.0e atol %.0e",
-           label, r.max_abs, r.rel_l2, tol.name, tol.rtol, tol.atol);
+    printf("  %-52s max_abs %.2e  rel_l2 %.2e%s  tol %s (rtol %.0e atol %.0e",
+           label, r.max_abs, r.rel_l2, r.worst_row ? " (worst row)" : "", tol.name, tol.rtol, tol.atol);
     if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
     if (r.scaled) printf(" of sum|terms|");
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
     if (r.n_bad > 0)
-        printf(" -- the worst at value %lld: error %.3g times its bound %.3g (ref %.4g)", (long long)r.worst_i,
-               r.worst, r.worst_bound, r.worst_ref);
+    {
+        printf(" -- the worst at value %lld", (long long)r.worst_i);
+        if (r.row >= 0) printf(" of row %lld", (long long)r.row);
+        printf(": error %.3g times its bound %.3g (ref %.4g)", r.worst, r.worst_bound, r.worst_ref);
+    }
     if (!r.pass && r.ref_not_finite)
         printf(" -- the reference itself is not finite at %lld elements (an overflow, or NaN/inf in the inputs)",
                (long long)r.ref_not_finite);

@@ -40,6 +40,8 @@ typedef struct {
     double worst;            // the largest |got - ref| / (atol + rtol*scale) (NaN if any is NaN): > 1 fails
     int64_t worst_i;         // where it is (index into the compared values)
     double worst_ref, worst_bound;  // ref and atol + rtol*scale there
+    bool worst_row;          // merged from sampled rows: rel_l2 is the worst row's (check_rows_merge)
+    int64_t row;             // the row worst_i is in, when rows were checked one by one (else -1)
 } CheckResult;
 
 /* Compare n values; got is fp32 or fp64, ref is fp64. NaN in got or ref fails. */
@@ -51,6 +53,10 @@ CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol
 CheckResult compare_f32_scaled(const float *got, const double *ref, const double *scale, int64_t n, Tol tol);
 /* Merge two results (for y and last_state in one line). */
 CheckResult check_merge(CheckResult a, CheckResult b);
+/* The same for rows checked one by one: the line then says that its rel_l2
+ * is the worst row's (a row of one element that cancels to near zero can
+ * have a large one). */
+CheckResult check_rows_merge(CheckResult a, CheckResult b);
 
 /* Print one check line and count it:
  *   "  <label>  max_abs 1.2e-06  rel_l2 3.4e-07  tol rtol 6e-04 atol 2e-03  PASS"

@@ -383,7 +383,7 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
  * compared with). */
 static CheckResult compare(const HostProblem *hp, float *const *got, const Reference *ref, const Reference *oracle_ref,
                            Tol tol) {
-    CheckResult all = {0.0, 0.0, 0, 0, true, 0, false, 0.0, 0, 0.0, 0.0};
+    CheckResult all = {0.0, 0.0, 0, 0, true, 0, false, 0.0, 0, 0.0, 0.0, false, -1};
     bool first = true;
     for (int k = 0; k < hp->n; k++) {
         if (!ref->out[k]) continue;
