@@ -45,6 +45,16 @@ void decode_lean_state16(const DecodeTensors *t, void *workspace);  // x, dt, z,
  * model, each rounding of the state 8 times coarser than fp16's. */
 void decode_lean_state_bf16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state bf16 bits
 
+/* 10, 11: staged (Mamba-2 only): units of 32 state rows brought into shared
+ * memory by one bulk copy each (cp.async.bulk on an mbarrier), 4 units in
+ * flight per block, persistent blocks, 8 threads a row; the state back by
+ * streaming 16-byte stores. What it should buy: the state's loads in flight
+ * no longer capped by registers. */
+const char *decode_staged_unsupported(const DecodeShape *s);
+void decode_staged(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp32
+const char *decode_staged_state16_unsupported(const DecodeShape *s);
+void decode_staged_state16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp16 bits
+
 /* 6-9 as a server runs them (DecodeServing, decode.h): each batch entry on
  * its slot of the pool, padding entries (a negative slot) skipped, the state
  * after every token stored when intermediate_states is given. In place when

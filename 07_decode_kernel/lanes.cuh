@@ -1,4 +1,4 @@
-/* 07_decode_kernel, GPU: what versions 4-9 share. A row's N states split
+/* 07_decode_kernel, GPU: what versions 4-11 share. A row's N states split
  * over S lanes (kernels.cu, versions 4 and 5: the plan), the vector loads
  * and stores of one lane, and the host side that plans a launch and
  * dispatches the template arguments it chose. */
@@ -13,7 +13,19 @@
 #include "decode.h"
 #include "launch.cuh"
 #include "mamba2_io.cuh"
+#include "mufu.cuh"
 #include "pair16.cuh"
+
+/* Δ = softplus(dt + dt_bias) without libm (versions 6-11): 03's dt_poly,
+ * max(v, 0) + log1p(e^-|v|), e^-|v| on one MUFU.EX2 and the log1p by
+ * log1p_unit (mufu.cuh). Equal to the official threshold form: above 20,
+ * log1p(e^-v) < 2.1e-9 vanishes against v. */
+static __device__ __forceinline__ float delta_poly(float dt, float bias, bool softplus) {
+    // dt = dt + dt_bias
+    const float v = dt + bias;
+    // dt = F.softplus(dt) if dt_softplus else dt
+    return softplus ? fmaxf(v, 0.f) + log1p_unit(exp2_approx(-fabsf(v) * LOG2E_F)) : v;
+}
 
 /* z·σ(z). __fdividef: 2 ulp, no IEEE-division slow path (whose call makes
  * the kernel spill); for z < -87, 1 + e^-z = inf and z / inf = 0, as it should. */

@@ -11,7 +11,6 @@
 #include "cuda_check.h"
 #include "lanes.cuh"
 #include "mamba2_io.cuh"
-#include "mufu.cuh"
 
 /* ========================================================================
  * Versions 6 and 7: lean (decode_lean fp32 I/O, decode_lean_fp16 fp16 I/O)
@@ -51,17 +50,6 @@ static __host__ __device__ constexpr int lean_rows(int K) { return K == 2 ? 4 : 
 /* Blocks of 256 threads per SM that the registers are held to: 4 (64
  * registers) at K = 1, 2 (128) beyond (M2 N 128 at 80 registers spills). */
 static __host__ __device__ constexpr int lean_min_blocks(int K) { return K == 1 ? 4 : 2; }
-
-/* Δ = softplus(dt + dt_bias) without libm: 03's dt_poly, max(v, 0) +
- * log1p(e^-|v|), e^-|v| on one MUFU.EX2 and the log1p by log1p_unit
- * (mufu.cuh). Equal to the official threshold form: above 20,
- * log1p(e^-v) < 2.1e-9 vanishes against v. */
-static __device__ __forceinline__ float delta_poly(float dt, float bias, bool softplus) {
-    // dt = dt + dt_bias
-    const float v = dt + bias;
-    // dt = F.softplus(dt) if dt_softplus else dt
-    return softplus ? fmaxf(v, 0.f) + log1p_unit(exp2_approx(-fabsf(v) * LOG2E_F)) : v;
-}
 
 /* W consecutive state floats at p, read and written with streaming hints
  * (ld.global.cs, st.global.cs: touched once, evicted first). */

@@ -64,6 +64,18 @@ static const DecodeVersion versions[] = {
      .run = decode_lean_state_bf16,
      .graph = true,
      .run_serving = decode_lean_state_bf16_serving},
+    {.info = {.name = "decode_staged",
+              .what = "6's step, the state through shared memory: a bulk copy per 32 rows, 4 in flight a block (M2)",
+              .gpu = true, .dtype = DT_FP32},
+     .unsupported = decode_staged_unsupported,
+     .run = decode_staged,
+     .graph = true},
+    {.info = {.name = "decode_staged_state16",
+              .what = "the same on 8's dtypes (x, dt, z, B, C, y and the state in fp16): half the bytes",
+              .gpu = true, .dtype = DT_FP16_STATE16},
+     .unsupported = decode_staged_state16_unsupported,
+     .run = decode_staged_state16,
+     .graph = true},
 };
 
 int main(int argc, char **argv) {

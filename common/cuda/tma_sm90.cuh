@@ -52,6 +52,14 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t phase) 
         "r"(phase)
         : "memory");
 }
+/* `bytes` (a multiple of 16) of device memory at src into shared memory at
+ * dst, both 16-byte aligned: a bulk copy without a tensor map. */
+static __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+}
 /* The box at coordinates (c0 innermost, .., c3) of `map` into shared memory at dst. */
 static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1,
                                                    int c2, int c3) {
@@ -76,6 +84,7 @@ static __device__ __forceinline__ void tma_store_4d_wait(const CUtensorMap *map,
 static __device__ __forceinline__ void mbar_init(uint64_t *, int) { __trap(); }
 static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void mbar_wait(uint64_t *, uint32_t) { __trap(); }
+static __device__ __forceinline__ void bulk_load(void *, const void *, uint32_t, uint64_t *) { __trap(); }
 static __device__ __forceinline__ void tma_load_4d(void *, const CUtensorMap *, uint64_t *, int, int, int, int) {
     __trap();
 }

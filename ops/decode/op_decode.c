@@ -471,6 +471,11 @@ static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 300, .dstate = 16, .groups = 2, .heads = 2, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 3, .dstate = 130, .groups = 2, .heads = 4, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    /* The staged versions' N (fp32 32, 64, 128; fp16 64, 128, 256), p not a
+     * multiple of their 32-row units (a short last unit), g > 1. */
+    {.batch = 3, .seqlen = 2, .dstate = 64, .groups = 2, .heads = 4, .headdim = 40, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 1, .dstate = 256, .groups = 1, .heads = 3, .headdim = 33, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 2, .seqlen = 4, .dstate = 32, .groups = 2, .heads = 2, .headdim = 70, .has_z = true, .big_delta = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     /* A server's: the states in a pool of shuffled slots with padding
      * entries (every third), T draft tokens with the state after each, both. */
     {.batch = 5, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 11},

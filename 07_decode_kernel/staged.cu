@@ -1,0 +1,241 @@
+/* 07_decode_kernel, GPU: versions 10 and 11, decode_staged (fp32, 6's
+ * dtypes) and decode_staged_state16 (fp16 x, dt, z, B, C, y and state, 8's
+ * dtypes), Mamba-2 only: the state staged through shared memory by bulk
+ * asynchronous copies, four units in flight per block. */
+#include "kernels.h"
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda_check.h"
+#include "lanes.cuh"
+#include "tma_sm90.cuh"
+
+/* ========================================================================
+ * Versions 10 and 11: staged
+ *
+ * What changed from versions 6 and 8, whose profile at M2 b 64 showed 2
+ * blocks of 256 threads per SM (the registers that hold a thread's state
+ * loads are the cap), warps active 23%, long-scoreboard stalls half of the
+ * cycles and DRAM at 45% of its peak: a thread issues its state loads,
+ * waits for all of them, computes and stores, and only then does the next
+ * block's thread start to load, so each SM has its loads in flight in
+ * bursts with gaps between them.
+ *  - The loads no longer go through registers. A unit is 32 rows (p) of
+ *    one head's state, contiguous in memory (M2 state (b, h, p, N)); one
+ *    thread of the block brings a whole unit into shared memory with one
+ *    bulk copy (cp.async.bulk, completing on an mbarrier), and keeps
+ *    kStages = 4 units in flight while the block works on the oldest: a
+ *    block walks the units blockIdx.x, blockIdx.x + gridDim.x, ...; the
+ *    grid is as many blocks as fit on the SMs (persistent).
+ *  - The block's 256 threads take a unit as 8 threads a row, each its K
+ *    16-byte vectors of the row (vector sub, sub + 8, ...: a warp reads 4
+ *    rows of 128 contiguous bytes, no bank conflicts), from shared memory
+ *    into registers; the block then syncs, the buffer is refilled with the
+ *    unit kStages ahead, and the tokens run on the registers as in 6-9
+ *    (dA once per head and token, h = h·dA + B·(Δ·x), y by 3 shuffle rounds
+ *    over the row's 8 threads). The state goes back by streaming 16-byte
+ *    stores (st.global.cs): stores do not wait on DRAM.
+ *  - What it should buy: the state's bytes in flight per SM no longer
+ *    capped by registers: 4 units of 16 KiB (fp32, N 128) or 8 KiB (fp16)
+ *    per block, several blocks per SM, the loads of later units running
+ *    under the arithmetic and stores of the current one.
+ * Its specialization: Mamba-2 (Mamba-1's rows are N = 16 states with A per
+ * state: versions 6-9), N a multiple of 8 vectors of 16 bytes (fp32: N =
+ * 32, 64 or 128; fp16: 64, 128 or 256), the state, B and C 16-byte
+ * aligned. Other shapes SKIP, saying why. No state pool (--slots): that is
+ * versions 6-9.
+ * Bytes and exps: as versions 6 and 8.
+ * ====================================================================== */
+
+constexpr int kStagedLanes = 8;                                  // threads per state row
+constexpr int kStagedRows = 32;                                  // rows (p) per unit
+constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 256
+constexpr int kStages = 4;                                       // units in flight per block
+
+/* 16 bytes of F at p (shared or device memory) as 16 / sizeof(F) floats. */
+static __device__ __forceinline__ void load16(const float *p, float (&v)[4]) {
+    const float4 q = *reinterpret_cast<const float4 *>(p);
+    v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+}
+static __device__ __forceinline__ void load16(const __half *p, float (&v)[8]) {
+    const uint4 q = *reinterpret_cast<const uint4 *>(p);
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+/* The same back, rounded to F, with the streaming hint (written once). */
+static __device__ __forceinline__ void store16_stream(float *p, const float (&v)[4]) {
+    __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+static __device__ __forceinline__ void store16_stream(__half *p, const float (&v)[8]) {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const __half2 h = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+        w[i] = *reinterpret_cast<const unsigned *>(&h);
+    }
+    __stcs(reinterpret_cast<uint4 *>(p), make_uint4(w[0], w[1], w[2], w[3]));
+}
+
+/* F: x, dt, z, B, C, y and the state, float (10) or __half (11). K: the
+ * thread's 16-byte vectors of a row, N = 8·K·(16 / sizeof(F)). */
+template <typename F, int K>
+__global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTensors t, int64_t units) {
+    constexpr int VE = 16 / (int)sizeof(F);  // values per 16-byte vector
+    const DecodeShape s = t.s;
+    const int64_t N = (int64_t)kStagedLanes * K * VE, P = s.headdim, H = s.heads, T = s.tokens;
+    const int64_t units_per_head = ceil_div(P, kStagedRows);
+    const F *x = static_cast<const F *>(t.x);    // (b, T, h, p)
+    const F *dt = static_cast<const F *>(t.dt);  // (b, T, h)
+    const F *B = static_cast<const F *>(t.B);    // (b, T, g, N)
+    const F *C = static_cast<const F *>(t.C);    // (b, T, g, N)
+    const F *z = static_cast<const F *>(t.z);    // (b, T, h, p), NULL without z
+    F *y = static_cast<F *>(t.y);                // (b, T, h, p), written
+    const F *state = reinterpret_cast<const F *>(t.state);  // (b, h, p, N)
+    F *state_out = reinterpret_cast<F *>(t.state_out);     // (b, h, p, N), written (may be state)
+    extern __shared__ __align__(128) unsigned char smem[];  // kStages x (32, N) F: units of the state
+    F *stage = reinterpret_cast<F *>(smem);
+    __shared__ uint64_t full[kStages];  // stage i's unit has landed
+    const int64_t unit_elems = kStagedRows * N;
+    const int row = threadIdx.x / kStagedLanes, sub = threadIdx.x % kStagedLanes;
+
+    /* Thread 0: unit u's rows into stage buffer i (a head's last unit may be short). */
+    auto issue = [&](int64_t u, int i) {
+        const int64_t head = u / units_per_head, p0 = (u % units_per_head) * kStagedRows;
+        const int64_t rows = P - p0 < kStagedRows ? P - p0 : kStagedRows;
+        const uint32_t bytes = (uint32_t)(rows * N * (int64_t)sizeof(F));
+        mbar_arrive_expect_tx(&full[i], bytes);
+        bulk_load(stage + i * unit_elems, state + (head * P + p0) * N, bytes, &full[i]);
+    };
+    if (threadIdx.x == 0)
+        for (int i = 0; i < kStages; i++) mbar_init(&full[i], 1);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int i = 0; i < kStages; i++)
+            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+
+    int64_t k = 0;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
+        const int i = (int)(k % kStages);
+        const int64_t head = u / units_per_head, p = (u % units_per_head) * kStagedRows + row;
+        const int64_t bi = head / H, hi = head % H;
+        // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+        const int64_t gi = hi / (H / s.groups);
+        const bool valid = p < P;
+        float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
+        mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
+#pragma unroll
+        for (int v = 0; v < K; v++) {
+            if (valid) load16(stage + i * unit_elems + row * N + (v * kStagedLanes + sub) * VE, h[v]);
+            else
+#pragma unroll
+                for (int e = 0; e < VE; e++) h[v][e] = 0.f;
+        }
+        __syncthreads();  // every thread holds its rows: buffer i takes the unit kStages ahead
+        if (threadIdx.x == 0 && u + (int64_t)kStages * gridDim.x < units) issue(u + (int64_t)kStages * gridDim.x, i);
+
+        const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
+        for (int64_t tok = 0; tok < T; tok++) {
+            const int64_t at = ((bi * T + tok) * H + hi) * P + p;  // x, z, y
+            const float delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
+            // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
+            const float dA = exp2_approx(delta * A2);
+            const float xv = valid ? to_float(x[at]) : 0.f, dx = delta * xv;
+            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
+            float acc = 0.f;
+#pragma unroll
+            for (int v = 0; v < K; v++) {
+                float Bv[VE], Cv[VE];
+                load16(Bt + (v * kStagedLanes + sub) * VE, Bv);
+                load16(Ct + (v * kStagedLanes + sub) * VE, Cv);
+#pragma unroll
+                for (int e = 0; e < VE; e++) {
+                    // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
+                    h[v][e] = fmaf(Bv[e], dx, h[v][e] * dA);
+                    // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
+                    acc = fmaf(h[v][e], Cv[e], acc);
+                }
+            }
+#pragma unroll
+            for (int off = kStagedLanes / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+            if (sub == 0 && valid) {
+                // out += (x * D).to(out.dtype)
+                float out = acc + xv * D;
+                // return (out if z is None else out * F.silu(z)).to(x.dtype)
+                if (z) out *= silu(to_float(z[at]));
+                y[at] = from_float<F>(out);
+            }
+        }
+        if (valid)
+#pragma unroll
+            for (int v = 0; v < K; v++) store16_stream(state_out + (head * P + p) * N + (v * kStagedLanes + sub) * VE, h[v]);
+    }
+}
+
+/* ---- Host side of versions 10 and 11 ---- */
+
+/* K for N, or 0 where the kernel is not built for it. */
+static int staged_k(int64_t N, size_t value_bytes) {
+    const int64_t per_k = kStagedLanes * (16 / (int64_t)value_bytes);  // N of one vector per thread
+    if (N % per_k != 0) return 0;
+    const int64_t k = N / per_k;
+    return k == 1 || k == 2 || k == 4 ? (int)k : 0;
+}
+
+static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) {
+    if (s->form != DECODE_M2)
+        return "specialized for Mamba-2: a Mamba-1 row is N = 16 states with A per state (versions 6-9 take it)";
+    if (!staged_k(s->dstate, value_bytes))
+        return value_bytes == 4 ? "N must be 32, 64 or 128 (8 threads a row, 1, 2 or 4 vectors of 4 floats each)"
+                                : "N must be 64, 128 or 256 (8 threads a row, 1, 2 or 4 vectors of 8 halves each)";
+    return NULL;
+}
+
+extern "C" const char *decode_staged_unsupported(const DecodeShape *s) { return staged_unsupported(s, 4); }
+extern "C" const char *decode_staged_state16_unsupported(const DecodeShape *s) { return staged_unsupported(s, 2); }
+
+template <typename F, int K>
+static void launch_staged(const DecodeTensors *t) {
+    const DecodeShape *s = &t->s;
+    if (!aligned(t->state, 16) || !aligned(t->state_out, 16) || !aligned(t->B, 16) || !aligned(t->C, 16)) {
+        fprintf(stderr, "decode_staged: the state, B and C must be 16-byte aligned (bulk copies, 16-byte loads)\n");
+        exit(2);
+    }
+    const int64_t units = s->batch * s->heads * ceil_div(s->headdim, kStagedRows);
+    const size_t smem = (size_t)kStages * kStagedRows * s->dstate * sizeof(F);
+    static size_t allowed = 0;
+    allow_smem(decode_staged_kernel<F, K>, smem, &allowed);
+    int per_sm = 0;
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_staged_kernel<F, K>, kStagedThreads, smem));
+    const int64_t fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
+    const unsigned grid = (unsigned)(units < fit ? units : fit);
+    decode_staged_kernel<F, K><<<grid, kStagedThreads, smem>>>(*t, units);
+    cuda_check_launch();
+}
+
+template <typename F>
+static void run_staged(const DecodeTensors *t) {
+    switch (staged_k(t->s.dstate, sizeof(F))) {
+    case 1: launch_staged<F, 1>(t); break;
+    case 2: launch_staged<F, 2>(t); break;
+    case 4: launch_staged<F, 4>(t); break;
+    default: fprintf(stderr, "decode_staged: N = %lld is not built\n", (long long)t->s.dstate); exit(2);
+    }
+}
+
+extern "C" void decode_staged(const DecodeTensors *t, void *workspace) {
+    (void)workspace;
+    run_staged<float>(t);
+}
+
+extern "C" void decode_staged_state16(const DecodeTensors *t, void *workspace) {
+    (void)workspace;
+    run_staged<__half>(t);
+}
