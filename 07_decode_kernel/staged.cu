@@ -108,7 +108,8 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
 
     /* Thread 0: unit u's rows into stage buffer i (a head's last unit may be short). */
     auto issue = [&](int64_t u, int i) {
-        const int64_t head = u / units_per_head, p0 = (u % units_per_head) * kStagedRows;
+        const int64_t head = (uint32_t)u / (uint32_t)units_per_head;
+        const int64_t p0 = ((uint32_t)u - (uint32_t)head * (uint32_t)units_per_head) * (int64_t)kStagedRows;
         const int64_t rows = P - p0 < kStagedRows ? P - p0 : kStagedRows;
         const uint32_t bytes = (uint32_t)(rows * N * (int64_t)sizeof(F));
         mbar_arrive_expect_tx(&full[i], bytes);
@@ -121,13 +122,18 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         for (int i = 0; i < kStages; i++)
             if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
 
+    /* A unit's (b, h, p0) by 32-bit divisions (units < 2^31, the launcher's
+     * limit): a 64-bit division is a call of ~70 instructions, and five of
+     * them a unit cost more issue slots than the unit's arithmetic. */
+    const uint32_t uph = (uint32_t)units_per_head, heads = (uint32_t)H, per_group = (uint32_t)(H / s.groups);
     int64_t k = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
         const int i = (int)(k % kStages);
-        const int64_t head = u / units_per_head, p = (u % units_per_head) * kStagedRows + row;
-        const int64_t bi = head / H, hi = head % H;
+        const uint32_t head32 = (uint32_t)u / uph, bi32 = head32 / heads, hi32 = head32 - bi32 * heads;
+        const int64_t head = head32, bi = bi32, hi = hi32;
+        const int64_t p = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows + row;
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
-        const int64_t gi = hi / (H / s.groups);
+        const int64_t gi = hi32 / per_group;
         const bool valid = p < P;
         float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
@@ -195,6 +201,8 @@ static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) 
     if (!staged_k(s->dstate, value_bytes))
         return value_bytes == 4 ? "N must be 32, 64 or 128 (8 threads a row, 1, 2 or 4 vectors of 4 floats each)"
                                 : "N must be 64, 128 or 256 (8 threads a row, 1, 2 or 4 vectors of 8 halves each)";
+    if (s->batch * s->heads * ceil_div(s->headdim, kStagedRows) > INT32_MAX)
+        return "more than 2^31 - 1 units of 32 rows (their indices are 32-bit)";
     return NULL;
 }
 
