@@ -5,8 +5,8 @@ from .data import CALL_COMMIT, CROSSOVER, SOURCE, STATE_PRECISION, load_front, n
 from .markdown import (device_cell, devices_in_words, integer, label, markdown_table, mib, provenance,
                        several_devices, sig)
 from .sets import (BIDIR, BIDIR_TWICE, CAUSAL, DECODE, OFFICIAL_NAMES, SSD, decode_form, fastest,
-                   is_crossover, is_s3, is_s3_hydra, main_device, official_comparisons, set_name,
-                   timed)
+                   is_crossover, is_s3, is_s3_hydra, main_device, official_comparisons, official_match,
+                   set_name, timed)
 
 NOT_SAME_CALL = "not timed in the same run"
 
@@ -108,20 +108,15 @@ def recipe_target(measured, verdict):
     what = ("against the official recipe (one `mamba_chunk_scan_combined` call on the batch doubled with "
             "flipped copies; target ≥ 3.5×)")
     front = load_front()
-    if front is None or front.official_file is None:
-        return what + ": not timed"
-    ours = fastest([r for r in timed(front.chapters.get(BIDIR, [])) if r["dtype"] == "fp16" and is_s3(r)
-                    and r["batch"] == 8 and r["seqlen"] == 8192])
-    recipe = [o for o in front.official if o["op"] == "bidir_fwd" and o["impl"] == "hydra_recipe_triton"
-              and o["dtype"] == "fp16" and o["batch"] == 8 and o["L"] == 8192]
-    same = [o for o in recipe if o[SOURCE] == front.official_file]
-    if ours is None or not same:
+    ours = front and fastest([r for r in timed(front.chapters.get(BIDIR, [])) if r["dtype"] == "fp16"
+                              and is_s3(r) and r["batch"] == 8 and r["seqlen"] == 8192])
+    best, same = official_match(front.official, ours) if ours else (None, None)
+    if same is None:
         return what + ": not timed"
     measured.append(ours)
-    best = min(recipe, key=lambda o: o["ms_median"])
     ratio = best["ms_median"] / ours["ms_median"]
     return (f"{what}: {sig(ratio)}× ({label(ours)} {sig(ours['ms_median'])} ms in the front page's run, "
-            f"the recipe {sig(same[0]['ms_median'])} ms in the same call, its best {sig(best['ms_median'])}; "
+            f"the recipe {sig(same['ms_median'])} ms in the same call, its best {sig(best['ms_median'])}; "
             f"{verdict(ratio >= 3.5)})")
 
 
