@@ -63,13 +63,14 @@ static CheckResult validate_rows(const Session *se, const RunCtx *c, const HostP
  * the L2-flushed `row`, ms per step, flags "+loop" and "+loop+graph". */
 #define LOOP_STEPS 256
 
-/* One in-place run of c's version (outputs poisoned first), checked on rows. */
-static CheckResult in_place_step(const Session *se, RunCtx *in_place, const DeviceProblem *d,
-                                 const HostProblem *hp, int set, Tol tol) {
-    device_poison(d, hp, in_place->v->dtype);
-    run_ctx(in_place);
+/* One run of c's version into outputs poisoned first (d: the problem whose
+ * outputs they are; c may run on an in-place view of it), checked on rows. */
+static CheckResult poisoned_run(const Session *se, RunCtx *c, const DeviceProblem *d, const HostProblem *hp, int set,
+                                Tol tol) {
+    device_poison(d, hp, c->v->dtype);
+    run_ctx(c);
     gpu_sync();
-    return validate_rows(se, in_place, hp, set, tol);
+    return validate_rows(se, c, hp, set, tol);
 }
 
 static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int set, Tol tol, const CsvRow *row,
@@ -77,7 +78,7 @@ static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int 
     const Op *op = se->op;
     DeviceProblem in_place = in_place_view(op, c->d);
     RunCtx lc = {op, c->v, c->p, &in_place};
-    CheckResult before = in_place_step(se, &lc, c->d, hp, set, tol);
+    CheckResult before = poisoned_run(se, &lc, c->d, hp, set, tol);
     for (int graph = 0; graph <= 1; graph++) {
         Timing tm = gpu_time_loop(run_ctx, &lc, LOOP_STEPS, graph, 20);
         char flags[80];
@@ -92,7 +93,7 @@ static void token_loop(Session *se, const RunCtx *c, const HostProblem *hp, int 
         if (csv) csv_append(csv, &r);
     }
     upload_input(in_place.t[op->loop_input], hp, op->loop_input, set, c->v->dtype);
-    CheckResult after = in_place_step(se, &lc, c->d, hp, set, tol);
+    CheckResult after = poisoned_run(se, &lc, c->d, hp, set, tol);
     char label[256];
     snprintf(label, sizeof(label), "%s in place (%s = %s), before and after the loops, vs oracle", c->v->name,
              hp->t[op->loop_output].name, hp->t[op->loop_input].name);
@@ -142,12 +143,10 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         device_problem(&d, op, v, &hp, set);
         RunCtx ctx = {op, v, p, &d};
         if (sampled) {  // --sampled (make check-long): one run into poisoned outputs, checked, not timed
-            device_poison(&d, &hp, v->dtype);
-            run_ctx(&ctx);
-            gpu_sync();
+            CheckResult once = poisoned_run(se, &ctx, &d, &hp, set, tol);
             printf(" run once\n");
             sampled_label(label, sizeof(label), i, v, p, "output", op->rows(p));
-            check_report(label, validate_rows(se, &ctx, &hp, set, tol), tol);
+            check_report(label, once, tol);
             device_free(&d);
             continue;
         }
@@ -155,10 +154,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         gpu_sync();
         CheckResult before = validate_rows(se, &ctx, &hp, set, tol);
         Timing tm = gpu_time(run_ctx, &ctx, reps);
-        device_poison(&d, &hp, v->dtype);
-        run_ctx(&ctx);
-        gpu_sync();
-        CheckResult r = check_merge(before, validate_rows(se, &ctx, &hp, set, tol));
+        CheckResult r = check_merge(before, poisoned_run(se, &ctx, &d, &hp, set, tol));
         double bytes = problem_bytes(hp.t, hp.n, v->dtype), exps = op->exps(p);
         if (op->bytes) {
             void *inputs[MAX_TENSORS];  // the op's table: inputs of this set, outputs NULL

@@ -91,8 +91,7 @@ void check_report(const char *label, CheckResult r, Tol tol) {
     if (r.scaled) printf(" of sum|terms|");
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
-    if (r.n_bad > 0)
-    {
+    if (r.n_bad > 0) {
         printf(" -- the worst at value %lld", (long long)r.worst_i);
         if (r.row >= 0) printf(" of row %lld", (long long)r.row);
         printf(": error %.3g times its bound %.3g (ref %.4g)", r.worst, r.worst_bound, r.worst_ref);
