@@ -68,6 +68,63 @@ static __device__ __forceinline__ void store_vec(float *p, const float (&v)[4]) 
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
 }
 
+/* W consecutive state floats at p (versions 6-11), read and written with streaming hints
+ * (ld.global.cs, st.global.cs: touched once, evicted first). */
+static __device__ __forceinline__ void load_stream(const float *p, float (&v)[1]) { v[0] = __ldcs(p); }
+static __device__ __forceinline__ void load_stream(const float *p, float (&v)[4]) {
+    const float4 q = __ldcs(reinterpret_cast<const float4 *>(p));
+    v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+}
+static __device__ __forceinline__ void store_stream(float *p, const float (&v)[1]) { __stcs(p, v[0]); }
+static __device__ __forceinline__ void store_stream(float *p, const float (&v)[4]) {
+    __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+/* The same for a state stored in 16 bits, F: __half (version 8) or
+ * __nv_bfloat16 (9), widened and rounded to nearest by the pair trait
+ * (pair16.cuh): 4 values, one 8-byte access. */
+template <typename F>
+static __device__ __forceinline__ void load_stream(const F *p, float (&v)[1]) {
+    v[0] = to_float(Pair<F>::from_bits(__ldcs(reinterpret_cast<const unsigned short *>(p))));
+}
+template <typename F>
+static __device__ __forceinline__ void load_stream(const F *p, float (&v)[4]) {
+    widen4<F>(__ldcs(reinterpret_cast<const uint2 *>(p)), v);
+}
+template <typename F>
+static __device__ __forceinline__ void store_stream(F *p, const float (&v)[1]) {
+    __stcs(reinterpret_cast<unsigned short *>(p), Pair<F>::bits(Pair<F>::narrow1(v[0])));
+}
+template <typename F>
+static __device__ __forceinline__ void store_stream(F *p, const float (&v)[4]) {
+    const typename Pair<F>::type lo = Pair<F>::narrow(v[0], v[1]), hi = Pair<F>::narrow(v[2], v[3]);
+    __stcs(reinterpret_cast<uint2 *>(p),
+           make_uint2(*reinterpret_cast<const unsigned *>(&lo), *reinterpret_cast<const unsigned *>(&hi)));
+}
+
+/* 8 16-bit values (16 bytes, versions 10-11) to 8 floats, and the state's
+ * 8 values back with the streaming hint. */
+template <typename F>
+static __device__ __forceinline__ void load_vec(const F *p, float (&v)[8]) {
+    const uint4 q = *reinterpret_cast<const uint4 *>(p);
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 f = Pair<F>::widen(*reinterpret_cast<const typename Pair<F>::type *>(&w[i]));
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+template <typename F>
+static __device__ __forceinline__ void store_stream(F *p, const float (&v)[8]) {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const typename Pair<F>::type pair = Pair<F>::narrow(v[2 * i], v[2 * i + 1]);
+        w[i] = *reinterpret_cast<const unsigned *>(&pair);
+    }
+    __stcs(reinterpret_cast<uint4 *>(p), make_uint4(w[0], w[1], w[2], w[3]));
+}
+
 /* The lane's K vectors of one N-vector (B or C at one token), from element e0. */
 template <typename In, int W, int K>
 static __device__ __forceinline__ void load_lane(const In *src, int64_t e0, int S, int64_t N, float (&v)[K][W]) {

@@ -51,39 +51,6 @@ static __host__ __device__ constexpr int lean_rows(int K) { return K == 2 ? 4 : 
  * registers) at K = 1, 2 (128) beyond (M2 N 128 at 80 registers spills). */
 static __host__ __device__ constexpr int lean_min_blocks(int K) { return K == 1 ? 4 : 2; }
 
-/* W consecutive state floats at p, read and written with streaming hints
- * (ld.global.cs, st.global.cs: touched once, evicted first). */
-static __device__ __forceinline__ void load_stream(const float *p, float (&v)[1]) { v[0] = __ldcs(p); }
-static __device__ __forceinline__ void load_stream(const float *p, float (&v)[4]) {
-    const float4 q = __ldcs(reinterpret_cast<const float4 *>(p));
-    v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
-}
-static __device__ __forceinline__ void store_stream(float *p, const float (&v)[1]) { __stcs(p, v[0]); }
-static __device__ __forceinline__ void store_stream(float *p, const float (&v)[4]) {
-    __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
-}
-/* The same for a state stored in 16 bits, F: __half (version 8) or
- * __nv_bfloat16 (9), widened and rounded to nearest by the pair trait
- * (pair16.cuh): 4 values, one 8-byte access. */
-template <typename F>
-static __device__ __forceinline__ void load_stream(const F *p, float (&v)[1]) {
-    v[0] = to_float(Pair<F>::from_bits(__ldcs(reinterpret_cast<const unsigned short *>(p))));
-}
-template <typename F>
-static __device__ __forceinline__ void load_stream(const F *p, float (&v)[4]) {
-    widen4<F>(__ldcs(reinterpret_cast<const uint2 *>(p)), v);
-}
-template <typename F>
-static __device__ __forceinline__ void store_stream(F *p, const float (&v)[1]) {
-    __stcs(reinterpret_cast<unsigned short *>(p), Pair<F>::bits(Pair<F>::narrow1(v[0])));
-}
-template <typename F>
-static __device__ __forceinline__ void store_stream(F *p, const float (&v)[4]) {
-    const typename Pair<F>::type lo = Pair<F>::narrow(v[0], v[1]), hi = Pair<F>::narrow(v[2], v[3]);
-    __stcs(reinterpret_cast<uint2 *>(p),
-           make_uint2(*reinterpret_cast<const unsigned *>(&lo), *reinterpret_cast<const unsigned *>(&hi)));
-}
-
 /* The lane's K vectors of each of its R rows, row j at row0 + j·step, from
  * element e0: the state (Stream: with the streaming hint) or A (M1). 0
  * outside the row or for invalid rows. */

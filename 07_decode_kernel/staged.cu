@@ -55,35 +55,6 @@ constexpr int kStagedRows = 32;                                  // rows (p) per
 constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 256
 constexpr int kStages = 4;                                       // units in flight per block
 
-/* 16 bytes of F at p (shared or device memory) as 16 / sizeof(F) floats. */
-static __device__ __forceinline__ void load16(const float *p, float (&v)[4]) {
-    const float4 q = *reinterpret_cast<const float4 *>(p);
-    v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
-}
-static __device__ __forceinline__ void load16(const __half *p, float (&v)[8]) {
-    const uint4 q = *reinterpret_cast<const uint4 *>(p);
-    const unsigned w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
-        v[2 * i] = f.x;
-        v[2 * i + 1] = f.y;
-    }
-}
-/* The same back, rounded to F, with the streaming hint (written once). */
-static __device__ __forceinline__ void store16_stream(float *p, const float (&v)[4]) {
-    __stcs(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
-}
-static __device__ __forceinline__ void store16_stream(__half *p, const float (&v)[8]) {
-    unsigned w[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const __half2 h = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
-        w[i] = *reinterpret_cast<const unsigned *>(&h);
-    }
-    __stcs(reinterpret_cast<uint4 *>(p), make_uint4(w[0], w[1], w[2], w[3]));
-}
-
 /* F: x, dt, z, B, C, y and the state, float (10) or __half (11). K: the
  * thread's 16-byte vectors of a row, N = 8·K·(16 / sizeof(F)). */
 template <typename F, int K>
@@ -139,7 +110,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
         for (int v = 0; v < K; v++) {
-            if (valid) load16(stage + i * unit_elems + row * N + (v * kStagedLanes + sub) * VE, h[v]);
+            if (valid) load_vec(stage + i * unit_elems + row * N + (v * kStagedLanes + sub) * VE, h[v]);
             else
 #pragma unroll
                 for (int e = 0; e < VE; e++) h[v][e] = 0.f;
@@ -159,8 +130,8 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
 #pragma unroll
             for (int v = 0; v < K; v++) {
                 float Bv[VE], Cv[VE];
-                load16(Bt + (v * kStagedLanes + sub) * VE, Bv);
-                load16(Ct + (v * kStagedLanes + sub) * VE, Cv);
+                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv);
+                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv);
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
@@ -181,7 +152,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         }
         if (valid)
 #pragma unroll
-            for (int v = 0; v < K; v++) store16_stream(state_out + (head * P + p) * N + (v * kStagedLanes + sub) * VE, h[v]);
+            for (int v = 0; v < K; v++) store_stream(state_out + (head * P + p) * N + (v * kStagedLanes + sub) * VE, h[v]);
     }
 }
 
