@@ -6,9 +6,9 @@
 # poisoned outputs, nothing timed, and 64 rows spread from the first to the
 # last are checked against the fp64 oracle (the last row's elements sit at the
 # largest offsets); a version that cannot take the shape or does not fit in
-# device memory is skipped, saying why. LONG_CHAPTERS picks chapters (default: 03-07), LONG_MATCH
-# (an extended regex) runs by name; a chapter's runs
-# take minutes (host inputs of tens of GB, the oracle on rows of 2^20 steps).
+# device memory is skipped, saying why. LONG_CHAPTERS picks chapters (default:
+# 03-07), LONG_MATCH (an extended regex) runs by name; a chapter's runs take
+# minutes (host inputs of tens of GB, the oracle on rows of 2^20 steps).
 BIN=${BIN:-build}
 chapters=${LONG_CHAPTERS:-03_fused_cuda 04_fp16_half2 05_ssd_mamba2 06_bidirectional 07_decode_kernel}
 pass=0; fail=0; skip=0; failed=""
