@@ -144,8 +144,8 @@ static void ssd_from_loaded(Problem *p, void *const *t) {
     p->nchunks = n;
 }
 
-/* ref, and y's terms' magnitude in y_terms unless NULL. */
-static void ssd_oracle_run(const Problem *p, void *const *t, double *const *ref, double *y_terms) {
+/* ref, and y's terms' magnitude in y_terms unless NULL (Op.oracle_terms). */
+static void ssd_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *y_terms) {
     if (p->nseq) {
         SsdPacked pk = ssd_packed_view(p, t);
         oracle_ssd_packed(&pk, packed_chunks(p), ref[T_Y], ref[T_FINAL_STATE], ref[T_CHUNK_STATES], y_terms);
@@ -155,9 +155,9 @@ static void ssd_oracle_run(const Problem *p, void *const *t, double *const *ref,
     oracle_ssd(&st, ref[T_Y], ref[T_FINAL_STATE], y_terms);
 }
 
-static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) { ssd_oracle_run(p, t, ref, NULL); }
+static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) { ssd_oracle_terms(p, t, ref, NULL); }
 
-/* What rtol is taken of, for the 16-bit versions (ssd_terms_rtol). y_t =
+/* What rtol is taken of, for the 16-bit versions. y_t =
  * C_t . h_t + D x_t is a dot product of N terms, and they multiply C by the
  * state rounded to x's dtype (as the official kernel does): the rounding is of
  * the terms, not of their sum, so y's error grows with Σ_n |C_tn h_tn| +
@@ -165,9 +165,6 @@ static void ssd_oracle(const Problem *p, void *const *t, double *const *ref) { s
  * the error of its terms. The states are sums the kernels keep in fp32: rtol
  * of their own magnitude. fp32 versions keep rtol of |y|: fp32-grade
  * accuracy is held element by element. */
-static void ssd_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *terms) {
-    ssd_oracle_run(p, t, ref, terms);
-}
 static bool ssd_terms_rtol(DType dt) { return dt != DT_FP32; }
 
 /* Rows are (b, h) heads. */
