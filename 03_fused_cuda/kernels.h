@@ -43,6 +43,10 @@ void scan_fused_chunked(const ScanTensors *t, void *workspace);
  * unless b*d is small. */
 size_t scan_fused_tuned_workspace(const ScanShape *s);
 void scan_fused_tuned(const ScanTensors *t, void *workspace);
+/* 7 on a packed row (ScanPacked): the chunks of its plan laid over the
+ * sequences, each from its h0 row to its last_state row (ops/scan/
+ * scan_tiles.cuh, packed rows). Workspace as 7. */
+void scan_fused_tuned_packed(const ScanPacked *pk, void *workspace);
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,8 @@ static const ScanVersion versions[] = {
               .gpu = true, .dtype = DT_FP32},
      .workspace_bytes = scan_fused_tuned_workspace,
      .unsupported = scan_fused_tiled_unsupported,
-     .run = scan_fused_tuned},
+     .run = scan_fused_tuned,
+     .run_packed = scan_fused_tuned_packed},
 };
 
 /* The previous stage, 02_parallel_scan: its fastest GPU scan over materialized

@@ -80,16 +80,20 @@ static __device__ void load_dt(float *tile, const float *delta, const float *bia
 }
 
 /* y for one tile (tile_y4: the lanes' partial sums added, D·u, the z gate);
- * float4 stores where the rows are aligned. */
-template <int R, int T>
+ * float4 stores where the rows are aligned. PACKED: only the steps inside
+ * the window [lo, hi) of a packed row. */
+template <int R, int T, bool PACKED = false>
 static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
-                               int64_t t0, bool vec4) {
+                               int64_t t0, bool vec4, int64_t lo = 0, int64_t hi = 0) {
     constexpr int Q = T / 4;
     const int64_t L = t.s.seqlen;
     const int q = threadIdx.x % Q;
     const int64_t tt = t0 + 4 * q;
-    if (tt >= L) return;
-    const int steps = L - tt < 4 ? (int)(L - tt) : 4;                 // of this thread's 4, inside the sequence
+    int klo = 0, khi = 4;  // of this thread's 4 steps, the ones to store
+    if (PACKED) window4(tt, lo, hi, &klo, &khi);
+    if (PACKED ? klo >= khi : tt >= L) return;
+    const int steps = PACKED ? khi : L - tt < 4 ? (int)(L - tt) : 4;  // of this thread's 4, inside the sequence
+    if (PACKED) vec4 = vec4 && klo == 0 && khi == 4;
     float *y_row = (float *)t.y + (w.row0 + threadIdx.x / Q) * L + tt;  // (4,) of this thread's current row
     for (int row = threadIdx.x / Q; row < w.nvalid; row += kThreads / Q, y_row += (kThreads / Q) * L) {
         float y[4];
@@ -99,7 +103,7 @@ static __device__ void store_y(const ScanTensors &t, const RowBlock &w, const Ti
         } else {
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                if (k < steps) y_row[k] = y[k];
+                if (k >= klo && k < steps) y_row[k] = y[k];
         }
     }
 }
@@ -194,19 +198,54 @@ static __device__ void copy_rows_async(float *tile, const float *src, int64_t L,
 
 /* delta -> Δ in place, once the raw tile has landed. Rows past the block's
  * end keep the zeros the copies wrote (their threads' results are never
- * stored); steps past the sequence's end get Δ = 0. */
-template <int T>
-static __device__ void dt_in_place(float *tile, const float *bias, bool softplus, int64_t L, int nvalid, int64_t t0) {
+ * stored); steps past the sequence's end get Δ = 0. PACKED: steps outside
+ * the window [lo, hi) of a packed row get Δ = 0 too. */
+template <int T, bool PACKED = false>
+static __device__ void dt_in_place(float *tile, const float *bias, bool softplus, int64_t L, int nvalid, int64_t t0,
+                                   int64_t lo = 0, int64_t hi = 0) {
     constexpr int Q = T / 4, TP = T + 4;
     const int q = threadIdx.x % Q;
     const int64_t left = L - (t0 + 4 * q);
-    const int steps = left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
+    int klo = 0, khi = 4;  // of this thread's 4 steps, the ones inside the window
+    if (PACKED) window4(t0 + 4 * q, lo, hi, &klo, &khi);
+    const int steps = PACKED ? khi : left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
     for (int row = threadIdx.x / Q; row < nvalid; row += kThreads / Q) {
         float4 *p = reinterpret_cast<float4 *>(tile + row * TP + 4 * q);
         const float4 v = *p;
         const float b = bias ? bias[row] : 0.f;
-        *p = make_float4(dt_or_zero(dt_poly(v.x, b, softplus), 0 < steps), dt_or_zero(dt_poly(v.y, b, softplus), 1 < steps),
-                         dt_or_zero(dt_poly(v.z, b, softplus), 2 < steps), dt_or_zero(dt_poly(v.w, b, softplus), 3 < steps));
+        *p = make_float4(dt_or_zero(dt_poly(v.x, b, softplus), klo <= 0 && 0 < steps),
+                         dt_or_zero(dt_poly(v.y, b, softplus), klo <= 1 && 1 < steps),
+                         dt_or_zero(dt_poly(v.z, b, softplus), klo <= 2 && 2 < steps),
+                         dt_or_zero(dt_poly(v.w, b, softplus), klo <= 3 && 3 < steps));
+    }
+}
+
+/* A packed row's tile on a sequence boundary: u, z, B and C of the steps
+ * outside the window [lo, hi) set to 0 in place (Δ = 0 there already), so
+ * that a NaN of the next request cannot reach this one through 0·NaN. */
+template <int R, int T, bool WRITE_Y>
+static __device__ void zero_outside(const TileSet &ts, const RowBlock &w, bool has_z, int64_t t0, int64_t lo,
+                                    int64_t hi) {
+    using G = TileGeometry<R, T>;
+    constexpr int Q = T / 4;
+    const int q = threadIdx.x % Q;
+    int klo, khi;
+    window4(t0 + 4 * q, lo, hi, &klo, &khi);
+    for (int row = threadIdx.x / Q; row < w.rows; row += kThreads / Q) {
+        float4 *u = reinterpret_cast<float4 *>(ts.u + row * G::TP + 4 * q);
+        *u = keep4(*u, klo, khi);
+        if (WRITE_Y && has_z) {
+            float4 *z = reinterpret_cast<float4 *>(ts.z + row * G::TP + 4 * q);
+            *z = keep4(*z, klo, khi);
+        }
+    }
+    for (int row = threadIdx.x / Q; row < R * w.S; row += kThreads / Q) {
+        float4 *b = reinterpret_cast<float4 *>(ts.B + G::template row_offset<true>(row) + 4 * q);
+        *b = keep4(*b, klo, khi);
+        if (WRITE_Y) {
+            float4 *c = reinterpret_cast<float4 *>(ts.C + G::template row_offset<true>(row) + 4 * q);
+            *c = keep4(*c, klo, khi);
+        }
     }
 }
 
@@ -228,8 +267,10 @@ static __device__ void copy_tiles_async(const TileSet &ts, const ScanTensors &t,
 /* As scan_span_sync with two sets of tiles: tile i+1's copies are issued
  * before tile i is scanned, so DRAM works while the MUFU does (S2 at N = 16
  * needs both at once: its bytes floor equals its exp floor). Four barriers
- * per tile: landed, Δ formed, scanned, output. */
-template <int R, int T, bool WRITE_Y>
+ * per tile: landed, Δ formed, scanned, output. PACKED: [t_begin, t_end) is
+ * a piece of a packed row, scanned on the row's own tiles (multiples of T
+ * from step 0), the steps outside it masked. */
+template <int R, int T, bool WRITE_Y, bool PACKED = false>
 static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
                                        const float (&A2)[R], int64_t t_begin, int64_t t_end, float &dt_sum) {
     using G = TileGeometry<R, T>;
@@ -238,23 +279,24 @@ static __device__ void scan_span_async(const ScanTensors &t, const RowBlock &w, 
     const int64_t L = t.s.seqlen;
     const bool vec4 = L % 4 == 0;
     const float *bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;  // (rows,)
-    const int64_t ntiles = ceil_div(t_end - t_begin, T);
-    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem, w.rows, w.S), t, w, t_begin);
+    const int64_t tile0 = PACKED ? t_begin - t_begin % T : t_begin, ntiles = ceil_div(t_end - tile0, T);
+    if (ntiles > 0) copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem, w.rows, w.S), t, w, tile0);
     cp_async_commit();
     for (int64_t i = 0; i < ntiles; i++) {
-        const int64_t t0 = t_begin + i * T;
+        const int64_t t0 = tile0 + i * T;
         const TileSet ts = carve_tiles<R, T>(smem + (i & 1) * set, w.rows, w.S);
         if (i + 1 < ntiles)
             copy_tiles_async<R, T, WRITE_Y>(carve_tiles<R, T>(smem + ((i + 1) & 1) * set, w.rows, w.S), t, w, t0 + T);
         cp_async_commit();
         cp_async_wait<1>();  // this thread's copies of tile i have landed
         __syncthreads();     // and every thread's
-        dt_in_place<T>(ts.dt, bias, t.s.softplus, L, w.nvalid, t0);
+        dt_in_place<T, PACKED>(ts.dt, bias, t.s.softplus, L, w.nvalid, t0, t_begin, t_end);
+        if (PACKED && (t0 < t_begin || t0 + T > t_end)) zero_outside<R, T, WRITE_Y>(ts, w, t.z != NULL, t0, t_begin, t_end);
         __syncthreads();
         scan_tile<R, T, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
         if (WRITE_Y) {
-            store_y<R, T>(t, w, ts, ypart, t0, vec4);
+            store_y<R, T, PACKED>(t, w, ts, ypart, t0, vec4, t_begin, t_end);
             __syncthreads();
         }
     }
@@ -351,6 +393,63 @@ __global__ void scan_chunk_outputs_kernel(ScanTensors t, int S, int64_t chunk_le
 }
 
 /* ========================================================================
+ * Version 7 on a packed row (ScanPacked)
+ *
+ * The passes of ops/scan/scan_tiles.cuh's packed section over version 7's
+ * spans: a piece of a sequence is scan_span_async on the window [lo, hi)
+ * of the row's tiles.
+ * ====================================================================== */
+
+template <int T>
+struct SpanAsync {
+    const ScanTensors &t;
+    const RowBlock &w;
+    float *smem;
+    template <int R>
+    __device__ void states(float (&h)[R], const float (&A2)[R], int64_t lo, int64_t hi, float &dt_sum) const {
+        scan_span_async<R, T, false, true>(t, w, smem, h, A2, lo, hi, dt_sum);
+    }
+    template <int R>
+    __device__ void outputs(float (&h)[R], const float (&A2)[R], int64_t lo, int64_t hi) const {
+        float dt_sum = 0.f;
+        scan_span_async<R, T, true, true>(t, w, smem, h, A2, lo, hi, dt_sum);
+    }
+};
+
+template <int R, int T>
+__global__ void scan_packed_kernel(ScanPacked pk, int S) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(pk.t.s, S);
+    float A2[R];
+    load_A2<R>(pk.t, w, A2);
+    packed_whole_row<R>(pk, w, A2, SpanAsync<T>{pk.t, w, reinterpret_cast<float *>(smem4)});
+}
+
+template <int R, int T>
+__global__ void scan_packed_states_kernel(ScanPacked pk, int S, int64_t chunk_len, int chunks,
+                                          float *chunk_h,     // (d, chunks - 1, N) fp32, written
+                                          float *chunk_dt) {  // (d, chunks - 1)    fp32, written
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(pk.t.s, S);
+    float A2[R];
+    load_A2<R>(pk.t, w, A2);
+    packed_chunk_states<R>(pk, w, A2, SpanAsync<T>{pk.t, w, reinterpret_cast<float *>(smem4)}, chunk_len, chunks,
+                           blockIdx.z, chunk_h, chunk_dt);
+}
+
+template <int R, int T>
+__global__ void scan_packed_outputs_kernel(ScanPacked pk, int S, int64_t chunk_len, int chunks,
+                                           const float *chunk_h,     // (d, chunks - 1, N) fp32
+                                           const float *chunk_dt) {  // (d, chunks - 1)    fp32
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(pk.t.s, S);
+    float A2[R];
+    load_A2<R>(pk.t, w, A2);
+    packed_chunk_outputs<R>(pk, w, A2, SpanAsync<T>{pk.t, w, reinterpret_cast<float *>(smem4)}, chunk_len, chunks,
+                            blockIdx.z + 1, chunk_h, chunk_dt);
+}
+
+/* ========================================================================
  * Host side of versions 5-7
  * ====================================================================== */
 
@@ -398,6 +497,29 @@ static void launch_tiles(const ScanTensors *t, const TilePlan &p, void *workspac
     cuda_check_launch();
 }
 
+/* Version 7 on a packed row: one pass, or pass 1 over every chunk and pass 2 over chunks 1..K-1. */
+template <int R, int T>
+static void launch_packed(const ScanPacked *pk, const TilePlan &p, void *workspace) {
+    static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
+    const ScanShape *s = &pk->t.s;
+    const size_t smem = smem_bytes<R, T, true>(p.S);
+    if (p.chunks == 1) {
+        allow_smem(scan_packed_kernel<R, T>, smem, &allowed_single);
+        scan_packed_kernel<R, T><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*pk, p.S);
+        cuda_check_launch();
+        return;
+    }
+    const ChunkStates cs = chunk_states(s, p, workspace);
+    allow_smem(scan_packed_states_kernel<R, T>, smem, &allowed_states);
+    scan_packed_states_kernel<R, T><<<tile_grid(s, p.S, p.chunks), kThreads, smem>>>(*pk, p.S, p.chunk_len, p.chunks,
+                                                                                     cs.h, cs.dt);
+    cuda_check_launch();
+    allow_smem(scan_packed_outputs_kernel<R, T>, smem, &allowed_outputs);
+    scan_packed_outputs_kernel<R, T><<<tile_grid(s, p.S, p.chunks - 1), kThreads, smem>>>(*pk, p.S, p.chunk_len,
+                                                                                          p.chunks, cs.h, cs.dt);
+    cuda_check_launch();
+}
+
 template <int T, bool ASYNC>
 static void launch_tiles_any(const ScanTensors *t, const TilePlan &p, void *workspace) {
     switch (p.R) {
@@ -432,4 +554,16 @@ extern "C" size_t scan_fused_tuned_workspace(const ScanShape *s) {
 
 extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
     launch_tiles_any<kTileAsync, true>(t, plan_tuned(&t->s, kTileAsync, kTunedMinR), workspace);
+}
+
+extern "C" void scan_fused_tuned_packed(const ScanPacked *pk, void *workspace) {
+    const TilePlan p = plan_tuned(&pk->t.s, kTileAsync, kTunedMinR);
+    switch (p.R) {
+    case 1: launch_packed<1, kTileAsync>(pk, p, workspace); break;
+    case 2: launch_packed<2, kTileAsync>(pk, p, workspace); break;
+    case 4: launch_packed<4, kTileAsync>(pk, p, workspace); break;
+    case 8: launch_packed<8, kTileAsync>(pk, p, workspace); break;
+    case 16: launch_packed<16, kTileAsync>(pk, p, workspace); break;
+    default: launch_packed<32, kTileAsync>(pk, p, workspace); break;
+    }
 }

@@ -74,6 +74,14 @@ void scan_fp16_running(const ScanTensors *t, void *workspace);
  * workspace as 8. */
 void scan_fp16_rounds(const ScanTensors *t, void *workspace);
 
+/* 8, 9, 14, 15 on a packed row (ScanPacked): the chunks of the version's plan
+ * laid over the sequences, each sequence from its h0 row to its last_state
+ * row (ops/scan/scan_tiles.cuh, packed rows). Workspace as 8. */
+void scan_fp16_tuned_packed(const ScanPacked *pk, void *workspace);
+void scan_bf16_tuned_packed(const ScanPacked *pk, void *workspace);
+void scan_fp16_running_packed(const ScanPacked *pk, void *workspace);
+void scan_fp16_rounds_packed(const ScanPacked *pk, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -136,26 +136,33 @@ static __device__ __forceinline__ float4 widen4(const F *p) {
     return make_float4(a.x, a.y, b.x, b.y);
 }
 
-/* Rows [0, nrows) of a staged tensor widened into an fp32 tile (03's layout). */
-template <int R, bool STATE_ROWS, typename F>
-static __device__ void widen_rows(float *tile, const F *stage, int nrows) {
+/* Rows [0, nrows) of a staged tensor widened into an fp32 tile (03's layout).
+ * PACKED: only this thread's steps k in [klo, khi) are kept, the others are 0. */
+template <int R, bool STATE_ROWS, bool PACKED, typename F>
+static __device__ void widen_rows(float *tile, const F *stage, int nrows, int klo, int khi) {
     constexpr int Q = kTile / 4;
     const int q = threadIdx.x % Q;
-    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q)
+    for (int row = threadIdx.x / Q; row < nrows; row += kThreads / Q) {
+        const float4 v = widen4(stage + row * kStagePitch + 4 * q);
         *reinterpret_cast<float4 *>(tile + TileGeometry<R, kTile>::template row_offset<STATE_ROWS>(row) + 4 * q) =
-            widen4(stage + row * kStagePitch + 4 * q);
+            PACKED ? keep4(v, klo, khi) : v;
+    }
 }
 
 /* The staged tile widened into 03's fp32 tiles, delta turned into Δ on the
  * way: Δ = 0 past the sequence's end and on rows past the block's end, so
- * that their states stay as they are (their results are never stored). */
-template <int R, bool WRITE_Y, typename F>
+ * that their states stay as they are (their results are never stored).
+ * PACKED: the span is the window [lo, hi) of a packed row, and every step of
+ * the tile outside it reads as Δ = 0 and u, B, C, z = 0. */
+template <int R, bool WRITE_Y, bool PACKED, typename F>
 static __device__ void widen_stage(const TileSet &ts, const Stage<F> &st, const ScanTensors &t, const RowBlock &w,
-                                   int64_t t0) {
+                                   int64_t t0, int64_t lo, int64_t hi) {
     constexpr int Q = kTile / 4;
     const int q = threadIdx.x % Q;
+    int klo = 0, khi = 4;  // of this thread's 4 steps, the ones inside the window
+    if (PACKED) window4(t0 + 4 * q, lo, hi, &klo, &khi);
     const int64_t left = t.s.seqlen - (t0 + 4 * q);
-    const int steps = left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
+    const int steps = PACKED ? khi : left < 0 ? 0 : left < 4 ? (int)left : 4;  // of this thread's 4, inside the sequence
     const float *bias = t.delta_bias ? t.delta_bias + w.c0 : NULL;  // (rows,) fp32
     const bool softplus = t.s.softplus;
     for (int row = threadIdx.x / Q; row < w.rows; row += kThreads / Q) {
@@ -164,31 +171,35 @@ static __device__ void widen_stage(const TileSet &ts, const Stage<F> &st, const 
         const float b = ok && bias ? bias[row] : 0.f;
         // delta_vals[r][i] = float(delta_vals_load[r][i]) + delta_bias[r];  then softplus (dt_poly)
         *reinterpret_cast<float4 *>(ts.dt + row * TileGeometry<R, kTile>::TP + 4 * q) =
-            make_float4(dt_or_zero(dt_poly(v.x, b, softplus), ok && 0 < steps),
-                        dt_or_zero(dt_poly(v.y, b, softplus), ok && 1 < steps),
-                        dt_or_zero(dt_poly(v.z, b, softplus), ok && 2 < steps),
-                        dt_or_zero(dt_poly(v.w, b, softplus), ok && 3 < steps));
+            make_float4(dt_or_zero(dt_poly(v.x, b, softplus), ok && klo <= 0 && 0 < steps),
+                        dt_or_zero(dt_poly(v.y, b, softplus), ok && klo <= 1 && 1 < steps),
+                        dt_or_zero(dt_poly(v.z, b, softplus), ok && klo <= 2 && 2 < steps),
+                        dt_or_zero(dt_poly(v.w, b, softplus), ok && klo <= 3 && 3 < steps));
     }
     const int npad = R * w.S;
-    widen_rows<R, false>(ts.u, st.u, w.rows);
-    widen_rows<R, true>(ts.B, st.B, npad);
+    widen_rows<R, false, PACKED>(ts.u, st.u, w.rows, klo, khi);
+    widen_rows<R, true, PACKED>(ts.B, st.B, npad, klo, khi);
     if (WRITE_Y) {
-        widen_rows<R, true>(ts.C, st.C, npad);
-        if (t.z) widen_rows<R, false>(ts.z, st.z, w.rows);
+        widen_rows<R, true, PACKED>(ts.C, st.C, npad, klo, khi);
+        if (t.z) widen_rows<R, false, PACKED>(ts.z, st.z, w.rows, klo, khi);
     }
 }
 
 /* y for one tile (tile_y4: the lanes' partial sums added, D·u, the z gate),
- * narrowed to F; 8-byte stores (4 steps) where the rows are aligned. */
-template <int R, typename F>
+ * narrowed to F; 8-byte stores (4 steps) where the rows are aligned.
+ * PACKED: only the steps inside the window [lo, hi). */
+template <int R, bool PACKED, typename F>
 static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const TileSet &ts, const float *ypart,
-                                 int64_t t0, bool vec8) {
+                                 int64_t t0, bool vec8, int64_t lo, int64_t hi) {
     constexpr int Q = kTile / 4;
     const int64_t L = t.s.seqlen;
     const int q = threadIdx.x % Q;
     const int64_t tt = t0 + 4 * q;
-    if (tt >= L) return;
-    const int steps = L - tt < 4 ? (int)(L - tt) : 4;  // of this thread's 4, inside the sequence
+    int klo = 0, khi = 4;  // of this thread's 4 steps, the ones to store
+    if (PACKED) window4(tt, lo, hi, &klo, &khi);
+    if (PACKED ? klo >= khi : tt >= L) return;
+    const int steps = PACKED ? khi : L - tt < 4 ? (int)(L - tt) : 4;  // of this thread's 4, inside the sequence
+    if (PACKED) vec8 = vec8 && klo == 0 && khi == 4;
     for (int row = threadIdx.x / Q; row < w.nvalid; row += kThreads / Q) {
         float y[4];
         tile_y4<R, kTile>(t, w, ts, ypart, row, q, y);
@@ -202,7 +213,7 @@ static __device__ void store_y16(const ScanTensors &t, const RowBlock &w, const 
         } else {
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                if (k < steps) y_row[k] = Pair<F>::narrow1(y[k]);
+                if (k >= klo && k < steps) y_row[k] = Pair<F>::narrow1(y[k]);
         }
     }
 }
@@ -224,12 +235,20 @@ static __device__ void copy_first_tile(const ScanTensors &t, const RowBlock &w, 
     cp_async_commit();
 }
 
+/* Where a span's tiles start: at t_begin, or PACKED at the row's tile that
+ * holds it (the window [t_begin, t_end) may start anywhere). */
+template <bool PACKED>
+static __device__ __forceinline__ int64_t first_tile(int64_t t_begin) {
+    return PACKED ? t_begin - t_begin % kTile : t_begin;
+}
+
 /* Steps [t_begin, t_end) of the block's rows, one tile at a time. Tile i+1's
  * copies are issued once tile i has been widened (the staging area is free
  * again) and, as cp.async, land while tile i is scanned and stored. Three barriers per
  * tile: landed, widened, scanned; the store of tile i ends before the
- * barrier that lets tile i+1 be widened over its tiles. */
-template <int R, bool WRITE_Y, Addressing AD, typename F>
+ * barrier that lets tile i+1 be widened over its tiles. PACKED: [t_begin, t_end)
+ * is a piece of a packed row, scanned on the row's own tiles (first_tile). */
+template <int R, bool WRITE_Y, Addressing AD, typename F, bool PACKED = false>
 static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, float *smem, float (&h)[R],
                                    const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec8, float &dt_sum,
                                    bool first_copied) {
@@ -237,19 +256,19 @@ static __device__ void scan_span16(const ScanTensors &t, const RowBlock &w, floa
     const TileSet ts = carve_tiles<R, kTile>(smem, w.rows, w.S);
     float *ypart = smem + G::set_floats(w.rows, w.S);  // (kThreads, TP) fp32
     const Stage<F> st = block_stage<R, F>(smem, w);
-    const int64_t ntiles = ceil_div(t_end - t_begin, kTile);
-    if (!first_copied) copy_first_tile<R, WRITE_Y, AD, F>(t, w, smem, t_begin, t_end, vec8);
+    const int64_t tile0 = first_tile<PACKED>(t_begin), ntiles = ceil_div(t_end - tile0, kTile);
+    if (!first_copied) copy_first_tile<R, WRITE_Y, AD, F>(t, w, smem, tile0, t_end, vec8);
     for (int64_t i = 0; i < ntiles; i++) {
-        const int64_t t0 = t_begin + i * kTile;
+        const int64_t t0 = tile0 + i * kTile;
         cp_async_wait<0>();  // this thread's copies of tile i have landed
         __syncthreads();     // and every thread's; tile i-1 is stored
-        widen_stage<R, WRITE_Y>(ts, st, t, w, t0);
+        widen_stage<R, WRITE_Y, PACKED>(ts, st, t, w, t0, t_begin, t_end);
         __syncthreads();
         if (i + 1 < ntiles) copy_stage<R, WRITE_Y, AD>(st, t, w, t0 + kTile, vec8);
         cp_async_commit();
         scan_tile<R, kTile, WRITE_Y>(ts, w, ypart, h, A2, dt_sum);
         __syncthreads();
-        if (WRITE_Y) store_y16<R, F>(t, w, ts, ypart, t0, vec8);
+        if (WRITE_Y) store_y16<R, PACKED, F>(t, w, ts, ypart, t0, vec8, t_begin, t_end);
     }
 }
 

@@ -241,6 +241,65 @@ struct PassKernels<R, F, OV, kRunning> {
 };
 
 /* ========================================================================
+ * Packed rows (ScanPacked): versions 8, 9, 14 and 15
+ *
+ * The passes of ops/scan/scan_tiles.cuh's packed section over this chapter's
+ * spans: a piece of a sequence is scan_span16 on the window [lo, hi) of the
+ * row's tiles. Both passes are plain launches (the overlap of versions
+ * 10-13 is not built for packed rows).
+ * ====================================================================== */
+
+/* A piece of a packed row, on this chapter's tiles. */
+template <typename F, Addressing AD>
+struct Span16 {
+    const ScanTensors &t;
+    const RowBlock &w;
+    float *smem;
+    bool vec8;
+    template <int R>
+    __device__ void states(float (&h)[R], const float (&A2)[R], int64_t lo, int64_t hi, float &dt_sum) const {
+        scan_span16<R, false, AD, F, true>(t, w, smem, h, A2, lo, hi, vec8, dt_sum, false);
+    }
+    template <int R>
+    __device__ void outputs(float (&h)[R], const float (&A2)[R], int64_t lo, int64_t hi) const {
+        float dt_sum = 0.f;
+        scan_span16<R, true, AD, F, true>(t, w, smem, h, A2, lo, hi, vec8, dt_sum, false);
+    }
+};
+
+template <int R, typename F, Addressing AD>
+__global__ void __launch_bounds__(kThreads, running_min_blocks(R))
+    scan_packed16_kernel(ScanPacked pk, int S, bool vec8) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(pk.t.s, S);
+    float A2[R];
+    load_A2<R>(pk.t, w, A2);
+    packed_whole_row<R>(pk, w, A2, Span16<F, AD>{pk.t, w, reinterpret_cast<float *>(smem4), vec8});
+}
+template <int R, typename F, Addressing AD>
+__global__ void __launch_bounds__(kThreads, running_min_blocks(R))
+    scan_packed_states16_kernel(ScanPacked pk, int S, int64_t chunk_len, int chunks, bool vec8, float *chunk_h,
+                                float *chunk_dt) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(pk.t.s, S);
+    float A2[R];
+    load_A2<R>(pk.t, w, A2);
+    packed_chunk_states<R>(pk, w, A2, Span16<F, AD>{pk.t, w, reinterpret_cast<float *>(smem4), vec8}, chunk_len,
+                           chunks, blockIdx.z, chunk_h, chunk_dt);
+}
+template <int R, typename F, Addressing AD>
+__global__ void __launch_bounds__(kThreads, running_min_blocks(R))
+    scan_packed_outputs16_kernel(ScanPacked pk, int S, int64_t chunk_len, int chunks, bool vec8,
+                                 const float *chunk_h, const float *chunk_dt) {
+    extern __shared__ float4 smem4[];
+    const RowBlock w = row_block(pk.t.s, S);
+    float A2[R];
+    load_A2<R>(pk.t, w, A2);
+    packed_chunk_outputs<R>(pk, w, A2, Span16<F, AD>{pk.t, w, reinterpret_cast<float *>(smem4), vec8}, chunk_len,
+                            chunks, blockIdx.z + 1, chunk_h, chunk_dt);
+}
+
+/* ========================================================================
  * Host side
  * ====================================================================== */
 
@@ -292,6 +351,42 @@ static void launch(const ScanTensors *t, const TilePlan &p, void *workspace) {
     config.numAttrs = 1;
     cuda_check(cudaLaunchKernelEx(&config, K::outputs, *t, p.S, p.chunk_len, p.chunks,
                                   vec8, (const float *)cs.h, (const float *)cs.dt));
+}
+
+/* A packed row: one pass, or pass 1 over every chunk and pass 2 over chunks 1..K-1. */
+template <int R, typename F, Addressing AD>
+static void launch_packed(const ScanPacked *pk, const TilePlan &p, void *workspace) {
+    static size_t allowed_single = 0, allowed_states = 0, allowed_outputs = 0;
+    const ScanShape *s = &pk->t.s;
+    const size_t smem = smem_bytes<R>(p.S);
+    const bool vec8 = rows16_aligned(&pk->t);
+    if (p.chunks == 1) {
+        allow_smem(scan_packed16_kernel<R, F, AD>, smem, &allowed_single);
+        scan_packed16_kernel<R, F, AD><<<tile_grid(s, p.S, 1), kThreads, smem>>>(*pk, p.S, vec8);
+        cuda_check_launch();
+        return;
+    }
+    const ChunkStates cs = chunk_states(s, p, workspace);
+    allow_smem(scan_packed_states16_kernel<R, F, AD>, smem, &allowed_states);
+    scan_packed_states16_kernel<R, F, AD><<<tile_grid(s, p.S, p.chunks), kThreads, smem>>>(
+        *pk, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
+    cuda_check_launch();
+    allow_smem(scan_packed_outputs16_kernel<R, F, AD>, smem, &allowed_outputs);
+    scan_packed_outputs16_kernel<R, F, AD><<<tile_grid(s, p.S, p.chunks - 1), kThreads, smem>>>(
+        *pk, p.S, p.chunk_len, p.chunks, vec8, cs.h, cs.dt);
+    cuda_check_launch();
+}
+
+template <typename F, Addressing AD>
+static void launch_packed_plan(const ScanPacked *pk, const TilePlan &p, void *workspace) {
+    switch (p.R) {
+    case 1: launch_packed<1, F, AD>(pk, p, workspace); break;
+    case 2: launch_packed<2, F, AD>(pk, p, workspace); break;
+    case 4: launch_packed<4, F, AD>(pk, p, workspace); break;
+    case 8: launch_packed<8, F, AD>(pk, p, workspace); break;
+    case 16: launch_packed<16, F, AD>(pk, p, workspace); break;
+    default: launch_packed<32, F, AD>(pk, p, workspace); break;
+    }
 }
 
 template <typename F, Overlap OV, Addressing AD>
@@ -405,4 +500,20 @@ extern "C" void scan_fp16_running(const ScanTensors *t, void *workspace) {
 
 extern "C" void scan_fp16_rounds(const ScanTensors *t, void *workspace) {
     launch_plan<__half, kAfterScans, kRunning>(t, plan_rounds(&t->s), workspace);
+}
+
+extern "C" void scan_fp16_tuned_packed(const ScanPacked *pk, void *workspace) {
+    launch_packed_plan<__half, kByIndex>(pk, plan_tuned(&pk->t.s, kTile, kMinR), workspace);
+}
+
+extern "C" void scan_bf16_tuned_packed(const ScanPacked *pk, void *workspace) {
+    launch_packed_plan<__nv_bfloat16, kByIndex>(pk, plan_tuned(&pk->t.s, kTile, kMinR), workspace);
+}
+
+extern "C" void scan_fp16_running_packed(const ScanPacked *pk, void *workspace) {
+    launch_packed_plan<__half, kRunning>(pk, plan_tuned(&pk->t.s, kTile, kMinR), workspace);
+}
+
+extern "C" void scan_fp16_rounds_packed(const ScanPacked *pk, void *workspace) {
+    launch_packed_plan<__half, kRunning>(pk, plan_rounds(&pk->t.s), workspace);
 }

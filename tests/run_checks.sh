@@ -68,9 +68,10 @@ done
 
 # Packed sequences (--seqlens) at scale: 1000 sequences of random lengths, 1 to 80 tokens,
 # each from its own initial state (03's C version; the GPU versions that take packed
-# problems run the same case; 05's at p 8, N 16 and chunk 64, the smallest its walk takes).
+# problems run the same case, 04's only on a GPU; 05's at p 8, N 16 and chunk 64, the smallest its walk takes).
 seqs=$(sh tests/seqlens.sh 1000 80 19)
 run_program "03_fused_cuda 1000 packed sequences" "$BIN/03_fused_cuda" --check --seqlens "$seqs" --dim 2 --dstate 3 --h0
+run_program "04_fp16_half2 1000 packed sequences" "$BIN/04_fp16_half2" --check --seqlens "$seqs" --dim 2 --dstate 3 --h0
 run_program "05_ssd_mamba2 1000 packed sequences" "$BIN/05_ssd_mamba2" --check --seqlens "$seqs" --heads 2 --headdim 8 \
     --dstate 16 --chunk 64 --h0
 

@@ -250,20 +250,22 @@ static __device__ void store_chunk_end(const RowBlock &w, int64_t N, int slots, 
     if (w.s == 0 && w.r < w.nvalid) chunk_dt[row * slots + k] = dt_sum;
 }
 
-/* Pass 2: the carry into chunk k >= 1, the state after chunk 0 brought
- * through chunks 1..k-1: h = exp2(A2·ΣΔ_c)·h + local(c). */
+/* Pass 2: the carry into chunk k > first, the true state after chunk
+ * `first` (chunk 0 of a sequence; on a packed row, the chunk where the
+ * sequence began) brought through chunks first+1..k-1: h = exp2(A2·ΣΔ_c)·h + local(c). */
 template <int R>
 static __device__ void carry_in(const RowBlock &w, int64_t N, int slots, int k, const float (&A2)[R], float (&h)[R],
-                                const float *chunk_h,     // (b·d, slots, N) fp32
-                                const float *chunk_dt) {  // (b·d, slots)    fp32
+                                const float *chunk_h,    // (b·d, slots, N) fp32
+                                const float *chunk_dt,   // (b·d, slots)    fp32
+                                int first = 0) {
     const int64_t row = w.row0 + w.r;
     const bool row_ok = w.r < w.nvalid;
 #pragma unroll
     for (int j = 0; j < R; j++) {
         const int64_t n = (int64_t)w.s * R + j;
-        h[j] = row_ok && n < N ? chunk_h[(row * slots) * N + n] : 0.f;
+        h[j] = row_ok && n < N ? chunk_h[(row * slots + first) * N + n] : 0.f;
     }
-    for (int c = 1; c < k; c++) {
+    for (int c = first + 1; c < k; c++) {
         const float dt_c = row_ok ? chunk_dt[row * slots + c] : 0.f;
 #pragma unroll
         for (int j = 0; j < R; j++) {
@@ -272,6 +274,124 @@ static __device__ void carry_in(const RowBlock &w, int64_t N, int slots, int k, 
             h[j] = fmaf(exp2_approx(A2[j] * dt_c), h[j], local);
         }
     }
+}
+
+/* ========================================================================
+ * Packed rows (ScanPacked): the chunks of a plan laid over the sequences
+ *
+ * Sequence q holds steps [cu[q], cu[q+1]) of the one row, chunk k steps
+ * [k·len, min(L, (k+1)·len)). A piece is the part of one sequence inside one
+ * chunk. A block scans a piece as a span whose tiles stay where the row's
+ * tiles are (multiples of the tile from step 0), so the copies are those of
+ * a plain row; the steps of a tile outside the piece get Δ = 0 and u, B, C,
+ * z = 0 (a NaN of the next request must not reach this one through 0·NaN),
+ * and their y is not stored. A tile on a sequence boundary is scanned once
+ * for each piece it holds.
+ *   one pass (no chunks)  each block walks every sequence: h0 row, span, last_state row
+ *   pass 1, chunk k       a piece that starts its sequence starts from its h0
+ *                         row and writes its y (and its final state if it ends
+ *                         in k); the first piece, if its sequence began before
+ *                         k and runs past k's end, is scanned from 0 for its
+ *                         local end state and ΣΔ; the chunk's end state goes
+ *                         to slot k when a sequence runs on past it
+ *   pass 2, chunk k >= 1  the first piece, when its sequence began in an
+ *                         earlier chunk j0: the carry from j0's slot (that
+ *                         sequence's true state there) through the local
+ *                         states of j0+1..k-1, then its y and final state
+ * Span is the chapter's scan of a window of steps on its own tiles:
+ *   span.template states<R>(h, A2, lo, hi, dt_sum)  the end state only, ΣΔ added
+ *   span.template outputs<R>(h, A2, lo, hi)         y written for steps [lo, hi)
+ * ====================================================================== */
+
+/* v with its steps k outside [klo, klo + n) set to 0 (a select: NaN goes too). */
+static __device__ __forceinline__ float4 keep4(float4 v, int klo, int khi) {
+    return make_float4(0 >= klo && 0 < khi ? v.x : 0.f, 1 >= klo && 1 < khi ? v.y : 0.f,
+                       2 >= klo && 2 < khi ? v.z : 0.f, 3 >= klo && 3 < khi ? v.w : 0.f);
+}
+
+/* Of the 4 steps from tt, the ones inside [lo, hi): k in [*klo, *khi). */
+static __device__ __forceinline__ void window4(int64_t tt, int64_t lo, int64_t hi, int *klo, int *khi) {
+    const int64_t a = lo - tt, b = hi - tt;
+    *klo = a < 0 ? 0 : a > 4 ? 4 : (int)a;
+    *khi = b < 0 ? 0 : b > 4 ? 4 : (int)b;
+}
+
+/* The sequence holding step t of a packed row: the last q with cu[q] <= t. */
+static __device__ int seq_of_step(const int32_t *cu, int64_t nseq, int64_t t) {
+    int64_t lo = 0, hi = nseq - 1;
+    while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        if (cu[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    return (int)lo;
+}
+
+/* A state row of sequence q in a packed (nseq, d, N) tensor, or NULL. */
+static __device__ __forceinline__ const float *seq_state(const float *state, const ScanShape &s, int64_t q) {
+    return state ? state + q * s.dim * s.dstate : NULL;
+}
+static __device__ __forceinline__ float *seq_state(float *state, const ScanShape &s, int64_t q) {
+    return state + q * s.dim * s.dstate;
+}
+
+/* One pass: every sequence in turn, from its h0 row to its last_state row. */
+template <int R, class Span>
+static __device__ void packed_whole_row(const ScanPacked &pk, const RowBlock &w, const float (&A2)[R], Span span) {
+    const ScanShape &s = pk.t.s;
+    float h[R];
+    for (int64_t q = 0; q < pk.nseq; q++) {
+        load_state<R>(seq_state(pk.t.h0, s, q), s.dstate, w, h);
+        span.template outputs<R>(h, A2, pk.cu_seqlens[q], pk.cu_seqlens[q + 1]);
+        store_state<R>(seq_state(pk.t.last_state, s, q), s.dstate, w, h);
+    }
+}
+
+/* Pass 1, chunk k (every chunk). */
+template <int R, class Span>
+static __device__ void packed_chunk_states(const ScanPacked &pk, const RowBlock &w, const float (&A2)[R], Span span,
+                                           int64_t chunk_len, int chunks, int k,
+                                           float *chunk_h,     // (d, chunks - 1, N) fp32, written
+                                           float *chunk_dt) {  // (d, chunks - 1)    fp32, written
+    const ScanShape &s = pk.t.s;
+    const int32_t *cu = pk.cu_seqlens;
+    const int64_t c_begin = k * chunk_len, c_end = min(s.seqlen, c_begin + chunk_len);
+    int64_t q = seq_of_step(cu, pk.nseq, c_begin);
+    float h[R];
+    if (cu[q] < c_begin) {  // the first piece continues a sequence begun before this chunk
+        if (cu[q + 1] > c_end) {  // and runs past it: the chunk's local end state for pass 2
+#pragma unroll
+            for (int j = 0; j < R; j++) h[j] = 0.f;
+            float dt_sum = 0.f;
+            span.template states<R>(h, A2, c_begin, c_end, dt_sum);
+            store_chunk_end<R>(w, s.dstate, chunks - 1, k, h, dt_sum, chunk_h, chunk_dt);
+            return;
+        }
+        q++;  // it ends in this chunk: pass 2 scans it
+    }
+    for (; q < pk.nseq && cu[q] < c_end; q++) {
+        load_state<R>(seq_state(pk.t.h0, s, q), s.dstate, w, h);
+        span.template outputs<R>(h, A2, cu[q], min((int64_t)cu[q + 1], c_end));
+        if (cu[q + 1] <= c_end) store_state<R>(seq_state(pk.t.last_state, s, q), s.dstate, w, h);
+        else store_chunk_end<R>(w, s.dstate, chunks - 1, k, h, 0.f, chunk_h, chunk_dt);  // a true state: no ΣΔ needed
+    }
+}
+
+/* Pass 2, chunk k >= 1. */
+template <int R, class Span>
+static __device__ void packed_chunk_outputs(const ScanPacked &pk, const RowBlock &w, const float (&A2)[R], Span span,
+                                            int64_t chunk_len, int chunks, int k,
+                                            const float *chunk_h,     // (d, chunks - 1, N) fp32
+                                            const float *chunk_dt) {  // (d, chunks - 1)    fp32
+    const ScanShape &s = pk.t.s;
+    const int32_t *cu = pk.cu_seqlens;
+    const int64_t c_begin = k * chunk_len, c_end = min(s.seqlen, c_begin + chunk_len);
+    const int64_t q = seq_of_step(cu, pk.nseq, c_begin);
+    if (cu[q] == c_begin) return;  // the chunk starts with a sequence: pass 1 did all of it
+    float h[R];
+    carry_in<R>(w, s.dstate, chunks - 1, k, A2, h, chunk_h, chunk_dt, (int)(cu[q] / chunk_len));
+    span.template outputs<R>(h, A2, c_begin, min((int64_t)cu[q + 1], c_end));
+    if (cu[q + 1] <= c_end) store_state<R>(seq_state(pk.t.last_state, s, q), s.dstate, w, h);
 }
 
 /* ========================================================================
