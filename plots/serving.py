@@ -6,8 +6,9 @@ of 17 to 8192 tokens, 65,536 in all), drawn from plots/data:
                                 packed on one row, the same tokens as one
                                 sequence, the batch padded to the longest
                                 request (64 x 8192); for the SSD, the official
-                                mamba_chunk_scan_combined with seq_idx and as
-                                one sequence, timed in the same device call
+                                mamba_chunk_scan_combined with seq_idx (with and
+                                without the per-sequence final states), as one
+                                sequence and padded, timed in the same device call
 
 Each bar group is one version's rows of one device call (one commit and
 device); a version timed in several calls is drawn from its latest packed
@@ -28,7 +29,10 @@ from tablelib.sets import same_call as official_same_call, timed  # noqa: E402
 
 CHAPTERS = ("03_fused_cuda", "04_fp16_half2", "05_ssd_mamba2")
 MIX_SEQS, MIX_TOKENS, LONGEST = 64, 65536, 8192
-OFFICIAL = (("official_seq_idx", "official, seq_idx"), ("official_one_sequence", "official, one sequence"))
+OFFICIAL = (("official_seq_idx", "official, seq_idx"),
+            ("official_seq_idx_varlen_states", "official, seq_idx + final states"),
+            ("official_one_sequence", "official, one sequence"),
+            ("official_padded", "official, padded"))
 
 
 def packed(r):
@@ -70,14 +74,15 @@ def draw(chapter, rows, official):
     labels = list(dict.fromkeys(label for _, b in groups for label, _ in b))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, ax = plt.subplots(figsize=(9, 0.9 + 0.5 * len(groups) * len(labels)))
-    y, ticks = 0.0, []
+    y, ticks, named = 0.0, [], set()  # named: the labels already in the legend
     for r, b in groups:
         have = dict(b)
         ticks.append((y + (len(labels) - 1) / 2, f"v{r['version']:g} {r['name']} {r['dtype']}\n"
                       f"({short_device(r['device'])}, {r['commit']})"))
         for i, label in enumerate(labels):
             if label in have:
-                ax.barh(y + i, have[label], color=colors[i % len(colors)], label=label if r is groups[0][0] else None)
+                ax.barh(y + i, have[label], color=colors[i % len(colors)], label=None if label in named else label)
+                named.add(label)
                 ax.text(have[label], y + i, f" {have[label]:.3g}", va="center", fontsize=8)
         y += len(labels) + 1
     ax.set_yticks([t for t, _ in ticks], [n for _, n in ticks], fontsize=8)
