@@ -143,6 +143,8 @@ run: all
 # specialized versions.
 SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
 SANITIZE_DSTATES := 7 32
+# the Mamba-1 versions that take packed rows (03, 04): one packed row, each sequence from its h0
+SANITIZE_PACKED_SHAPES := --seqlens 1,37,300,129,1000,64 --dim 8 --groups 2 --h0
 sanitize: all
 	@sh tests/sanitize.sh $(foreach c,$(GPU_CHAPTERS),$(if $(SANITIZE_$(c)),$(SANITIZE_$(c)),\
 	  "$(c)" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)"))

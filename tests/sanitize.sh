@@ -14,10 +14,10 @@ chapters=$1; shapes=$2; dstates=$3; shift 3
 for c in $chapters; do
     for v in $(build/$c --list | awk '$2 == "gpu" { print $1 }'); do
         for n in $dstates; do
-            # A version specialized for other N skips every check and never
-            # touches the GPU: nothing to sanitize at this N.
+            # A version specialized for other N (or that takes no packed row)
+            # skips every check and never touches the GPU: nothing to sanitize.
             if ! build/$c $v --check $shapes --dstate $n | grep "vs oracle" | grep -qv SKIP; then
-                echo "SKIP  $c $v N=$n (the version does not run this N)"; continue
+                echo "SKIP  $c $v N=$n $shapes (the version does not run these shapes)"; continue
             fi
             for tool in memcheck racecheck initcheck synccheck; do
                 extra=""
