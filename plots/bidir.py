@@ -23,7 +23,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import MARKERS, colors, line_style, log_axes, save, series, versions  # noqa: E402
+from ssd import (MARKERS, colors, draw_scaling, line_style, log_axes, save, scaling_lines,  # noqa: E402
+                 series, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.sets import (BIDIR, CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
                            one_device, timed)
@@ -91,6 +92,12 @@ def main():
               if is_s3(r) and r["name"] == CAUSAL and r["device"] == home]
     draw_seqlen(rows, causal, home)
     draw_memory(rows, home)
+    lines = []
+    for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
+        lines += [(f"{label}, {form} form", dtype, rows_)
+                  for label, dtype, rows_ in scaling_lines([r for r in rows if pick(r) and r["device"] == home])]
+    if lines:
+        draw_scaling(lines, "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{BIDIR}_scaling.png")
     return 0
 
 

@@ -8,6 +8,9 @@
                                      states of the unfused versions, the layout
                                      copies of 03 through the mapping, the fused
                                      kernel's state ring), inputs + outputs grey
+  plots/05_ssd_mamba2_scaling.png    the versions timed at L 2^20: ms and peak MiB
+                                     against L at batch 1 and against batch at
+                                     L 8192, the first one's floor dotted
   plots/05_ssd_mamba2_crossover.png  03's tuned scan against 05 on one problem
                                      (d = h·p = 2048, batch 8, L 4096) at N 16,
                                      64, 128, with both floors
@@ -59,10 +62,18 @@ def colors():
     return plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
 
+def compact(x):
+    """A power-of-two axis' tick label: 512, 8K, 64K, 1M."""
+    for unit, suffix in ((1 << 20, "M"), (1 << 10, "K")):
+        if x >= unit and x % unit == 0:
+            return f"{x // unit:g}{suffix}"
+    return f"{x:g}"
+
+
 def log_axes(ax, xs, xlabel):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.set_xticks(xs, [compact(x) for x in xs])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel(xlabel)
     ax.grid(True, which="major", color="#dddddd")
@@ -151,6 +162,47 @@ def draw_memory(rows, home):
     save(fig, "05: workspace vs L at S3, batch 8", here, f"{CHAPTER}_memory.png")
 
 
+SCALING_L = 1 << 20  # a line of the scaling figure: a version timed at batch 1 and this L
+SCALING_BATCH_L = 8192  # the L of its batch sweep
+
+
+def draw_scaling(lines, title, name):
+    """Time (top) and peak memory (bottom) of each line [(label, dtype, rows)]
+    against L at batch 1 (left) and against batch at SCALING_BATCH_L (right),
+    the first line's floor dotted."""
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9.5))
+    measured = []
+    sweeps = (("seqlen", lambda r: r["batch"] == 1, "L (sequence length), batch 1"),
+              ("batch", lambda r: r["seqlen"] == SCALING_BATCH_L, f"batch, L {SCALING_BATCH_L}"))
+    for col, (x, pick, xlabel) in enumerate(sweeps):
+        xs = set()
+        for i, (label, dtype, rows) in enumerate(lines):
+            pts = sorted(((r[x], r) for r in rows if pick(r)), key=lambda p: p[0])
+            if len(pts) < 2:
+                continue
+            style = dict(color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"), lw=2, label=label)
+            axes[0][col].plot([p for p, _ in pts], [r["ms_median"] for _, r in pts], **style)
+            axes[1][col].plot([p for p, _ in pts], [r["peak_mib"] for _, r in pts], **style)
+            if i == 0:
+                axes[0][col].plot([p for p, _ in pts], [r["floor_ms"] for _, r in pts], color="#777777",
+                                  linestyle=":", lw=1.5, label=f"floor of {label}")
+            xs |= {p for p, _ in pts}
+            measured += [r for _, r in pts]
+        for ax in axes[:, col]:
+            log_axes(ax, sorted(xs) or [1], xlabel)
+    axes[0][0].set_ylabel("ms (median, L2 flushed, log scale)")
+    axes[1][0].set_ylabel("peak device memory, MiB (log scale)")
+    axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, title, measured, name)
+
+
+def scaling_lines(rows):
+    """[(label, dtype, rows)] of the versions timed at batch 1 and L SCALING_L, fastest there first."""
+    long = sorted((r for r in rows if r["batch"] == 1 and r["seqlen"] == SCALING_L), key=lambda r: r["ms_median"])
+    return [(f"v{r['version']:g} {r['name']} {r['dtype']}", r["dtype"],
+             [o for o in rows if o["version"] == r["version"]]) for r in long]
+
+
 def draw_crossover(scan, ssd):
     fig, ax = plt.subplots(figsize=(9, 5.5))
     lines = [(scan, "03 ", "#1f77b4")]
@@ -187,6 +239,9 @@ def main():
     rows = one_device(rows, home)
     draw_seqlen(rows, official, home)
     draw_memory(rows, home)
+    lines = scaling_lines([r for r in rows if r["device"] == home])
+    if lines:
+        draw_scaling(lines, "05: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{CHAPTER}_scaling.png")
     scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
     device = main_device(scan)  # 03 against 05 on one device: the one 03's rows were timed on
     scan = [r for r in scan if r["device"] == device]
