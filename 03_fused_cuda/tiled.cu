@@ -35,7 +35,13 @@
 
 constexpr int kTileSync = 32;   // time steps per tile, versions 5 and 6
 constexpr int kTileAsync = 16;  // time steps per tile, version 7 (two tiles in flight)
-constexpr int kTunedMinR = 2;   // version 7 cuts L only once 2 states a thread are still short
+/* Version 7 cuts L only once 4 states a thread are still short. With 2 (its
+ * first plan: 16 lanes of 2 states a row at batch 1) the per-(row, step) work
+ * and the 16-lane sums of y cost more than the extra exps of more chunks:
+ * H200, plots/data/03_fused_cuda_tuning.csv, S1 b1 0.0616 -> 0.0487 ms, S2 b1
+ * L 65536 3.59 -> 2.40 ms (04's version 8 had measured the same). 8 was
+ * faster still at the longest rows and slower at S1 b4 and S2 b1 L 512. */
+constexpr int kTunedMinR = 4;
 
 /* Four steps [tt, tt+4) of one row; steps >= L read as 0. vec4: the row is
  * 16-byte aligned (L % 4 == 0), so the four steps are all in or all out. */
@@ -164,7 +170,7 @@ static __device__ void scan_span_sync(const ScanTensors &t, const RowBlock &w, f
  * Version 7, the tuned kernel, is version 6's two kernels with three changes:
  *   - the plan (plan_tuned): up to 32 states per thread, then fewer states per
  *     thread over more lanes until the rows fill the GPU, which costs no exps;
- *     chunks of L only when even 2 states per thread leave it short;
+ *     chunks of L only when even 4 states per thread leave it short;
  *   - tiles of 16 steps copied global -> shared with cp.async one tile ahead
  *     (two sets of tiles), so each block's loads overlap its own scan;
  *   - Δ by a polynomial softplus (dt_poly) instead of log1pf.
