@@ -11,7 +11,7 @@
 #include "scan_tiles.cuh"
 
 constexpr int kTile = 32;               // steps per tile (03's version 7: 16)
-constexpr int kMinR = 4;                // states per thread at least before L is cut (03's version 7: 2)
+constexpr int kMinR = 4;                // states per thread at least before L is cut (as 03's version 7)
 constexpr int kStagePitch = kTile + 8;  // halves per staged row: 80 bytes apart, 16-byte aligned (not tuned)
 
 /* The staging area: one tile of each input as copied, F = __half or

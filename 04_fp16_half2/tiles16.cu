@@ -30,7 +30,7 @@
  *          sums of y cost more than the extra exps of more chunks. Measured on
  *          an H200 (plots/data/04_fp16_half2_tuning.csv) against 16-step tiles
  *          and R >= 2: S1 b1 0.039 against 0.057 ms, S2 b8 L8192 1.28 against
- *          1.43 ms.
+ *          1.43 ms. (03's version 7 has since taken kMinR = 4 too.)
  *
  * The polynomial exps of versions 5-7 do not pay here: this kernel is not
  * MUFU-bound (03's version 7 at S1 b16: MUFU 58% of peak, issue 62%), so
