@@ -1,7 +1,7 @@
 /* 07_decode_kernel, GPU: versions 10 and 11, decode_staged (fp32, 6's
  * dtypes) and decode_staged_state16 (fp16 x, dt, z, B, C, y and state, 8's
  * dtypes), Mamba-2 only: the state staged through shared memory by bulk
- * asynchronous copies, four units in flight per block. */
+ * asynchronous copies, two units of 16 rows in flight per block. */
 #include "kernels.h"
 
 #include <cuda_fp16.h>
@@ -23,14 +23,14 @@
  * waits for all of them, computes and stores, and only then does the next
  * block's thread start to load, so each SM has its loads in flight in
  * bursts with gaps between them.
- *  - The loads no longer go through registers. A unit is 32 rows (p) of
+ *  - The loads no longer go through registers. A unit is 16 rows (p) of
  *    one head's state, contiguous in memory (M2 state (b, h, p, N)); one
  *    thread of the block brings a whole unit into shared memory with one
  *    bulk copy (cp.async.bulk, completing on an mbarrier), and keeps
- *    kStages = 4 units in flight while the block works on the oldest: a
+ *    kStages = 2 units in flight while the block works on the oldest: a
  *    block walks the units blockIdx.x, blockIdx.x + gridDim.x, ...; the
  *    grid is as many blocks as fit on the SMs (persistent).
- *  - The block's 256 threads take a unit as 8 threads a row, each its K
+ *  - The block's 128 threads take a unit as 8 threads a row, each its K
  *    16-byte vectors of the row (vector sub, sub + 8, ...: a warp reads 4
  *    rows of 128 contiguous bytes, no bank conflicts), from shared memory
  *    into registers; the block then syncs, the buffer is refilled with the
@@ -39,9 +39,16 @@
  *    over the row's 8 threads). The state goes back by streaming 16-byte
  *    stores (st.global.cs): stores do not wait on DRAM.
  *  - What it should buy: the state's bytes in flight per SM no longer
- *    capped by registers: 4 units of 16 KiB (fp32, N 128) or 8 KiB (fp16)
- *    per block, several blocks per SM, the loads of later units running
+ *    capped by registers: 2 units of 8 KiB (fp32, N 128) or 4 KiB (fp16)
+ *    per block, up to 14 blocks per SM, the loads of later units running
  *    under the arithmetic and stores of the current one.
+ *  - Units and stages, swept on an H200 (plots/data/07_decode_kernel_tuning.csv):
+ *    the first build's 4 units of 32 rows held 3 blocks an SM (fp32; shared
+ *    memory was the cap) with DRAM at 48% of its peak at batch 64. 2 units
+ *    of 16 rows, the most blocks an SM, was the fastest of the 8 tried at
+ *    every batch from 64 up in both dtypes: fp32 batch 64 0.0416 ms against
+ *    0.0486, batch 256 0.1445 against 0.1726; fp16 batch 64 0.0264 against
+ *    0.0298.
  * Its specialization: Mamba-2 (Mamba-1's rows are N = 16 states with A per
  * state: versions 6-9), N a multiple of 8 vectors of 16 bytes (fp32: N =
  * 32, 64 or 128; fp16: 64, 128 or 256), the state, B and C 16-byte
@@ -51,9 +58,9 @@
  * ====================================================================== */
 
 constexpr int kStagedLanes = 8;                                  // threads per state row
-constexpr int kStagedRows = 32;                                  // rows (p) per unit
-constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 256
-constexpr int kStages = 4;                                       // units in flight per block
+constexpr int kStagedRows = 16;                                  // rows (p) per unit
+constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 128
+constexpr int kStages = 2;                                       // units in flight per block
 
 /* F: x, dt, z, B, C, y and the state, float (10) or __half (11). K: the
  * thread's 16-byte vectors of a row, N = 8·K·(16 / sizeof(F)). */
@@ -71,7 +78,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
     F *y = static_cast<F *>(t.y);                // (b, T, h, p), written
     const F *state = reinterpret_cast<const F *>(t.state);  // (b, h, p, N)
     F *state_out = reinterpret_cast<F *>(t.state_out);     // (b, h, p, N), written (may be state)
-    extern __shared__ __align__(128) unsigned char smem[];  // kStages x (32, N) F: units of the state
+    extern __shared__ __align__(128) unsigned char smem[];  // kStages x (16, N) F: units of the state
     F *stage = reinterpret_cast<F *>(smem);
     __shared__ uint64_t full[kStages];  // stage i's unit has landed
     const int64_t unit_elems = kStagedRows * N;
@@ -173,7 +180,7 @@ static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) 
         return value_bytes == 4 ? "N must be 32, 64 or 128 (8 threads a row, 1, 2 or 4 vectors of 4 floats each)"
                                 : "N must be 64, 128 or 256 (8 threads a row, 1, 2 or 4 vectors of 8 halves each)";
     if (s->batch * s->heads * ceil_div(s->headdim, kStagedRows) > INT32_MAX)
-        return "more than 2^31 - 1 units of 32 rows (their indices are 32-bit)";
+        return "more than 2^31 - 1 units of 16 rows (their indices are 32-bit)";
     return NULL;
 }
 

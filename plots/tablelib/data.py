@@ -38,9 +38,10 @@ STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # 07's computed state-vs-KV-cache 
 STATE_PRECISION = "07_decode_kernel_state_precision"  # 07's accuracy of a 16-bit state (CPU)
 TUNING = "04_fp16_half2_tuning"  # 04's plan and tile sweeps, read by people, not tables
 TUNING_03 = "03_fused_cuda_tuning"  # 03's plan sweep, the same
+TUNING_07 = "07_decode_kernel_tuning"  # 07's staged units sweep, the same
 OPERAND_PRECISION = "05_ssd_mamba2_precision"  # 05's accuracy of each product operand precision (CPU), quoted by 05's README
 FRONT = "front"  # the front page's run (`make front`): every chapter at the front page's shapes
-NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, OPERAND_PRECISION, TUNING, TUNING_03, FRONT)  # drawn, tabled or quoted on their own
+NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, OPERAND_PRECISION, TUNING, TUNING_03, TUNING_07, FRONT)  # drawn, tabled or quoted on their own
 
 
 def number(text):
