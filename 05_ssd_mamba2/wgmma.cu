@@ -1,7 +1,7 @@
 /* 05_ssd_mamba2, GPU, versions 8-15: the launchers of the fused SSD on
  * Hopper's warpgroup matrix product (sm_90a). The kernels, and what each
  * version changes and measured, are in wgmma_kernel.cuh (8-13) and
- * wgmma_walk.cuh (14-15), the pieces of a chunk both use in wgmma_chunk.cuh. */
+ * wgmma_walk.cuh (14-15), the pieces of a chunk both use in ops/ssd/ssd_wgmma.cuh. */
 #include "kernels.h"
 
 #include <limits.h>

@@ -82,7 +82,7 @@
 #include "pair16.cuh"
 #include "ssd.h"
 #include "tma_sm90.cuh"
-#include "wgmma_chunk.cuh"
+#include "ssd_wgmma.cuh"
 #include "wgmma_sm90.cuh"
 
 /* Rows [0, Q) of a chunk's (len x cols) fp16 rows into 128-byte-swizzled

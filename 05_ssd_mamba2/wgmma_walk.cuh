@@ -1,6 +1,6 @@
 /* 05_ssd_mamba2, GPU, versions 14-15: the fused SSD as a walk along the
  * sequence (sm_90a); its launchers are in wgmma.cu, the pieces of a chunk it
- * shares with versions 8-13 in wgmma_chunk.cuh.
+ * shares with versions 8-13 in ops/ssd/ssd_wgmma.cuh.
  *  14 ssd_wgmma_walk       a block walks the chunks of one (b, h) in order:
  *                          no chunk waits for another block, the next
  *                          chunk's copies fly while this one computes
@@ -58,7 +58,7 @@
 #ifndef SSD_WGMMA_WALK_CUH
 #define SSD_WGMMA_WALK_CUH
 
-#include "wgmma_chunk.cuh"
+#include "ssd_wgmma.cuh"
 
 /* The state S_{s−1} entering segment s in fragment order, n-tile mt of
  * this thread: row `row` of h0 ((b, h) or, packed, (nseq, h) rows of p x N)

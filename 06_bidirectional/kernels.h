@@ -47,6 +47,16 @@ void bidir_fused_mma(const BidirTensors *t, void *workspace);
 size_t bidir_fused_chain_workspace(const BidirShape *s);
 void bidir_fused_mma_chain(const BidirTensors *t, void *workspace);
 
+/* ---- Fused on Hopper's warpgroup matrix product (sm_90a, wgmma.cu) ----
+ * Version 6's pair with every product a wgmma and the tiles brought by bulk
+ * tensor copies (TMA): kernel 1 one block per chain, two warpgroups on N;
+ * kernel 2 per (b, chunk of 128, h). N <= 128, p <= 64, both multiples of 8.
+ * Workspace: the entering states (2, b, h, chunks, N, p), 16-bit. */
+const char *bidir_wgmma_unsupported(const BidirShape *s);
+size_t bidir_wgmma_workspace(const BidirShape *s);
+void bidir_wgmma(const BidirTensors *t, void *workspace);       // fp16 I/O
+void bidir_wgmma_bf16(const BidirTensors *t, void *workspace);  // bf16 I/O
+
 #ifdef __cplusplus
 }
 #endif

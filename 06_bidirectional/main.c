@@ -45,6 +45,18 @@ static const BidirVersion versions[] = {
      .workspace_bytes = bidir_fused_chain_workspace,
      .unsupported = bidir_fused_mma_unsupported,
      .run = bidir_fused_mma_chain},
+    {.info = {.name = "bidir_wgmma",
+              .what = "version 6 on wgmma: tiles by bulk tensor copies (TMA), chunks of 128, two warpgroups a block",
+              .gpu = true, .dtype = DT_FP16},
+     .workspace_bytes = bidir_wgmma_workspace,
+     .unsupported = bidir_wgmma_unsupported,
+     .run = bidir_wgmma},
+    {.info = {.name = "bidir_wgmma_bf16",
+              .what = "version 7 with bf16 inputs and outputs",
+              .gpu = true, .dtype = DT_BF16},
+     .workspace_bytes = bidir_wgmma_workspace,
+     .unsupported = bidir_wgmma_unsupported,
+     .run = bidir_wgmma_bf16},
 };
 
 int main(int argc, char **argv) {

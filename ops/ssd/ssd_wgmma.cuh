@@ -1,8 +1,10 @@
-/* 05_ssd_mamba2, GPU, versions 8-15: what the wgmma kernels of 8-13 (wgmma_kernel.cuh)
- * and 14-15 (wgmma_walk.cuh) share: their arguments and tensor maps, 16-bit pairs, and
- * the pieces of a chunk (decays, state product, state fragments, causal terms, y out). */
-#ifndef SSD_WGMMA_CHUNK_CUH
-#define SSD_WGMMA_CHUNK_CUH
+/* The fused SSD on Hopper's warpgroup matrix product (sm_90a): what its
+ * kernels share. 05_ssd_mamba2's versions 8-13 (wgmma_kernel.cuh) and 14-15
+ * (wgmma_walk.cuh) and 06_bidirectional's versions 7-8 (wgmma.cu): their
+ * arguments and tensor maps, 16-bit pairs, and the pieces of a chunk (decays,
+ * state product, state fragments, causal terms, y out). */
+#ifndef SSD_WGMMA_CUH
+#define SSD_WGMMA_CUH
 
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -108,10 +110,11 @@ static __device__ __forceinline__ float chunk_decays(float dt_raw, int len, floa
 /* Phase 1, S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j: n-tile mt = wg + k·NWG of
  * 64 rows into st[k], warp wq holding n rows 64·mt + 16·wq.., k over the
  * chunk's steps. Its A operand is Bᵀ from ldmatrix.trans, scaled by w_j in
- * registers; x is read MN-major (its rows are the k of the product). */
+ * registers; x is read MN-major (its rows are the k of the product).
+ * add: st holds a state already, and the product is added to it. */
 template <typename T, int NWG, int SLABS>
 static __device__ __forceinline__ void state_product(float (&st)[state_tiles(NWG)][32], uint32_t bs, uint32_t xs,
-                                                     const T *wts) {
+                                                     const T *wts, bool add = false) {
     constexpr int Q = 64 * NWG, KQ = Q / 16;
     const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32;
     const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
@@ -140,7 +143,7 @@ static __device__ __forceinline__ void state_product(float (&st)[state_tiles(NWG
 #pragma unroll
             for (int k2 = 0; k2 < KQ / 2; k2++) {
                 const int kk = half * KQ / 2 + k2;
-                wgmma_64x64_rs<T, 1>(st[k], af[k2], sw128_desc(xs + kk * 2048), kk > 0);
+                wgmma_64x64_rs<T, 1>(st[k], af[k2], sw128_desc(xs + kk * 2048), add || kk > 0);
             }
             wgmma_commit();
             wgmma_wait<0>();
