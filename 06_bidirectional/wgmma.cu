@@ -8,11 +8,12 @@
  *   1 states  still one block per chain (direction, b, h) walking its chunks,
  *             the running state in accumulators; now two warpgroups, each
  *             owning 64 of N, add xᵀ·diag(w)·B with wgmma (x read by the
- *             tensor cores from shared memory), and the chunk's x and B come
- *             by bulk tensor copies (TMA), two chunks ahead of their use in a
- *             two-stage ring. The state entering each chunk is stored
- *             transposed, (N, p) rows, as 16-bit pairs straight from the
- *             accumulators, whose adjacent columns are adjacent p.
+ *             tensor cores from shared memory), in steps of 64 whose x and B
+ *             come by bulk tensor copies (TMA) into a ring of four stages,
+ *             three steps ahead of their use, dt one step ahead. The state
+ *             entering each chunk is stored transposed, (N, p) rows, as
+ *             16-bit pairs straight from the accumulators, whose adjacent
+ *             columns are adjacent p.
  *   2 output  per (b, chunk, h), chunks of 128 (64 where the problem's chunk
  *             is 64 or less: the outputs do not depend on the chunk), two
  *             warpgroups of 64 rows; x, B, C and the entering state come by
@@ -68,118 +69,148 @@ struct BidirMaps {
     CUtensorMap y;         // (b, L, h, p), box: 64 steps of one head
 };
 
-/* The state entering a chunk (accumulators: rows n, columns p) to its (N, p)
- * rows in device memory, 16-bit pairs (p is even). */
-template <typename T, int NWG, int SLABS>
-static __device__ __forceinline__ void store_entering(T *dst, const float (&st)[state_tiles(NWG)][32], int P, int N) {
-    const int wg = thread_index() / 128;
-#pragma unroll
-    for (int k = 0; k < state_tiles(NWG); k++) {
-        const int mt = wg + k * NWG;
-        if (mt >= SLABS) continue;
-#pragma unroll
-        for (int e = 0; e < 32; e += 2) {
-            int pi, ni;
-            frag_pn(mt, e, &pi, &ni);
-            if (pi < P && ni < N)
-                *reinterpret_cast<typename Pair<T>::type *>(dst + ni * P + pi) = Pair<T>::narrow(st[k][e], st[k][e + 1]);
-        }
-    }
-}
-
 /* ========================================================================
  * Kernel 1: the chunk states of both directions, one block per chain
  * ====================================================================== */
 
-/* NWG warpgroups, chunk Q = 64·NWG, SLABS: N rounded up to 64, over 64.
- * Shared memory: two stages of x (Q, 64) and B (Q, 64·SLABS), swizzled,
- * then the step weights (Q,) 16-bit. */
-template <typename T, int NWG, int SLABS>
-__global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
-    bidir_wgmma_states_kernel(BidirWgmmaArgs a, const __grid_constant__ BidirMaps maps) {
-    constexpr int Q = 64 * NWG, kStage = (1 + SLABS) * Q * 128;
+/* Kernel 1 walks its chain in steps of 64 (kernel 2's chunk is 1 or 2 of
+ * them) and keeps kStages steps of x and B in flight. */
+constexpr int kStep = 64, kStages = 4;
+
+/* The state entering a chunk (warpgroup wg's accumulators: rows n of slab wg,
+ * columns p) to its (N, p) rows in device memory, 16-bit pairs (p is even). */
+template <typename T>
+static __device__ __forceinline__ void store_entering(T *dst, const float (&st)[32], int P, int N) {
+    const int wg = thread_index() / 128;
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        int pi, ni;
+        frag_pn(wg, e, &pi, &ni);
+        if (pi < P && ni < N)
+            *reinterpret_cast<typename Pair<T>::type *>(dst + ni * P + pi) = Pair<T>::narrow(st[e], st[e + 1]);
+    }
+}
+
+/* st += S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j over one step of 64, for
+ * warpgroup wg's 64 rows of n: 05's state product (ssd_wgmma.cuh) with one
+ * slab a warpgroup. A = Bᵀ by ldmatrix.trans, scaled by w_j in registers;
+ * x read MN-major by the tensor cores. */
+template <typename T>
+static __device__ __forceinline__ void step_state_product(float (&st)[32], uint32_t bs, uint32_t xs, const T *wts) {
+    const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32;
+    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+    uint32_t af[kStep / 16][4];  // (w ∘ B)ᵀ fragments: rows n, columns j
+#pragma unroll
+    for (int kk = 0; kk < kStep / 16; kk++) {
+        const int j = kk * 16 + (q >> 1) * 8 + r8, col = 16 * wq + (q & 1) * 8;
+        ldsm_x4_trans(af[kk], bs + wg * kStep * 128 + sw128_offset(j, col));
+        const uint32_t w_lo = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + t4 * 2);
+        const uint32_t w_hi = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + 8 + t4 * 2);
+        af[kk][0] = mul16<T>(af[kk][0], w_lo);
+        af[kk][1] = mul16<T>(af[kk][1], w_lo);
+        af[kk][2] = mul16<T>(af[kk][2], w_hi);
+        af[kk][3] = mul16<T>(af[kk][3], w_hi);
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kStep / 16; kk++) wgmma_64x64_rs<T, 1>(st, af[kk], sw128_desc(xs + kk * 2048), 1);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_touch(st);
+}
+
+/* Two warpgroups, warpgroup wg owning rows 64·wg.. of N (SLABS: N rounded up
+ * to 64, over 64; at 1 the second idles). R: steps a chunk of kernel 2.
+ * Shared memory: kStages stages of x (64, 64) and B (64, 64·SLABS),
+ * swizzled, then the step weights (64,) 16-bit. */
+template <typename T, int SLABS, int R>
+__global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaArgs a, const __grid_constant__ BidirMaps maps) {
+    constexpr int kStage = (1 + SLABS) * kStep * 128;
     extern __shared__ unsigned char smem_raw[];
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    T *wts = reinterpret_cast<T *>(smem + 2 * kStage);  // (Q,) the weight of step j in the chunk's own state
-    __shared__ alignas(8) uint64_t landed[2];           // stage s's x and B are in
-    __shared__ float chunk_total;                       // Σ Δ·A over the chunk, log2 units
+    T *wts = reinterpret_cast<T *>(smem + kStages * kStage);  // (64,) the weight of step j in the step's own state
+    __shared__ alignas(8) uint64_t landed[kStages];           // stage s's x and B are in
+    __shared__ float step_total;                               // Σ Δ·A over the step, log2 units
 
     const int tid = threadIdx.x;
     const int64_t BH = a.s.batch * a.s.H, chain = blockIdx.x;  // direction·b·h + bh
     const int dir = (int)(chain / BH);
     const int64_t bh = chain % BH, b = bh / a.s.H, h = bh % a.s.H, g = h / (a.s.H / a.s.G);
-    const int nchunks = a.s.nchunks, P = (int)a.s.P, N = (int)a.s.N;
+    const int nchunks = a.s.nchunks, nsteps = (int)ceil_div(a.s.L, kStep), P = (int)a.s.P, N = (int)a.s.N;
+    /* The steps outside the chain's last chunk (the forward chain's last, the
+     * backward chain's first): the last chunk's own state is never needed. */
+    const int nwork = dir == 0 ? (nchunks - 1) * R : nsteps - R;
     const CUtensorMap *Bmap = dir == 0 ? &maps.B : &maps.B_b;
     const T *dt = static_cast<const T *>(dir == 0 ? a.s.dt : a.dt_b);
-    /* The forward chain visits chunks 0, 1, ..; the backward one the last first. */
-    auto chunk_of = [&](int k) { return dir == 0 ? k : nchunks - 1 - k; };
-    /* Thread 0: x and B of the chain's k-th chunk into stage k % 2. */
+    /* The forward chain visits steps 0, 1, ..; the backward one the last first. */
+    auto step_of = [&](int k) { return dir == 0 ? k : nsteps - 1 - k; };
+    /* Thread 0: x and B of the chain's k-th step into stage k % kStages. */
     auto issue = [&](int k) {
-        unsigned char *stage = smem + (k & 1) * kStage;
-        const int t0 = chunk_of(k) * Q;
-        mbar_arrive_expect_tx(&landed[k & 1], kStage);
-        tma_load_4d(stage, &maps.x, &landed[k & 1], 0, (int)h, t0, (int)b);
+        unsigned char *stage = smem + (k % kStages) * kStage;
+        uint64_t *bar = &landed[k % kStages];
+        const int t0 = step_of(k) * kStep;
+        mbar_arrive_expect_tx(bar, kStage);
+        tma_load_4d(stage, &maps.x, bar, 0, (int)h, t0, (int)b);
 #pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-            tma_load_4d(stage + (1 + sl) * Q * 128, Bmap, &landed[k & 1], 64 * sl, (int)g, t0, (int)b);
+        for (int sl = 0; sl < SLABS; sl++) tma_load_4d(stage + (1 + sl) * kStep * 128, Bmap, bar, 64 * sl, (int)g, t0, (int)b);
     };
     if (tid == 0) {
-        mbar_init(&landed[0], 1);
-        mbar_init(&landed[1], 1);
+#pragma unroll
+        for (int i = 0; i < kStages; i++) mbar_init(&landed[i], 1);
     }
     __syncthreads();
-    /* The last chunk's own state is never needed: its entering state is the
-     * chain's last output. */
-    if (tid == 0) {
-        if (nchunks > 1) issue(0);
-        if (nchunks > 2) issue(1);
-    }
+    if (tid == 0)
+        for (int k = 0; k < kStages && k < nwork; k++) issue(k);
 
-    constexpr int kTiles = state_tiles(NWG);
-    float st[kTiles][32];  // the state entering the chain's next chunk, fp32, rows n, columns p
+    float st[32];  // the chain's running state, fp32: rows n of this warpgroup's slab, columns p
     {
         const float *h0 = dir == 0 ? a.s.h0 : a.h0_b;
-        const int wg = tid / 128;
 #pragma unroll
-        for (int k = 0; k < kTiles; k++)
-#pragma unroll
-            for (int e = 0; e < 32; e++) {
-                int pi, ni;
-                frag_pn(wg + k * NWG, e, &pi, &ni);
-                st[k][e] = h0 && pi < P && ni < N ? h0[(bh * P + pi) * N + ni] : 0.f;
-            }
+        for (int e = 0; e < 32; e++) {
+            int pi, ni;
+            frag_pn(tid / 128, e, &pi, &ni);
+            st[e] = h0 && pi < P && ni < N ? h0[(bh * P + pi) * N + ni] : 0.f;
+        }
     }
     T *entering = static_cast<T *>(a.entering) + chain * nchunks * (int64_t)N * P;
     const float A2 = a.s.A[h] * LOG2E_F, bias = a.s.dt_bias ? a.s.dt_bias[h] : 0.f;
-    for (int k = 0; k < nchunks; k++) {
-        const int c = chunk_of(k);
-        store_entering<T, NWG, SLABS>(entering + (int64_t)c * N * P, st, P, N);
-        if (k + 1 == nchunks) break;
-        const int64_t t0 = (int64_t)c * Q;
-        const int len = (int)min((int64_t)Q, a.s.L - t0);
-        const float d = tid < len ? delta_of(to_float(dt[(b * a.s.L + t0 + tid) * a.s.H + h]), bias, a.s.softplus) : 0.f;
+    /* dt of this thread's step in the chain's k-th step, loaded a step ahead. */
+    auto dt_raw = [&](int k) {
+        const int64_t t = (int64_t)step_of(k) * kStep + tid;
+        return k < nwork && tid < kStep && t < a.s.L ? to_float(dt[(b * a.s.L + t) * a.s.H + h]) : 0.f;
+    };
+    float dt_next = dt_raw(0);
+    for (int k = 0; k < nwork; k++) {
+        const int s = step_of(k);
+        /* A chunk starts here in the chain's order: the forward chain at its
+         * first step, the backward one at its last. */
+        if (dir == 0 ? s % R == 0 : s % R == R - 1 || s == nsteps - 1)
+            if (tid / 128 < SLABS) store_entering<T>(entering + (int64_t)(s / R) * N * P, st, P, N);
+        const int64_t t0 = (int64_t)s * kStep;
+        const int len = (int)min((int64_t)kStep, a.s.L - t0);
+        const float d = tid < len ? delta_of(dt_next, bias, a.s.softplus) : 0.f;
+        dt_next = dt_raw(k + 1);
         // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
         const float dA = d * A2, cum = block_inclusive_sum(dA);
-        if (tid == Q - 1) chunk_total = cum;
+        if (tid == kStep - 1) step_total = cum;
         __syncthreads();
-        const float cum_last = chunk_total;
+        const float cum_last = step_total;
         /* forward: scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k (_chunk_state_fwd_kernel);
-         * backward: the decay from step j back to the chunk's first step, exp(cum_{j-1}) */
-        if (tid < Q) wts[tid] = from_float<T>(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
+         * backward: the decay from step j back to the step's first, exp(cum_{j-1}) */
+        if (tid < kStep) wts[tid] = from_float<T>(d * exp2_approx(dir == 0 ? cum_last - cum : cum - dA));
         // states = scale * states + new_states (_state_passing_fwd_kernel)
-        const float chunk_decay = exp2_approx(cum_last);
+        const float decay = exp2_approx(cum_last);
 #pragma unroll
-        for (int kt = 0; kt < kTiles; kt++)
-#pragma unroll
-            for (int e = 0; e < 32; e++) st[kt][e] *= chunk_decay;
+        for (int e = 0; e < 32; e++) st[e] *= decay;
         __syncthreads();  // the weights are in
-        mbar_wait(&landed[k & 1], (k >> 1) & 1);
-        unsigned char *stage = smem + (k & 1) * kStage;
-        state_product<T, NWG, SLABS>(st, smem_addr(stage + Q * 128), smem_addr(stage), wts, true);
+        mbar_wait(&landed[k % kStages], (k / kStages) & 1);
+        unsigned char *stage = smem + (k % kStages) * kStage;
+        if (tid / 128 < SLABS) step_state_product<T>(st, smem_addr(stage + kStep * 128), smem_addr(stage), wts);
         __syncthreads();  // every product has read the stage and the weights
-        if (tid == 0 && k + 2 < nchunks - 1) issue(k + 2);
+        if (tid == 0 && k + kStages < nwork) issue(k + kStages);
     }
+    if (tid / 128 < SLABS) store_entering<T>(entering + (int64_t)(dir == 0 ? nchunks - 1 : 0) * N * P, st, P, N);
 }
 
 /* ========================================================================
@@ -414,8 +445,7 @@ static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64);
 static int64_t wgmma_nchunks(const SsdShape *s) { return ceil_div(s->seqlen, wgmma_chunk(s)); }
 
 static size_t states_smem(const SsdShape *s) {
-    const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
-    return 1024 + 2 * (1 + slabs) * Q * 128 + Q * 2;
+    return 1024 + (size_t)kStages * (1 + wgmma_slabs(s)) * kStep * 128 + kStep * 2;
 }
 static size_t output_smem(const SsdShape *s) {
     const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
@@ -498,11 +528,11 @@ static void launch_bidir_wgmma(const BidirTensors *t, void *workspace) {
     const BidirMaps maps = bidir_maps<T>(t, workspace, Q);
 
     void (*states)(BidirWgmmaArgs, BidirMaps) =
-        Q == 128 ? (two ? bidir_wgmma_states_kernel<T, 2, 2> : bidir_wgmma_states_kernel<T, 2, 1>)
-                 : (two ? bidir_wgmma_states_kernel<T, 1, 2> : bidir_wgmma_states_kernel<T, 1, 1>);
+        Q == 128 ? (two ? bidir_wgmma_states_kernel<T, 2, 2> : bidir_wgmma_states_kernel<T, 1, 2>)
+                 : (two ? bidir_wgmma_states_kernel<T, 2, 1> : bidir_wgmma_states_kernel<T, 1, 1>);
     static size_t states_allowed[2][2];  // the shared memory each of the four kernels is opted in to
     allow_smem(states, states_smem(s), &states_allowed[Q == 128][two]);
-    states<<<(unsigned)(2 * s->batch * s->heads), Q * 2, states_smem(s)>>>(a, maps);
+    states<<<(unsigned)(2 * s->batch * s->heads), 256, states_smem(s)>>>(a, maps);
     cuda_check_launch();
 
     void (*output)(BidirWgmmaArgs, BidirMaps) =
