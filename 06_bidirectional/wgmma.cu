@@ -66,6 +66,7 @@ struct BidirMaps {
     CUtensorMap B, C;      // (b, L, g, N), box: Q steps x 64 of N; the forward direction's
     CUtensorMap B_b, C_b;  // the backward direction's (default form: B and C again)
     CUtensorMap entering;  // (2·b·h, chunks, N, p), box: one chunk's 64·slabs rows of N
+    CUtensorMap x_step, B_step, B_b_step;  // kernel 1's: x, B and B' in boxes of one step of 64
     CUtensorMap y;         // (b, L, h, p), box: 64 steps of one head
 };
 
@@ -141,7 +142,7 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
     /* The steps outside the chain's last chunk (the forward chain's last, the
      * backward chain's first): the last chunk's own state is never needed. */
     const int nwork = dir == 0 ? (nchunks - 1) * R : nsteps - R;
-    const CUtensorMap *Bmap = dir == 0 ? &maps.B : &maps.B_b;
+    const CUtensorMap *Bmap = dir == 0 ? &maps.B_step : &maps.B_b_step;
     const T *dt = static_cast<const T *>(dir == 0 ? a.s.dt : a.dt_b);
     /* The forward chain visits steps 0, 1, ..; the backward one the last first. */
     auto step_of = [&](int k) { return dir == 0 ? k : nsteps - 1 - k; };
@@ -151,7 +152,7 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
         uint64_t *bar = &landed[k % kStages];
         const int t0 = step_of(k) * kStep;
         mbar_arrive_expect_tx(bar, kStage);
-        tma_load_4d(stage, &maps.x, bar, 0, (int)h, t0, (int)b);
+        tma_load_4d(stage, &maps.x_step, bar, 0, (int)h, t0, (int)b);
 #pragma unroll
         for (int sl = 0; sl < SLABS; sl++) tma_load_4d(stage + (1 + sl) * kStep * 128, Bmap, bar, 64 * sl, (int)g, t0, (int)b);
     };
@@ -505,6 +506,9 @@ static BidirMaps bidir_maps(const BidirTensors *t, const void *entering, int Q) 
     m.C_b = hydra ? tma_map_16bit_4d(t->C_bwd, bf16, bc_dims, bc_strides, box_chunk) : m.C;
     m.entering = tma_map_16bit_4d(entering, bf16, st_dims, st_strides, box_state);
     m.y = tma_map_16bit_4d(t->y, bf16, x_dims, x_strides, box_rows64);
+    m.x_step = tma_map_16bit_4d(t->x, bf16, x_dims, x_strides, box_rows64);
+    m.B_step = tma_map_16bit_4d(t->B, bf16, bc_dims, bc_strides, box_rows64);
+    m.B_b_step = hydra ? tma_map_16bit_4d(t->B_bwd, bf16, bc_dims, bc_strides, box_rows64) : m.B_step;
     return m;
 }
 
