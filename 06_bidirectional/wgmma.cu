@@ -9,7 +9,7 @@
  *             the running state in accumulators; now two warpgroups, each
  *             owning 64 of N, add xᵀ·diag(w)·B with wgmma (x read by the
  *             tensor cores from shared memory), in steps of 64 whose x and B
- *             come by bulk tensor copies (TMA) into a ring of four stages,
+ *             come by bulk tensor copies (TMA) into a ring of three stages,
  *             three steps ahead of their use, dt one step ahead. The state
  *             entering each chunk is stored transposed, (N, p) rows, as
  *             16-bit pairs straight from the accumulators, whose adjacent
@@ -65,7 +65,7 @@ struct BidirMaps {
     CUtensorMap x;         // (b, L, h, p), box: Q steps of one head
     CUtensorMap B, C;      // (b, L, g, N), box: Q steps x 64 of N; the forward direction's
     CUtensorMap B_b, C_b;  // the backward direction's (default form: B and C again)
-    CUtensorMap entering;  // (2·b·h, chunks, N, p), box: one chunk's 64·slabs rows of N
+    CUtensorMap entering;  // (2·b·h, chunks, N, p), box: 64 rows of N of one chunk
     CUtensorMap x_step, B_step, B_b_step;  // kernel 1's: x, B and B' in boxes of one step of 64
     CUtensorMap y;         // (b, L, h, p), box: 64 steps of one head
 };
@@ -76,20 +76,35 @@ struct BidirMaps {
 
 /* Kernel 1 walks its chain in steps of 64 (kernel 2's chunk is 1 or 2 of
  * them) and keeps kStages steps of x and B in flight. */
-constexpr int kStep = 64, kStages = 4;
+constexpr int kStep = 64, kStages = 3;
 
-/* The state entering a chunk (warpgroup wg's accumulators: rows n of slab wg,
- * columns p) to its (N, p) rows in device memory, 16-bit pairs (p is even). */
+/* The state entering chunk c, from warpgroup wg's accumulators (rows n of
+ * slab wg, columns p), to its (N, p) rows in device memory: stmatrix into a
+ * swizzled 64 x 64 image in shared memory, then one bulk tensor copy out
+ * (the map clips rows past N and columns past p). The image is written again
+ * only once the last copy has read it. */
 template <typename T>
-static __device__ __forceinline__ void store_entering(T *dst, const float (&st)[32], int P, int N) {
-    const int wg = thread_index() / 128;
+static __device__ __forceinline__ void store_entering(unsigned char *image, const float (&st)[32],
+                                                      const CUtensorMap *map, int c, int chain) {
+    const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32;
+    unsigned char *slab = image + wg * 64 * 128;
+    if (thread_index() % 128 == 0) tma_store_wait<true>();
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // the image is free
+    /* Matrix m of store i: column block c8 = 2i + m / 2, rows 8·(m % 2).. of the warp's 16. */
 #pragma unroll
-    for (int e = 0; e < 32; e += 2) {
-        int pi, ni;
-        frag_pn(wg, e, &pi, &ni);
-        if (pi < P && ni < N)
-            *reinterpret_cast<typename Pair<T>::type *>(dst + ni * P + pi) = Pair<T>::narrow(st[e], st[e + 1]);
+    for (int i = 0; i < 4; i++) {
+        uint32_t r[4];
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            const int e = 4 * (2 * i + m / 2) + 2 * (m % 2);
+            r[m] = pack16<T>(st[e], st[e + 1]);
+        }
+        const int m = lane / 8;
+        stsm_x4(smem_addr(slab + sw128_offset(wq * 16 + 8 * (m % 2) + lane % 8, 8 * (2 * i + m / 2))), r);
     }
+    fence_async_smem();
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // the image is written
+    if (thread_index() % 128 == 0) tma_store_4d(map, slab, 0, 64 * wg, c, chain);
 }
 
 /* st += S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j over one step of 64, for
@@ -122,15 +137,17 @@ static __device__ __forceinline__ void step_state_product(float (&st)[32], uint3
 
 /* Two warpgroups, warpgroup wg owning rows 64·wg.. of N (SLABS: N rounded up
  * to 64, over 64; at 1 the second idles). R: steps a chunk of kernel 2.
- * Shared memory: kStages stages of x (64, 64) and B (64, 64·SLABS),
- * swizzled, then the step weights (64,) 16-bit. */
+ * Shared memory: kStages stages of x (64, 64) and B (64, 64·SLABS), the
+ * image of the entering state (64·SLABS, 64), all swizzled, then the step
+ * weights (64,) 16-bit. */
 template <typename T, int SLABS, int R>
 __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaArgs a, const __grid_constant__ BidirMaps maps) {
     constexpr int kStage = (1 + SLABS) * kStep * 128;
     extern __shared__ unsigned char smem_raw[];
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    T *wts = reinterpret_cast<T *>(smem + kStages * kStage);  // (64,) the weight of step j in the step's own state
+    unsigned char *image = smem + kStages * kStage;             // (64·SLABS, 64) 16-bit: an entering state, rows n
+    T *wts = reinterpret_cast<T *>(image + SLABS * 64 * 128);  // (64,) the weight of step j in the step's own state
     __shared__ alignas(8) uint64_t landed[kStages];           // stage s's x and B are in
     __shared__ float step_total;                               // Σ Δ·A over the step, log2 units
 
@@ -174,7 +191,6 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
             st[e] = h0 && pi < P && ni < N ? h0[(bh * P + pi) * N + ni] : 0.f;
         }
     }
-    T *entering = static_cast<T *>(a.entering) + chain * nchunks * (int64_t)N * P;
     const float A2 = a.s.A[h] * LOG2E_F, bias = a.s.dt_bias ? a.s.dt_bias[h] : 0.f;
     /* dt of this thread's step in the chain's k-th step, loaded a step ahead. */
     auto dt_raw = [&](int k) {
@@ -187,7 +203,7 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
         /* A chunk starts here in the chain's order: the forward chain at its
          * first step, the backward one at its last. */
         if (dir == 0 ? s % R == 0 : s % R == R - 1 || s == nsteps - 1)
-            if (tid / 128 < SLABS) store_entering<T>(entering + (int64_t)(s / R) * N * P, st, P, N);
+            if (tid / 128 < SLABS) store_entering<T>(image, st, &maps.entering, s / R, (int)chain);
         const int64_t t0 = (int64_t)s * kStep;
         const int len = (int)min((int64_t)kStep, a.s.L - t0);
         const float d = tid < len ? delta_of(dt_next, bias, a.s.softplus) : 0.f;
@@ -211,7 +227,10 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
         __syncthreads();  // every product has read the stage and the weights
         if (tid == 0 && k + kStages < nwork) issue(k + kStages);
     }
-    if (tid / 128 < SLABS) store_entering<T>(entering + (int64_t)(dir == 0 ? nchunks - 1 : 0) * N * P, st, P, N);
+    if (tid / 128 < SLABS) {
+        store_entering<T>(image, st, &maps.entering, dir == 0 ? nchunks - 1 : 0, (int)chain);
+        if (tid % 128 == 0) tma_store_wait<false>();  // the copies are out before the block's memory goes
+    }
 }
 
 /* ========================================================================
@@ -357,7 +376,8 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
             tma_load_4d(Bs + sl * kTile, &maps.B, &landed, 64 * sl, (int)g, (int)t0, (int)b);
             tma_load_4d(Cs + sl * kTile, &maps.C, &landed, 64 * sl, (int)g, (int)(t0 - sigma), (int)b);
         }
-        tma_load_4d(Ss, &maps.entering, &landed, 0, 0, (int)c, (int)bh);
+#pragma unroll
+        for (int sl = 0; sl < SLABS; sl++) tma_load_4d(Ss + sl * 64 * 128, &maps.entering, &landed, 0, 64 * sl, (int)c, (int)bh);
     }
 
     /* The decays, while the copies fly. */
@@ -405,7 +425,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         __syncthreads();
         if (tid == 0) {
             mbar_arrive_expect_tx(&landed, kState);
-            tma_load_4d(Ss, &maps.entering, &landed, 0, 0, (int)c, (int)(BH + bh));
+#pragma unroll
+            for (int sl = 0; sl < SLABS; sl++)
+                tma_load_4d(Ss + sl * 64 * 128, &maps.entering, &landed, 0, 64 * sl, (int)c, (int)(BH + bh));
         }
     }
     for (int ct = 0; ct < wg; ct++) bidir_tile<T, NWG, SLABS>(yacc, cs, bs, xs, ct, true, false, sigma, dec);
@@ -421,7 +443,9 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                 tma_load_4d(Bs + sl * kTile, &maps.B_b, &landed, 64 * sl, (int)g, (int)t0, (int)b);
                 tma_load_4d(Cs + sl * kTile, &maps.C_b, &landed, 64 * sl, (int)g, (int)(t0 + 1), (int)b);
             }
-            tma_load_4d(Ss, &maps.entering, &landed, 0, 0, (int)c, (int)(BH + bh));
+#pragma unroll
+            for (int sl = 0; sl < SLABS; sl++)
+                tma_load_4d(Ss + sl * 64 * 128, &maps.entering, &landed, 0, 64 * sl, (int)c, (int)(BH + bh));
         }
     }
     mbar_wait(&landed, 1);
@@ -446,7 +470,7 @@ static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64);
 static int64_t wgmma_nchunks(const SsdShape *s) { return ceil_div(s->seqlen, wgmma_chunk(s)); }
 
 static size_t states_smem(const SsdShape *s) {
-    return 1024 + (size_t)kStages * (1 + wgmma_slabs(s)) * kStep * 128 + kStep * 2;
+    return 1024 + (size_t)kStages * (1 + wgmma_slabs(s)) * kStep * 128 + (size_t)wgmma_slabs(s) * 64 * 128 + kStep * 2;
 }
 static size_t output_smem(const SsdShape *s) {
     const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
@@ -497,7 +521,7 @@ static BidirMaps bidir_maps(const BidirTensors *t, const void *entering, int Q) 
     const uint64_t st_strides[3] = {e * s->headdim, e * s->headdim * s->dstate,
                                     e * s->headdim * s->dstate * wgmma_nchunks(s)};
     const uint32_t box_chunk[4] = {64, 1, (uint32_t)Q, 1}, box_rows64[4] = {64, 1, 64, 1};
-    const uint32_t box_state[4] = {64, (uint32_t)(64 * wgmma_slabs(s)), 1, 1};
+    const uint32_t box_state[4] = {64, 64, 1, 1};
     BidirMaps m;
     m.x = tma_map_16bit_4d(t->x, bf16, x_dims, x_strides, box_chunk);
     m.B = tma_map_16bit_4d(t->B, bf16, bc_dims, bc_strides, box_chunk);

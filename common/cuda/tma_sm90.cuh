@@ -79,6 +79,21 @@ static __device__ __forceinline__ void tma_store_4d_wait(const CUtensorMap *map,
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
+/* The same without the wait: the store runs on while the thread goes on. */
+static __device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, const void *src, int c0, int c1, int c2,
+                                                    int c3) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"(map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_addr(src))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+/* Until this thread's stores have read their shared memory (READ), or have
+ * also written device memory (before the block exits). */
+template <bool READ>
+static __device__ __forceinline__ void tma_store_wait() {
+    if (READ) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    else asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
 #else
 /* Built for another target: the kernels that call these never run there. */
 static __device__ __forceinline__ void mbar_init(uint64_t *, int) { __trap(); }
@@ -91,6 +106,9 @@ static __device__ __forceinline__ void tma_load_4d(void *, const CUtensorMap *, 
 static __device__ __forceinline__ void tma_store_4d_wait(const CUtensorMap *, const void *, int, int, int, int) {
     __trap();
 }
+static __device__ __forceinline__ void tma_store_4d(const CUtensorMap *, const void *, int, int, int, int) { __trap(); }
+template <bool READ>
+static __device__ __forceinline__ void tma_store_wait() { __trap(); }
 #endif
 
 /* A tensor map of a 4-d tensor of 16-bit elements (fp16 or bf16): sizes

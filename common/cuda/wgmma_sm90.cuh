@@ -87,6 +87,14 @@ static __device__ __forceinline__ void stsm_x4_trans(uint32_t addr, const uint32
                  : "memory");
 }
 
+/* The same without the transpose: matrix m is stored as held, lane l giving
+ * the address of its row l % 8 (16 bytes). */
+static __device__ __forceinline__ void stsm_x4(uint32_t addr, const uint32_t (&r)[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r[0]), "r"(r[1]),
+                 "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
 /* Shared memory written by ordinary stores (or cp.async) is read by wgmma
  * through the async proxy: each writing thread fences before the barrier. */
 static __device__ __forceinline__ void fence_async_smem() {
@@ -155,6 +163,7 @@ template <int n>
 static __device__ __forceinline__ void wgmma_touch(float (&)[n]) {}
 static __device__ __forceinline__ void fence_async_smem() { __trap(); }
 static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
+static __device__ __forceinline__ void stsm_x4(uint32_t, const uint32_t (&)[4]) { __trap(); }
 template <typename T, int TRANS_B = 0>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&)[32], uint64_t, uint64_t, int) { __trap(); }
 template <typename T>
