@@ -82,29 +82,32 @@ constexpr int kStep = 64, kStages = 3;
  * slab wg, columns p), to its (N, p) rows in device memory: stmatrix into a
  * swizzled 64 x 64 image in shared memory, then one bulk tensor copy out
  * (the map clips rows past N and columns past p). The image is written again
- * only once the last copy has read it. */
-template <typename T>
+ * only once the last copy has read it. Every thread of the block calls it. */
+template <typename T, int SLABS>
 static __device__ __forceinline__ void store_entering(unsigned char *image, const float (&st)[32],
                                                       const CUtensorMap *map, int c, int chain) {
     const int wg = thread_index() / 128, wq = (thread_index() / 32) % 4, lane = thread_index() % 32;
     unsigned char *slab = image + wg * 64 * 128;
-    if (thread_index() % 128 == 0) tma_store_wait<true>();
-    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // the image is free
-    /* Matrix m of store i: column block c8 = 2i + m / 2, rows 8·(m % 2).. of the warp's 16. */
+    const bool owner = wg < SLABS;  // this warpgroup holds rows of N (at SLABS 1 the second does not)
+    if (owner && thread_index() % 128 == 0) tma_store_wait<true>();
+    __syncthreads();  // the image is free
+    if (owner) {
+        /* Matrix m of store i: column block 2i + m / 2, rows 8·(m % 2).. of the warp's 16. */
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        uint32_t r[4];
+        for (int i = 0; i < 4; i++) {
+            uint32_t r[4];
 #pragma unroll
-        for (int m = 0; m < 4; m++) {
-            const int e = 4 * (2 * i + m / 2) + 2 * (m % 2);
-            r[m] = pack16<T>(st[e], st[e + 1]);
+            for (int m = 0; m < 4; m++) {
+                const int e = 4 * (2 * i + m / 2) + 2 * (m % 2);
+                r[m] = pack16<T>(st[e], st[e + 1]);
+            }
+            const int m = lane / 8;
+            stsm_x4(smem_addr(slab + sw128_offset(wq * 16 + 8 * (m % 2) + lane % 8, 8 * (2 * i + m / 2))), r);
         }
-        const int m = lane / 8;
-        stsm_x4(smem_addr(slab + sw128_offset(wq * 16 + 8 * (m % 2) + lane % 8, 8 * (2 * i + m / 2))), r);
+        fence_async_smem();
     }
-    fence_async_smem();
-    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // the image is written
-    if (thread_index() % 128 == 0) tma_store_4d(map, slab, 0, 64 * wg, c, chain);
+    __syncthreads();  // the image is written
+    if (owner && thread_index() % 128 == 0) tma_store_4d(map, slab, 0, 64 * wg, c, chain);
 }
 
 /* st += S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j over one step of 64, for
@@ -203,7 +206,7 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
         /* A chunk starts here in the chain's order: the forward chain at its
          * first step, the backward one at its last. */
         if (dir == 0 ? s % R == 0 : s % R == R - 1 || s == nsteps - 1)
-            if (tid / 128 < SLABS) store_entering<T>(image, st, &maps.entering, s / R, (int)chain);
+            store_entering<T, SLABS>(image, st, &maps.entering, s / R, (int)chain);
         const int64_t t0 = (int64_t)s * kStep;
         const int len = (int)min((int64_t)kStep, a.s.L - t0);
         const float d = tid < len ? delta_of(dt_next, bias, a.s.softplus) : 0.f;
@@ -227,10 +230,8 @@ __global__ void __launch_bounds__(256, 2) bidir_wgmma_states_kernel(BidirWgmmaAr
         __syncthreads();  // every product has read the stage and the weights
         if (tid == 0 && k + kStages < nwork) issue(k + kStages);
     }
-    if (tid / 128 < SLABS) {
-        store_entering<T>(image, st, &maps.entering, dir == 0 ? nchunks - 1 : 0, (int)chain);
-        if (tid % 128 == 0) tma_store_wait<false>();  // the copies are out before the block's memory goes
-    }
+    store_entering<T, SLABS>(image, st, &maps.entering, dir == 0 ? nchunks - 1 : 0, (int)chain);
+    if (tid % 128 == 0 && tid / 128 < SLABS) tma_store_wait<false>();  // the copies are out before the block's memory goes
 }
 
 /* ========================================================================
