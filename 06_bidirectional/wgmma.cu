@@ -30,8 +30,9 @@
  *
  * FLOPs per (b, chunk of 128, h) at p 64, N 128: states 2 × 2QpN = 4.2 M
  * (kernel 1), state terms 2 × 2QpN = 4.2 M, C·Bᵀ whole 2Q²N = 4.2 M (Hydra:
- * the diagonal tiles twice, 5.2 M), P·x 2Q²p = 2.1 M: 14.7 M, against
- * version 6's 41.9 M at chunk 256 (the Q×Q products grow as Q²).
+ * the diagonal tiles twice, 5.2 M), P·x 2Q²p = 2.1 M: 14.7 M, 29.4 M per
+ * 256 steps against version 6's 41.9 M at chunk 256 (the Q×Q products grow
+ * as Q²).
  * Bytes (fp16, S3 b 8, L 8192): x 3× (kernel 1 per direction, kernel 2), B
  * 3×, C once, the entering states (2·b·h·chunks·N·p, 268 MB at chunk 128)
  * written once and read once, y once: about 1.7 GB, as version 6.
