@@ -41,7 +41,7 @@ def main():
         return 0
     # Sections beyond the results summary, by chapter: (marker, how to make its text).
     extra = {SSD: [("crossover", lambda: crossover_section(chapters))],
-             BIDIR: [("targets", lambda: bidir_section(chapters))],
+             BIDIR: [("targets", lambda: bidir_section(chapters, official))],
              DECODE: [("precision", precision_section)]}
     for chapter, rows in sorted(chapters.items()):
         if chapter == CROSSOVER:  # 03's rows at 05's shapes: 05's crossover table
