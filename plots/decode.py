@@ -10,6 +10,12 @@
                                          against captured in a CUDA graph
   plots/07_decode_kernel_tokens.png      ms per token vs T tokens per launch at
                                          batch 8: the state's bytes shared by T tokens
+  plots/07_decode_kernel_slots_drafts.png a server's cases, Mamba-2: T draft tokens in
+                                         one launch that also writes the state after
+                                         each (L2 flushed) against T single steps in a
+                                         CUDA graph, at batch 1 and 64; and one step of
+                                         batch 64 on its own states against the same
+                                         batch in a pool of 1024 slots (CUDA graph)
   plots/07_decode_kernel_state_vs_kv.png what a sequence keeps per layer: the
                                          recurrent state against a KV cache of the same
                                          width, vs L (plots/data/07_decode_kernel_state_vs_kv.csv)
@@ -32,7 +38,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from ssd import MARKERS, colors, line_style, log_axes, save, series, versions  # noqa: E402
 from tablelib.data import DATA, STATE_VS_KV, load_data, short_device  # noqa: E402
 from tablelib.sets import (DECODE, LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
-                           devices_and_commits, is_loop, is_s4, main_device, official_decode,
+                           devices_and_commits, fastest, is_loop, is_s4, main_device, official_decode,
                            one_device, timed)
 
 FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
@@ -125,6 +131,59 @@ def draw_tokens(rows, home):
     save(fig, "07: T tokens per launch, the state read and written once", measured, f"{DECODE}_tokens.png")
 
 
+def draw_slots_drafts(rows, home):
+    """rows: every device's; each series from one device (one_device by version and batch)."""
+    drafts = [r for r in rows if decode_form(r) == "m2" and "+states" in r["flags"]]
+    pool = [r for r in rows if decode_form(r) == "m2" and "+slots" in r["flags"] and r["flags"].endswith("+graph")]
+    if not drafts and not pool:
+        return
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
+    fig.subplots_adjust(top=0.84, wspace=0.3)
+    measured = []
+    graph_step = {(r["version"], r["batch"], r["device"]): r for r in rows
+                  if decode_form(r) == "m2" and r["flags"].endswith("+loop+graph") and "+slots" not in r["flags"]}
+    drafts = one_device(drafts, home, key=lambda r: (r["version"], r["batch"]))
+    for ax, batch in zip(axes[:2], (1, 64)):
+        here = [r for r in drafts if r["batch"] == batch]
+        for i, (version, name, dtype) in enumerate(versions(here)):
+            pts = series(here, version, "seqlen")
+            color = colors()[i % len(colors())]
+            suffix = device_suffix(pts[0][1], home)
+            ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts], color=color, marker=MARKERS.get(dtype, "^"),
+                    lw=2, label=f"v{version:g} {name} {dtype}: T tokens, one launch{suffix}")
+            step = graph_step.get((version, batch, pts[0][1]["device"]))
+            if step:
+                ax.plot([x for x, _ in pts], [x * step["ms_median"] for x, _ in pts], color=color, linestyle="--",
+                        lw=1.2, label=f"v{version:g} {dtype}: T single steps in a CUDA graph{suffix}")
+                measured.append(step)
+            measured += [r for _, r in pts]
+        if here:
+            log_axes(ax, sorted({r["seqlen"] for r in here}), "T (draft tokens)")
+        ax.set_title(f"speculative decoding, batch {batch}")
+        ax.legend(loc="upper left", fontsize=7, frameon=False)
+    axes[0].set_ylabel("ms (median, log scale)")
+    ax = axes[2]
+    pool = one_device(pool, home)
+    bars = []
+    for version, name, dtype in versions(pool):
+        slots = fastest([r for r in pool if r["version"] == version and r["batch"] == 64])
+        own = graph_step.get((version, 64, slots["device"])) if slots else None
+        if slots and own:
+            bars.append((f"v{version:g} {dtype}{device_suffix(slots, home)}", own, slots))
+    for k, (label, own, slots) in enumerate(bars):
+        ax.bar(k - 0.2, own["ms_median"], 0.4, color=colors()[0], label="one state a row" if k == 0 else None)
+        ax.bar(k + 0.2, slots["ms_median"], 0.4, color=colors()[1],
+               label="a pool of 1024 slots, 43 rows named, 21 padding" if k == 0 else None)
+        measured += [own, slots]
+    ax.set_xticks(range(len(bars)), [b[0] for b in bars])
+    ax.set_ylabel("ms per step at batch 64 (median, CUDA graph, in place)")
+    ax.set_title("state slots, batch 64")
+    if bars:
+        ax.set_ylim(0, 1.3 * max(max(own["ms_median"], slots["ms_median"]) for _, own, slots in bars))
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    save(fig, "07: a server's decode, Mamba-2 (h 32, p 64, N 128, no z)", measured, f"{DECODE}_slots_drafts.png")
+
+
 def draw_state_vs_kv():
     path = DATA / f"{STATE_VS_KV}.csv"
     if not path.is_file():
@@ -159,6 +218,7 @@ def main():
         print(f"decode: no rows in plots/data/{DECODE}.csv; no chapter 07 figures")
         return 0
     home = main_device(rows)
+    draw_slots_drafts(rows, home)
     rows = one_device(rows, home)
     draw_bandwidth(rows, official, home)
     draw_loop(rows, home)
