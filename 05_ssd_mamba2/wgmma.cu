@@ -14,11 +14,6 @@
 
 /* ---- launch ---- */
 
-/* The kernel's chunk: 128, or 64 where the problem's chunk is 64 or less. */
-static int wgmma_chunk(const SsdShape *s) { return s->chunk >= 128 ? 128 : 64; }
-
-static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64); }
-
 static size_t wgmma_smem_bytes(const SsdShape *s) {
     const size_t Q = (size_t)wgmma_chunk(s), slabs = (size_t)wgmma_slabs(s);
     const size_t region = (Q > 64 * slabs ? Q : 64 * slabs) * 128;  // x or the state, by turns
@@ -39,23 +34,10 @@ static int wgmma_heads_per_block(const SsdShape *s) {
 }
 
 extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
-#ifndef SSD_SM90A
-    (void)s;
-    return "built without sm_90a code (wgmma): build with CUDA_ARCH=sm_90";
-#else
-    if (s->dstate > WG_NMAX) return "shared-memory tiles hold N <= 128";
-    if (s->headdim > WG_PMAX) return "shared-memory tiles hold p <= 64";
-    int dev = 0, major = 9, minor = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess) {
-        cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    } else {
-        (void)cudaGetLastError();
-    }
-    if (major != 9 || minor != 0) return "wgmma code is built for sm_90a: the device is not compute capability 9.0";
+    const char *why = wgmma_unsupported(s, false);
+    if (why) return why;
     if (wgmma_items(s, 1) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
     return NULL;
-#endif
 }
 
 /* One flag per (b, h) and the ticket, then the ring: (b, h, 2) slots of
@@ -69,22 +51,15 @@ extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
     return wgmma_counter_bytes(s) + (size_t)(s->batch * s->heads * 2 * wgmma_ring_slot(s)) * sizeof(float);
 }
 
-/* Versions 12-13: the maps of x, B, C, y, strides in bytes. */
+/* Versions 12-13: the maps of x, B, C (boxes of a chunk) and y (of 64 steps). */
 template <typename T>
 static TmaMaps wgmma_maps(const SsdTensors *t, int Q) {
-    const SsdShape *s = &t->s;
     const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
-    const uint64_t e = 2;  // bytes an element
-    const uint64_t x_dims[4] = {(uint64_t)s->headdim, (uint64_t)s->heads, (uint64_t)s->seqlen, (uint64_t)s->batch};
-    const uint64_t x_strides[3] = {e * s->headdim, e * s->headdim * s->heads, e * s->headdim * s->heads * s->seqlen};
-    const uint64_t bc_dims[4] = {(uint64_t)s->dstate, (uint64_t)s->groups, (uint64_t)s->seqlen, (uint64_t)s->batch};
-    const uint64_t bc_strides[3] = {e * s->dstate, e * s->dstate * s->groups, e * s->dstate * s->groups * s->seqlen};
-    const uint32_t box_chunk[4] = {64, 1, (uint32_t)Q, 1}, box_rows64[4] = {64, 1, 64, 1};
     TmaMaps m;
-    m.x = tma_map_16bit_4d(t->x, bf16, x_dims, x_strides, box_chunk);
-    m.B = tma_map_16bit_4d(t->B, bf16, bc_dims, bc_strides, box_chunk);
-    m.C = tma_map_16bit_4d(t->C, bf16, bc_dims, bc_strides, box_chunk);
-    m.y = tma_map_16bit_4d(t->y, bf16, x_dims, x_strides, box_rows64);
+    m.x = wgmma_map_bhp(t->x, &t->s, bf16, Q);
+    m.B = wgmma_map_bgn(t->B, &t->s, bf16, Q);
+    m.C = wgmma_map_bgn(t->C, &t->s, bf16, Q);
+    m.y = wgmma_map_bhp(t->y, &t->s, bf16, 64);
     return m;
 }
 
@@ -149,11 +124,9 @@ extern "C" void ssd_wgmma_frag_ring_bf16(const SsdTensors *t, void *workspace) {
     launch_wgmma<__nv_bfloat16, true, false>(t, workspace, 1);
 }
 extern "C" const char *ssd_wgmma_tma_unsupported(const SsdShape *s) {
-    const char *why = ssd_fused_wgmma_unsupported(s);
+    const char *why = wgmma_unsupported(s, true);
     if (why) return why;
-    if (s->headdim % 8 != 0 || s->dstate % 8 != 0)
-        return "bulk tensor copies step between rows in multiples of 16 bytes: p and N multiples of 8";
-    if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
+    if (wgmma_items(s, 1) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
     return NULL;
 }
 extern "C" void ssd_wgmma_tma(const SsdTensors *t, void *workspace) {

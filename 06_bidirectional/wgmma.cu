@@ -476,9 +476,6 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
 
 /* ---- launch ---- */
 
-/* The kernels' chunk: 128, or 64 where the problem's chunk is 64 or less. */
-static int wgmma_chunk(const SsdShape *s) { return s->chunk >= 128 ? 128 : 64; }
-static int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64); }
 static int64_t wgmma_nchunks(const SsdShape *s) { return ceil_div(s->seqlen, wgmma_chunk(s)); }
 
 static size_t states_smem(const SsdShape *s) {
@@ -490,28 +487,13 @@ static size_t output_smem(const SsdShape *s) {
 }
 
 extern "C" const char *bidir_wgmma_unsupported(const BidirShape *bs) {
-#ifndef SSD_SM90A
-    (void)bs;
-    return "built without sm_90a code (wgmma): build with CUDA_ARCH=sm_90";
-#else
     const SsdShape *s = &bs->s;
-    if (s->dstate > WG_NMAX) return "shared-memory tiles hold N <= 128";
-    if (s->headdim > WG_PMAX) return "shared-memory tiles hold p <= 64";
-    if (s->headdim % 8 != 0 || s->dstate % 8 != 0)
-        return "bulk tensor copies step between rows in multiples of 16 bytes: p and N multiples of 8";
-    int dev = 0, major = 9, minor = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess) {
-        cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    } else {
-        (void)cudaGetLastError();
-    }
-    if (major != 9 || minor != 0) return "wgmma code is built for sm_90a: the device is not compute capability 9.0";
+    const char *why = wgmma_unsupported(s, true);
+    if (why) return why;
     if (wgmma_nchunks(s) * s->batch * s->heads > INT_MAX || 2 * s->batch * s->heads > INT_MAX)
         return "more than 2^31 (b, chunk, h) work items or chunk states a chain";
     if (s->seqlen > INT_MAX - 128) return "bulk tensor copy coordinates are 32-bit: L < 2^31 - 128";
     return NULL;
-#endif
 }
 
 static size_t entering_bytes(const SsdShape *s) {
@@ -524,27 +506,22 @@ static BidirMaps bidir_maps(const BidirTensors *t, const void *entering, int Q) 
     const SsdShape *s = &t->s.s;
     const bool bf16 = std::is_same<T, __nv_bfloat16>::value, hydra = t->s.hydra;
     const uint64_t e = 2;  // bytes an element
-    const uint64_t x_dims[4] = {(uint64_t)s->headdim, (uint64_t)s->heads, (uint64_t)s->seqlen, (uint64_t)s->batch};
-    const uint64_t x_strides[3] = {e * s->headdim, e * s->headdim * s->heads, e * s->headdim * s->heads * s->seqlen};
-    const uint64_t bc_dims[4] = {(uint64_t)s->dstate, (uint64_t)s->groups, (uint64_t)s->seqlen, (uint64_t)s->batch};
-    const uint64_t bc_strides[3] = {e * s->dstate, e * s->dstate * s->groups, e * s->dstate * s->groups * s->seqlen};
     const uint64_t st_dims[4] = {(uint64_t)s->headdim, (uint64_t)s->dstate, (uint64_t)wgmma_nchunks(s),
                                  (uint64_t)(2 * s->batch * s->heads)};
     const uint64_t st_strides[3] = {e * s->headdim, e * s->headdim * s->dstate,
                                     e * s->headdim * s->dstate * wgmma_nchunks(s)};
-    const uint32_t box_chunk[4] = {64, 1, (uint32_t)Q, 1}, box_rows64[4] = {64, 1, 64, 1};
     const uint32_t box_state[4] = {64, 64, 1, 1};
     BidirMaps m;
-    m.x = tma_map_16bit_4d(t->x, bf16, x_dims, x_strides, box_chunk);
-    m.B = tma_map_16bit_4d(t->B, bf16, bc_dims, bc_strides, box_chunk);
-    m.C = tma_map_16bit_4d(t->C, bf16, bc_dims, bc_strides, box_chunk);
-    m.B_b = hydra ? tma_map_16bit_4d(t->B_bwd, bf16, bc_dims, bc_strides, box_chunk) : m.B;
-    m.C_b = hydra ? tma_map_16bit_4d(t->C_bwd, bf16, bc_dims, bc_strides, box_chunk) : m.C;
+    m.x = wgmma_map_bhp(t->x, s, bf16, Q);
+    m.B = wgmma_map_bgn(t->B, s, bf16, Q);
+    m.C = wgmma_map_bgn(t->C, s, bf16, Q);
+    m.B_b = hydra ? wgmma_map_bgn(t->B_bwd, s, bf16, Q) : m.B;
+    m.C_b = hydra ? wgmma_map_bgn(t->C_bwd, s, bf16, Q) : m.C;
     m.entering = tma_map_16bit_4d(entering, bf16, st_dims, st_strides, box_state);
-    m.y = tma_map_16bit_4d(t->y, bf16, x_dims, x_strides, box_rows64);
-    m.x_step = tma_map_16bit_4d(t->x, bf16, x_dims, x_strides, box_rows64);
-    m.B_step = tma_map_16bit_4d(t->B, bf16, bc_dims, bc_strides, box_rows64);
-    m.B_b_step = hydra ? tma_map_16bit_4d(t->B_bwd, bf16, bc_dims, bc_strides, box_rows64) : m.B_step;
+    m.y = wgmma_map_bhp(t->y, s, bf16, 64);
+    m.x_step = wgmma_map_bhp(t->x, s, bf16, kStep);
+    m.B_step = wgmma_map_bgn(t->B, s, bf16, kStep);
+    m.B_b_step = hydra ? wgmma_map_bgn(t->B_bwd, s, bf16, kStep) : m.B_step;
     return m;
 }
 

@@ -9,6 +9,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "launch.cuh"
 #include "mamba2_io.cuh"
 #include "mma_sm80.cuh"
 #include "mufu.cuh"
@@ -349,6 +350,60 @@ static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const 
                 *reinterpret_cast<const uint4 *>(Ys + sw128_offset(r, col));
         }
     }
+}
+
+/* ---- Host side: what the launchers of 05 (wgmma.cu) and 06 (wgmma.cu) share. ---- */
+
+/* The kernels' chunk: 128, or 64 where the problem's chunk is 64 or less
+ * (the outputs do not depend on the chunk, only the rounding of sums). */
+static inline int wgmma_chunk(const SsdShape *s) { return s->chunk >= 128 ? 128 : 64; }
+/* N in slabs of 64 columns. */
+static inline int wgmma_slabs(const SsdShape *s) { return (int)ceil_div(s->dstate, 64); }
+
+/* Why the wgmma kernels cannot run s, or NULL: the tiles' limits, sm_90a
+ * code (SSD_SM90A, defined where the including file is built for it) and a
+ * device of compute capability 9.0; with tma, also the bulk copies' 16-byte
+ * row steps and 32-bit coordinates. */
+static inline const char *wgmma_unsupported(const SsdShape *s, bool tma) {
+#ifndef SSD_SM90A
+    (void)s;
+    (void)tma;
+    return "built without sm_90a code (wgmma): build with CUDA_ARCH=sm_90";
+#else
+    if (s->dstate > WG_NMAX) return "shared-memory tiles hold N <= 128";
+    if (s->headdim > WG_PMAX) return "shared-memory tiles hold p <= 64";
+    int dev = 0, major = 9, minor = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess) {
+        cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    } else {
+        (void)cudaGetLastError();
+    }
+    if (major != 9 || minor != 0) return "wgmma code is built for sm_90a: the device is not compute capability 9.0";
+    if (!tma) return NULL;
+    if (s->headdim % 8 != 0 || s->dstate % 8 != 0)
+        return "bulk tensor copies step between rows in multiples of 16 bytes: p and N multiples of 8";
+    if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
+    return NULL;
+#endif
+}
+
+/* Tensor maps of a 16-bit (b, L, h, p) tensor (x, y, z) and a (b, L, g, N)
+ * one (B, C), strides in bytes; a box is `rows` steps by 64 columns of one
+ * head or group. */
+static inline CUtensorMap wgmma_map_bhp(const void *base, const SsdShape *s, bool bf16, int rows) {
+    const uint64_t e = 2;  // bytes an element
+    const uint64_t dims[4] = {(uint64_t)s->headdim, (uint64_t)s->heads, (uint64_t)s->seqlen, (uint64_t)s->batch};
+    const uint64_t strides[3] = {e * s->headdim, e * s->headdim * s->heads, e * s->headdim * s->heads * s->seqlen};
+    const uint32_t box[4] = {64, 1, (uint32_t)rows, 1};
+    return tma_map_16bit_4d(base, bf16, dims, strides, box);
+}
+static inline CUtensorMap wgmma_map_bgn(const void *base, const SsdShape *s, bool bf16, int rows) {
+    const uint64_t e = 2;
+    const uint64_t dims[4] = {(uint64_t)s->dstate, (uint64_t)s->groups, (uint64_t)s->seqlen, (uint64_t)s->batch};
+    const uint64_t strides[3] = {e * s->dstate, e * s->dstate * s->groups, e * s->dstate * s->groups * s->seqlen};
+    const uint32_t box[4] = {64, 1, (uint32_t)rows, 1};
+    return tma_map_16bit_4d(base, bf16, dims, strides, box);
 }
 
 #endif
