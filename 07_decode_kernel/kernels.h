@@ -45,24 +45,28 @@ void decode_lean_state16(const DecodeTensors *t, void *workspace);  // x, dt, z,
  * model, each rounding of the state 8 times coarser than fp16's. */
 void decode_lean_state_bf16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state bf16 bits
 
-/* 10, 11: staged (Mamba-2 only): units of 32 state rows brought into shared
- * memory by one bulk copy each (cp.async.bulk on an mbarrier), 4 units in
- * flight per block, persistent blocks, 8 threads a row; the state back by
- * streaming 16-byte stores. What it should buy: the state's loads in flight
- * no longer capped by registers. */
+/* 10, 11, 12: staged (Mamba-2 only): units of 16 state rows brought into
+ * shared memory by one bulk copy each (cp.async.bulk on an mbarrier), 2
+ * units in flight per block, persistent blocks, 8 threads a row; the state
+ * back by streaming 16-byte stores. What it should buy: the state's loads in
+ * flight no longer capped by registers. 12 is 11 in bf16. */
 const char *decode_staged_unsupported(const DecodeShape *s);
 void decode_staged(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp32
-const char *decode_staged_state16_unsupported(const DecodeShape *s);
-void decode_staged_state16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state fp16 bits
+const char *decode_staged_state16_unsupported(const DecodeShape *s);  // 11 and 12
+void decode_staged_state16(const DecodeTensors *t, void *workspace);     // x, dt, z, B, C, y, state fp16 bits
+void decode_staged_state_bf16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state bf16 bits
 
-/* 6-9 as a server runs them (DecodeServing, decode.h): each batch entry on
+/* 6-12 as a server runs them (DecodeServing, decode.h): each batch entry on
  * its slot of the pool, padding entries (a negative slot) skipped, the state
  * after every token stored when intermediate_states is given. In place when
- * state_out == state; otherwise the pool is copied to state_out first. */
+ * state_out == state; otherwise a pool is copied to state_out first. */
 void decode_lean_serving(const DecodeServing *sv, void *workspace);
 void decode_lean_fp16_serving(const DecodeServing *sv, void *workspace);
 void decode_lean_state16_serving(const DecodeServing *sv, void *workspace);
 void decode_lean_state_bf16_serving(const DecodeServing *sv, void *workspace);
+void decode_staged_serving(const DecodeServing *sv, void *workspace);
+void decode_staged_state16_serving(const DecodeServing *sv, void *workspace);
+void decode_staged_state_bf16_serving(const DecodeServing *sv, void *workspace);
 
 /* The previous stage: the T tokens as a scan of L = T steps from h0 = state.
  * M2: 05's ssd_steps_fp32 (chunk 64) on the same layouts. M1: 03's

@@ -1,4 +1,4 @@
-/* 07_decode_kernel, GPU: what versions 4-11 share. A row's N states split
+/* 07_decode_kernel, GPU: what versions 4-12 share. A row's N states split
  * over S lanes (kernels.cu, versions 4 and 5: the plan), the vector loads
  * and stores of one lane, and the host side that plans a launch and
  * dispatches the template arguments it chose. */
@@ -16,7 +16,7 @@
 #include "mufu.cuh"
 #include "pair16.cuh"
 
-/* Δ = softplus(dt + dt_bias) without libm (versions 6-11): 03's dt_poly,
+/* Δ = softplus(dt + dt_bias) without libm (versions 6-12): 03's dt_poly,
  * max(v, 0) + log1p(e^-|v|), e^-|v| on one MUFU.EX2 and the log1p by
  * log1p_unit (mufu.cuh). Equal to the official threshold form: above 20,
  * log1p(e^-v) < 2.1e-9 vanishes against v. */
@@ -68,7 +68,7 @@ static __device__ __forceinline__ void store_vec(float *p, const float (&v)[4]) 
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
 }
 
-/* W consecutive state floats at p (versions 6-11), read and written with streaming hints
+/* W consecutive state floats at p (versions 6-12), read and written with streaming hints
  * (ld.global.cs, st.global.cs: touched once, evicted first). */
 static __device__ __forceinline__ void load_stream(const float *p, float (&v)[1]) { v[0] = __ldcs(p); }
 static __device__ __forceinline__ void load_stream(const float *p, float (&v)[4]) {
@@ -101,7 +101,7 @@ static __device__ __forceinline__ void store_stream(F *p, const float (&v)[4]) {
            make_uint2(*reinterpret_cast<const unsigned *>(&lo), *reinterpret_cast<const unsigned *>(&hi)));
 }
 
-/* 8 16-bit values (16 bytes, versions 10-11) to 8 floats, and the state's
+/* 8 16-bit values (16 bytes, versions 10-12) to 8 floats, and the state's
  * 8 values back with the streaming hint. */
 template <typename F>
 static __device__ __forceinline__ void load_vec(const F *p, float (&v)[8]) {
@@ -142,7 +142,7 @@ static __device__ __forceinline__ void load_lane(const In *src, int64_t e0, int 
 
 static inline bool aligned(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
 
-/* What a server adds to a launch of versions 6-9 (DecodeServing, decode.h):
+/* What a server adds to a launch of versions 6-12 (DecodeServing, decode.h):
  * the slot each batch entry reads and writes (NULL: entry b's own rows; a
  * negative slot: padding) and where the state after every token goes (NULL:
  * not asked). */
@@ -150,6 +150,23 @@ struct DecodePool {
     const int32_t *slot_of;  // (b,) int32
     void *inter;             // M1 (b, T, d, N)  M2 (b, T, h, p, N), the state's dtype
 };
+
+/* The tensors a server's step launches on. A server steps its pool in
+ * place (state_out == state). Handed a separate state_out, the pool is
+ * copied there first (slots no entry names keep their state) and the step
+ * runs on the copy. Without a pool (intermediate states alone) every row is
+ * read and written, so nothing is copied. state_bytes: bytes of one state
+ * value. */
+static inline DecodeTensors pool_in_place(const DecodeServing *sv, size_t state_bytes) {
+    DecodeTensors t = sv->t;
+    if (sv->slots && t.state_out != t.state) {
+        const int64_t entries = sv->slots ? sv->slots : t.s.batch;
+        cuda_check(cudaMemcpyAsync(t.state_out, t.state, (size_t)(entries * decode_width(&t.s) * t.s.dstate) * state_bytes,
+                                   cudaMemcpyDeviceToDevice, 0));
+        t.state = t.state_out;
+    }
+    return t;
+}
 
 struct CoalescedLaunch {
     CoalescedPlan plan;

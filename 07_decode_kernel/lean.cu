@@ -287,20 +287,12 @@ struct LeanKernel {
     }
 };
 
-/* Versions 6-9 as a server runs them (DecodeServing): in place on the pool.
- * Handed a separate state_out, the pool is copied there first (slots no
- * entry names keep their state), and the step runs on the copy; a server
- * passes one pool as both and copies nothing. */
+/* Versions 6-9 as a server runs them (DecodeServing): in place on the pool
+ * (pool_in_place, lanes.cuh: a server passes one pool as both state and
+ * state_out and copies nothing). */
 template <typename St, typename In>
 static void lean_serving(const DecodeServing *sv) {
-    DecodeTensors t = sv->t;
-    if (t.state_out != t.state) {
-        const int64_t entries = sv->slots ? sv->slots : t.s.batch;
-        cuda_check(cudaMemcpyAsync(t.state_out, t.state,
-                                   (size_t)(entries * decode_width(&t.s) * t.s.dstate) * sizeof(St),
-                                   cudaMemcpyDeviceToDevice, 0));
-        t.state = t.state_out;
-    }
+    DecodeTensors t = pool_in_place(sv, sizeof(St));
     CoalescedLaunch c = plan_lean(&t, sizeof(In), sv->intermediate_states);
     c.pool = DecodePool{sv->state_batch_indices, sv->intermediate_states};
     launch_planned<LeanKernel<St, true>, In>(&t, c);

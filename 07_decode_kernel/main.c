@@ -69,13 +69,22 @@ static const DecodeVersion versions[] = {
               .gpu = true, .dtype = DT_FP32},
      .unsupported = decode_staged_unsupported,
      .run = decode_staged,
-     .graph = true},
+     .graph = true,
+     .run_serving = decode_staged_serving},
     {.info = {.name = "decode_staged_state16",
               .what = "the same on 8's dtypes (x, dt, z, B, C, y and the state in fp16): half the bytes",
               .gpu = true, .dtype = DT_FP16_STATE16},
      .unsupported = decode_staged_state16_unsupported,
      .run = decode_staged_state16,
-     .graph = true},
+     .graph = true,
+     .run_serving = decode_staged_state16_serving},
+    {.info = {.name = "decode_staged_state_bf16",
+              .what = "11 in bf16 (9's dtypes): x, dt, z, B, C, y and the state, 11's bytes",
+              .gpu = true, .dtype = DT_BF16_STATE16},
+     .unsupported = decode_staged_state16_unsupported,
+     .run = decode_staged_state_bf16,
+     .graph = true,
+     .run_serving = decode_staged_state_bf16_serving},
 };
 
 int main(int argc, char **argv) {
@@ -89,7 +98,8 @@ int main(int argc, char **argv) {
         /* the GPU versions also against the C step and the scan of 03 / 05 on the same tokens */
         .prev_gpu = {&versions[0].info, &versions[1].info},
         .check_fixtures = true,
-        .bench_sets = BENCH_S4_M2 | BENCH_S4_M1 | BENCH_TOKENS_M2 | BENCH_TOKENS_M1,
+        .bench_sets = BENCH_S4_M2 | BENCH_S4_M1 | BENCH_TOKENS_M2 | BENCH_TOKENS_M1 | BENCH_SLOTS_M2 | BENCH_SLOTS_M1 |
+                      BENCH_DRAFTS_M2 | BENCH_DRAFTS_M1,
         .lesson = decode_lessons,
     };
     return chapter_main(&chapter, argc, argv);

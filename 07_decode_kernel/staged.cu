@@ -1,9 +1,12 @@
-/* 07_decode_kernel, GPU: versions 10 and 11, decode_staged (fp32, 6's
- * dtypes) and decode_staged_state16 (fp16 x, dt, z, B, C, y and state, 8's
- * dtypes), Mamba-2 only: the state staged through shared memory by bulk
- * asynchronous copies, two units of 16 rows in flight per block. */
+/* 07_decode_kernel, GPU: versions 10, 11 and 12, decode_staged (fp32, 6's
+ * dtypes), decode_staged_state16 (fp16 x, dt, z, B, C, y and state, 8's
+ * dtypes) and decode_staged_state_bf16 (the same in bf16, 9's dtypes),
+ * Mamba-2 only: the state staged through shared memory by bulk asynchronous
+ * copies, two units of 16 rows in flight per block; as a server runs them,
+ * on a pool of state slots with the state after every token. */
 #include "kernels.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,9 +57,15 @@
  *    busy (instructions: the widening, and Δ, dA once a thread).
  * Its specialization: Mamba-2 (Mamba-1's rows are N = 16 states with A per
  * state: versions 6-9), N a multiple of 8 vectors of 16 bytes (fp32: N =
- * 32, 64 or 128; fp16: 64, 128 or 256), the state, B and C 16-byte
- * aligned. Other shapes SKIP, saying why. No state pool (--slots): that is
- * versions 6-9.
+ * 32, 64 or 128; 16-bit: 64, 128 or 256), the state, B and C 16-byte
+ * aligned. Other shapes SKIP, saying why.
+ * Serve (run_serving, a server's pool, decode.h): the thread that issues a
+ * unit's copy looks up its batch entry's slot and copies that slot's rows;
+ * a padding entry's unit (a negative slot) copies nothing and only arrives
+ * on the stage's mbarrier, so the ring's phases stay in step; its y and
+ * intermediate states are zeros, and no state is written. With
+ * intermediate states, the registers are also stored there after every
+ * token, with the same streaming stores as the final state.
  * Bytes and exps: as versions 6 and 8.
  * ====================================================================== */
 
@@ -65,10 +74,12 @@ constexpr int kStagedRows = 16;                                  // rows (p) per
 constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 128
 constexpr int kStages = 2;                                       // units in flight per block
 
-/* F: x, dt, z, B, C, y and the state, float (10) or __half (11). K: the
- * thread's 16-byte vectors of a row, N = 8·K·(16 / sizeof(F)). */
-template <typename F, int K>
-__global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTensors t, int64_t units) {
+/* F: x, dt, z, B, C, y and the state, float (10), __half (11) or
+ * __nv_bfloat16 (12). K: the thread's 16-byte vectors of a row,
+ * N = 8·K·(16 / sizeof(F)). Serve: on pool's slots (in place, t.state ==
+ * t.state_out), with pool.inter when asked. */
+template <typename F, int K, bool Serve>
+__global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
     constexpr int VE = 16 / (int)sizeof(F);  // values per 16-byte vector
     const DecodeShape s = t.s;
     const int64_t N = (int64_t)kStagedLanes * K * VE, P = s.headdim, H = s.heads, T = s.tokens;
@@ -79,22 +90,41 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
     const F *C = static_cast<const F *>(t.C);    // (b, T, g, N)
     const F *z = static_cast<const F *>(t.z);    // (b, T, h, p), NULL without z
     F *y = static_cast<F *>(t.y);                // (b, T, h, p), written
-    const F *state = reinterpret_cast<const F *>(t.state);  // (b, h, p, N)
-    F *state_out = reinterpret_cast<F *>(t.state_out);     // (b, h, p, N), written (may be state)
+    const F *state = reinterpret_cast<const F *>(t.state);  // (b | slots, h, p, N)
+    F *state_out = reinterpret_cast<F *>(t.state_out);     // (b | slots, h, p, N), written (may be state)
+    F *inter = Serve ? static_cast<F *>(pool.inter) : nullptr;  // (b, T, h, p, N), written; NULL when not asked
     extern __shared__ __align__(128) unsigned char smem[];  // kStages x (16, N) F: units of the state
     F *stage = reinterpret_cast<F *>(smem);
     __shared__ uint64_t full[kStages];  // stage i's unit has landed
     const int64_t unit_elems = kStagedRows * N;
     const int row = threadIdx.x / kStagedLanes, sub = threadIdx.x % kStagedLanes;
 
+    /* A unit's (b, h, p0) by 32-bit divisions (units < 2^31, the launcher's
+     * limit): a 64-bit division is a call of ~70 instructions, and five of
+     * them a unit cost more issue slots than the unit's arithmetic. */
+    const uint32_t uph = (uint32_t)units_per_head, heads = (uint32_t)H, per_group = (uint32_t)(H / s.groups);
+    /* The state head of (batch entry, head) head32 = bi·h + hi: its own, or
+     * (Serve, a pool) slot_of[bi]·h + hi; -1 for a padding entry. */
+    auto state_head = [&](uint32_t head32) -> int64_t {
+        if (!Serve || !pool.slot_of) return head32;
+        const uint32_t bi = head32 / heads;
+        const int32_t slot = pool.slot_of[bi];
+        return slot < 0 ? -1 : (int64_t)slot * H + (head32 - bi * heads);
+    };
+
     /* Thread 0: unit u's rows into stage buffer i (a head's last unit may be short). */
     auto issue = [&](int64_t u, int i) {
-        const int64_t head = (uint32_t)u / (uint32_t)units_per_head;
-        const int64_t p0 = ((uint32_t)u - (uint32_t)head * (uint32_t)units_per_head) * (int64_t)kStagedRows;
+        const uint32_t head32 = (uint32_t)u / uph;
+        const int64_t p0 = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows;
         const int64_t rows = P - p0 < kStagedRows ? P - p0 : kStagedRows;
         const uint32_t bytes = (uint32_t)(rows * N * (int64_t)sizeof(F));
+        const int64_t sh = state_head(head32);
+        if (sh < 0) {  // padding: no copy; the arrival alone completes the phase
+            mbar_arrive_expect_tx(&full[i], 0);
+            return;
+        }
         mbar_arrive_expect_tx(&full[i], bytes);
-        bulk_load(stage + i * unit_elems, state + (head * P + p0) * N, bytes, &full[i]);
+        bulk_load(stage + i * unit_elems, state + (sh * P + p0) * N, bytes, &full[i]);
     };
     if (threadIdx.x == 0)
         for (int i = 0; i < kStages; i++) mbar_init(&full[i], 1);
@@ -103,24 +133,20 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         for (int i = 0; i < kStages; i++)
             if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
 
-    /* A unit's (b, h, p0) by 32-bit divisions (units < 2^31, the launcher's
-     * limit): a 64-bit division is a call of ~70 instructions, and five of
-     * them a unit cost more issue slots than the unit's arithmetic. */
-    const uint32_t uph = (uint32_t)units_per_head, heads = (uint32_t)H, per_group = (uint32_t)(H / s.groups);
     int64_t k = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
         const int i = (int)(k % kStages);
         const uint32_t head32 = (uint32_t)u / uph, bi32 = head32 / heads, hi32 = head32 - bi32 * heads;
-        const int64_t head = head32, bi = bi32, hi = hi32;
+        const int64_t bi = bi32, hi = hi32, sh = state_head(head32);
         const int64_t p = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows + row;
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
         const int64_t gi = hi32 / per_group;
-        const bool valid = p < P;
+        const bool valid = p < P, padding = sh < 0;
         float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
         for (int v = 0; v < K; v++) {
-            if (valid) load_vec(stage + i * unit_elems + row * N + (v * kStagedLanes + sub) * VE, h[v]);
+            if (valid && !padding) load_vec(stage + i * unit_elems + row * N + (v * kStagedLanes + sub) * VE, h[v]);
             else
 #pragma unroll
                 for (int e = 0; e < VE; e++) h[v][e] = 0.f;
@@ -131,6 +157,14 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
         for (int64_t tok = 0; tok < T; tok++) {
             const int64_t at = ((bi * T + tok) * H + hi) * P + p;  // x, z, y
+            F *inter_row = Serve && inter && valid ? inter + (((bi * T + tok) * H + hi) * P + p) * N : nullptr;
+            if (Serve && padding) {  // y and the intermediate states zeros (h holds zeros)
+                if (sub == 0 && valid) y[at] = from_float<F>(0.f);
+                if (inter_row)
+#pragma unroll
+                    for (int v = 0; v < K; v++) store_stream(inter_row + (v * kStagedLanes + sub) * VE, h[v]);
+                continue;
+            }
             const float delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
             // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
             const float dA = exp2_approx(delta * A2);
@@ -159,14 +193,17 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
                 if (z) out *= silu(to_float(z[at]));
                 y[at] = from_float<F>(out);
             }
-        }
-        if (valid)
+            if (inter_row)
 #pragma unroll
-            for (int v = 0; v < K; v++) store_stream(state_out + (head * P + p) * N + (v * kStagedLanes + sub) * VE, h[v]);
+                for (int v = 0; v < K; v++) store_stream(inter_row + (v * kStagedLanes + sub) * VE, h[v]);
+        }
+        if (valid && !padding)
+#pragma unroll
+            for (int v = 0; v < K; v++) store_stream(state_out + (sh * P + p) * N + (v * kStagedLanes + sub) * VE, h[v]);
     }
 }
 
-/* ---- Host side of versions 10 and 11 ---- */
+/* ---- Host side of versions 10, 11 and 12 ---- */
 
 /* K for N, or 0 where the kernel is not built for it. */
 static int staged_k(int64_t N, size_t value_bytes) {
@@ -181,7 +218,7 @@ static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) 
         return "specialized for Mamba-2: a Mamba-1 row is N = 16 states with A per state (versions 6-9 take it)";
     if (!staged_k(s->dstate, value_bytes))
         return value_bytes == 4 ? "N must be 32, 64 or 128 (8 threads a row, 1, 2 or 4 vectors of 4 floats each)"
-                                : "N must be 64, 128 or 256 (8 threads a row, 1, 2 or 4 vectors of 8 halves each)";
+                                : "N must be 64, 128 or 256 (8 threads a row, 1, 2 or 4 vectors of 8 16-bit values each)";
     if (s->batch * s->heads * ceil_div(s->headdim, kStagedRows) > INT32_MAX)
         return "more than 2^31 - 1 units of 16 rows (their indices are 32-bit)";
     return NULL;
@@ -190,41 +227,76 @@ static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) 
 extern "C" const char *decode_staged_unsupported(const DecodeShape *s) { return staged_unsupported(s, 4); }
 extern "C" const char *decode_staged_state16_unsupported(const DecodeShape *s) { return staged_unsupported(s, 2); }
 
-template <typename F, int K>
-static void launch_staged(const DecodeTensors *t) {
+template <typename F, int K, bool Serve>
+static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
-    if (!aligned(t->state, 16) || !aligned(t->state_out, 16) || !aligned(t->B, 16) || !aligned(t->C, 16)) {
-        fprintf(stderr, "decode_staged: the state, B and C must be 16-byte aligned (bulk copies, 16-byte loads)\n");
+    if (!aligned(t->state, 16) || !aligned(t->state_out, 16) || !aligned(t->B, 16) || !aligned(t->C, 16) ||
+        !aligned(pool.inter, 16)) {
+        fprintf(stderr, "decode_staged: the state, the intermediate states, B and C must be 16-byte aligned "
+                        "(bulk copies, 16-byte loads and stores)\n");
         exit(2);
     }
     const int64_t units = s->batch * s->heads * ceil_div(s->headdim, kStagedRows);
     const size_t smem = (size_t)kStages * kStagedRows * s->dstate * sizeof(F);
     static size_t allowed = 0;
-    allow_smem(decode_staged_kernel<F, K>, smem, &allowed);
+    allow_smem(decode_staged_kernel<F, K, Serve>, smem, &allowed);
     int per_sm = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_staged_kernel<F, K>, kStagedThreads, smem));
+    cuda_check(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_staged_kernel<F, K, Serve>, kStagedThreads, smem));
     const int64_t fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
     const unsigned grid = (unsigned)(units < fit ? units : fit);
-    decode_staged_kernel<F, K><<<grid, kStagedThreads, smem>>>(*t, units);
+    decode_staged_kernel<F, K, Serve><<<grid, kStagedThreads, smem>>>(*t, pool, units);
     cuda_check_launch();
 }
 
-template <typename F>
-static void run_staged(const DecodeTensors *t) {
+template <typename F, bool Serve>
+static void run_staged(const DecodeTensors *t, DecodePool pool) {
     switch (staged_k(t->s.dstate, sizeof(F))) {
-    case 1: launch_staged<F, 1>(t); break;
-    case 2: launch_staged<F, 2>(t); break;
-    case 4: launch_staged<F, 4>(t); break;
+    case 1: launch_staged<F, 1, Serve>(t, pool); break;
+    case 2: launch_staged<F, 2, Serve>(t, pool); break;
+    case 4: launch_staged<F, 4, Serve>(t, pool); break;
     default: fprintf(stderr, "decode_staged: N = %lld is not built\n", (long long)t->s.dstate); exit(2);
     }
 }
 
+/* As a server runs them: in place on the pool (pool_in_place, lanes.cuh). */
+template <typename F>
+static void staged_serving(const DecodeServing *sv) {
+    const DecodeTensors t = pool_in_place(sv, sizeof(F));
+    run_staged<F, true>(&t, DecodePool{sv->state_batch_indices, sv->intermediate_states});
+}
+
 extern "C" void decode_staged(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    run_staged<float>(t);
+    run_staged<float, false>(t, DecodePool{});
 }
 
 extern "C" void decode_staged_state16(const DecodeTensors *t, void *workspace) {
     (void)workspace;
-    run_staged<__half>(t);
+    run_staged<__half, false>(t, DecodePool{});
+}
+
+/* ---- Version 12: version 11 in bf16 ----
+ *
+ * What changed: x, dt, z, B, C, y and the state in bf16, widened and
+ * rounded (to nearest even) by the pair trait, as version 9 does to 8.
+ * What it should buy: a bf16 model's step at version 11's time (the same
+ * bytes), where version 9 is the bf16 step without staging. Its check: the
+ * bf16 decode tolerance (version 9's). */
+extern "C" void decode_staged_state_bf16(const DecodeTensors *t, void *workspace) {
+    (void)workspace;
+    run_staged<__nv_bfloat16, false>(t, DecodePool{});
+}
+
+extern "C" void decode_staged_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    staged_serving<float>(sv);
+}
+extern "C" void decode_staged_state16_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    staged_serving<__half>(sv);
+}
+extern "C" void decode_staged_state_bf16_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    staged_serving<__nv_bfloat16>(sv);
 }

@@ -482,19 +482,31 @@ static const Problem CHECK_CASES[] = {
     {.batch = 3, .seqlen = 4, .dim = 5, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 3, .intermediate = true},
     {.batch = 2, .seqlen = 8, .dstate = 16, .groups = 1, .heads = 2, .headdim = 4, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .intermediate = true},
     {.batch = 4, .seqlen = 5, .dstate = 9, .groups = 2, .heads = 4, .headdim = 6, .has_z = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M2, .slots = 6, .intermediate = true},
+    /* The same at the staged versions' N: a short last unit (p 20), g > 1. */
+    {.batch = 5, .seqlen = 3, .dstate = 64, .groups = 2, .heads = 4, .headdim = 20, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .slots = 9, .intermediate = true},
+    {.batch = 7, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 3, .headdim = 16, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .slots = 12},
 };
 
 /* Benchmark sets (docs/design.md §7, S4): one token, batch 1..256 (the state
  * fp32, except in a DT_FP16_STATE16 or DT_BF16_STATE16 version);
  * Mamba-2 h 32, p 64, N 128, g 1, no z; Mamba-1 d 2048, N 16, z given. Then
- * T tokens per launch at batch 8, where the state's bytes are paid once. */
-#define S4_M2 {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2}
-#define S4_M1 {.dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1}
+ * T tokens per launch at batch 8, where the state's bytes are paid once.
+ * Then a server's: batch 64 in a pool of 1024 slots (every third entry
+ * padding), and T = 1, 2, 4, 8 draft tokens at batch 1 and 64 with the
+ * state after each. */
+#define S4_M2_SIZES .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2
+#define S4_M1_SIZES .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1
+#define S4_M2 {S4_M2_SIZES}
+#define S4_M1 {S4_M1_SIZES}
 static const BenchGrid BENCH[] = {
     {.base = S4_M2, .batch = {1, 4, 8, 16, 32, 64, 128, 256}, .seqlen = {1}},
     {.base = S4_M1, .batch = {1, 4, 8, 16, 32, 64, 128, 256}, .seqlen = {1}},
     {.base = S4_M2, .batch = {8}, .seqlen = {4, 16, 64, 256}},  // T = 1 at batch 8 is S4's row
     {.base = S4_M1, .batch = {8}, .seqlen = {4, 16, 64, 256}},
+    {.base = {S4_M2_SIZES, .slots = 1024}, .batch = {64}, .seqlen = {1}},
+    {.base = {S4_M1_SIZES, .slots = 1024}, .batch = {64}, .seqlen = {1}},
+    {.base = {S4_M2_SIZES, .intermediate = true}, .batch = {1, 64}, .seqlen = {1, 2, 4, 8}},
+    {.base = {S4_M1_SIZES, .intermediate = true}, .batch = {1, 64}, .seqlen = {1, 2, 4, 8}},
 };
 static const BenchGrid QUICK[] = {
     {.base = S4_M2, .batch = {1, 64}, .seqlen = {1}},

@@ -36,6 +36,10 @@ enum {
     BENCH_S4_M1 = 1 << 1,      // OP_DECODE: Mamba-1 d 2048, N 16, z, one token, batch 1..256
     BENCH_TOKENS_M2 = 1 << 2,  // OP_DECODE: S4 Mamba-2 at batch 8, T 4..256 tokens per launch
     BENCH_TOKENS_M1 = 1 << 3,  // OP_DECODE: S4 Mamba-1 at batch 8, T 4..256 tokens per launch
+    BENCH_SLOTS_M2 = 1 << 4,   // OP_DECODE: S4 Mamba-2 at batch 64 in a pool of 1024 slots
+    BENCH_SLOTS_M1 = 1 << 5,   // OP_DECODE: S4 Mamba-1 at batch 64 in a pool of 1024 slots
+    BENCH_DRAFTS_M2 = 1 << 6,  // OP_DECODE: S4 Mamba-2 at batch 1 and 64, T 1, 2, 4, 8 with the state after each
+    BENCH_DRAFTS_M1 = 1 << 7,  // OP_DECODE: the same for Mamba-1
 };
 
 /* t holds fp32 host tensors (DecodeTensors, ops/decode/decode.h); t->state is
