@@ -23,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, colors, draw_scaling, line_style, log_axes, save, scaling_lines,  # noqa: E402
+from ssd import (MARKERS, SCALING_BATCH_L, colors, draw_scaling, line_style, log_axes, save, scaling_lines,  # noqa: E402
                  series, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.sets import (BIDIR, CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
@@ -87,15 +87,22 @@ def main():
         print(f"bidir: no S3 rows in plots/data/{BIDIR}.csv; no chapter 06 figures")
         return 0
     home = main_device(rows)
+    every_device = rows
     rows = one_device(rows, home)
     causal = [r for r in timed(chapters.get("05_ssd_mamba2", []))
               if is_s3(r) and r["name"] == CAUSAL and r["device"] == home]
     draw_seqlen(rows, causal, home)
     draw_memory(rows, home)
+    # A version's scaling rows may come from another device than its other
+    # rows: each line from the device of its row at batch 1 and the longest L,
+    # named where it is not the device most of the drawn rows were timed on.
+    drawn = [r for pick in (is_s3, is_s3_hydra) for _, _, rows_ in scaling_lines([r for r in every_device if pick(r)])
+             for r in rows_ if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L]
+    scaling_home = main_device(drawn)
     lines = []
     for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
         lines += [(f"{label}, {form} form", dtype, rows_)
-                  for label, dtype, rows_ in scaling_lines([r for r in rows if pick(r) and r["device"] == home])]
+                  for label, dtype, rows_ in scaling_lines([r for r in every_device if pick(r)], scaling_home)]
     if lines:
         draw_scaling(lines, "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{BIDIR}_scaling.png")
     return 0
