@@ -131,57 +131,76 @@ def draw_tokens(rows, home):
     save(fig, "07: T tokens per launch, the state read and written once", measured, f"{DECODE}_tokens.png")
 
 
+def state_dtype(r):
+    """How a row's version stores the state: its name says so where it is 16-bit."""
+    return "bf16" if "state_bf16" in r["name"] else "fp16" if "state16" in r["name"] else "fp32"
+
+
+def fastest_per_state(rows, at):
+    """The rows of the fastest version of each state dtype, fastest at the row picked by at."""
+    best = {}
+    for r in rows:
+        if at(r) and (state_dtype(r) not in best or r["ms_median"] < best[state_dtype(r)]["ms_median"]):
+            best[state_dtype(r)] = r
+    keep = {(b["version"], b["device"]) for b in best.values()}
+    return [r for r in rows if (r["version"], r["device"]) in keep]
+
+
 def draw_slots_drafts(rows, home):
-    """rows: every device's; each series from one device (one_device by version and batch)."""
+    """rows: every device's; each series from one device (one_device by version and batch).
+    Per state dtype, the fastest version: at T 8 for the draft tokens, in the pool for the slots."""
     drafts = [r for r in rows if decode_form(r) == "m2" and "+states" in r["flags"]]
-    pool = [r for r in rows if decode_form(r) == "m2" and "+slots" in r["flags"] and r["flags"].endswith("+graph")]
+    pool = [r for r in rows if "+slots" in r["flags"] and r["flags"].endswith("+graph") and r["batch"] == 64]
     if not drafts and not pool:
         return
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.6))
     fig.subplots_adjust(top=0.84, wspace=0.3)
     measured = []
-    graph_step = {(r["version"], r["batch"], r["device"]): r for r in rows
-                  if decode_form(r) == "m2" and r["flags"].endswith("+loop+graph") and "+slots" not in r["flags"]}
+    graph_step = {(decode_form(r), r["version"], r["batch"], r["device"]): r for r in rows
+                  if r["flags"].endswith("+loop+graph") and "+slots" not in r["flags"]}
     drafts = one_device(drafts, home, key=lambda r: (r["version"], r["batch"]))
+    home = main_device(drafts + pool) or home  # a label names its device where it is not this one
     for ax, batch in zip(axes[:2], (1, 64)):
-        here = [r for r in drafts if r["batch"] == batch]
+        here = fastest_per_state([r for r in drafts if r["batch"] == batch], lambda r: r["seqlen"] == 8)
         for i, (version, name, dtype) in enumerate(versions(here)):
             pts = series(here, version, "seqlen")
             color = colors()[i % len(colors())]
             suffix = device_suffix(pts[0][1], home)
             ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts], color=color, marker=MARKERS.get(dtype, "^"),
-                    lw=2, label=f"v{version:g} {name} {dtype}: T tokens, one launch{suffix}")
-            step = graph_step.get((version, batch, pts[0][1]["device"]))
+                    lw=2, label=f"v{version:g} {name} ({state_dtype(pts[0][1])} state): one launch{suffix}")
+            step = graph_step.get(("m2", version, batch, pts[0][1]["device"]))
             if step:
                 ax.plot([x for x, _ in pts], [x * step["ms_median"] for x, _ in pts], color=color, linestyle="--",
-                        lw=1.2, label=f"v{version:g} {dtype}: T single steps in a CUDA graph{suffix}")
+                        lw=1.2, label=f"v{version:g}: T single steps in a CUDA graph{suffix}")
                 measured.append(step)
             measured += [r for _, r in pts]
         if here:
             log_axes(ax, sorted({r["seqlen"] for r in here}), "T (draft tokens)")
-        ax.set_title(f"speculative decoding, batch {batch}")
-        ax.legend(loc="upper left", fontsize=7, frameon=False)
+        ax.set_title(f"speculative decoding, Mamba-2, batch {batch}")
+        ax.legend(loc="upper left", fontsize=7.5, frameon=False)
     axes[0].set_ylabel("ms (median, log scale)")
     ax = axes[2]
-    pool = one_device(pool, home)
     bars = []
-    for version, name, dtype in versions(pool):
-        slots = fastest([r for r in pool if r["version"] == version and r["batch"] == 64])
-        own = graph_step.get((version, 64, slots["device"])) if slots else None
-        if slots and own:
-            bars.append((f"v{version:g} {dtype}{device_suffix(slots, home)}", own, slots))
+    for form, label in (("m2", "Mamba-2"), ("m1", "Mamba-1")):
+        here = fastest_per_state(one_device([r for r in pool if decode_form(r) == form], home), lambda r: True)
+        for version, name, dtype in versions(here):
+            slots = fastest([r for r in here if r["version"] == version])
+            own = graph_step.get((form, version, 64, slots["device"])) if slots else None
+            if slots and own:
+                bars.append((f"{label}\nv{version:g}, {state_dtype(slots)}{device_suffix(slots, home)}", own, slots))
     for k, (label, own, slots) in enumerate(bars):
         ax.bar(k - 0.2, own["ms_median"], 0.4, color=colors()[0], label="one state a row" if k == 0 else None)
         ax.bar(k + 0.2, slots["ms_median"], 0.4, color=colors()[1],
                label="a pool of 1024 slots, 43 rows named, 21 padding" if k == 0 else None)
         measured += [own, slots]
-    ax.set_xticks(range(len(bars)), [b[0] for b in bars])
+    ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=8)
     ax.set_ylabel("ms per step at batch 64 (median, CUDA graph, in place)")
     ax.set_title("state slots, batch 64")
     if bars:
         ax.set_ylim(0, 1.3 * max(max(own["ms_median"], slots["ms_median"]) for _, own, slots in bars))
     ax.legend(loc="upper left", fontsize=8, frameon=False)
-    save(fig, "07: a server's decode, Mamba-2 (h 32, p 64, N 128, no z)", measured, f"{DECODE}_slots_drafts.png")
+    save(fig, "07: a server's decode (Mamba-2: h 32, p 64, N 128, no z; Mamba-1: d 2048, N 16, z), "
+              "the fastest version of each state dtype", measured, f"{DECODE}_slots_drafts.png")
 
 
 def draw_state_vs_kv():
