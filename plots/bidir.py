@@ -96,13 +96,12 @@ def main():
     # A version's scaling rows may come from another device than its other
     # rows: each line from the device of its row at batch 1 and the longest L,
     # named where it is not the device most of the drawn rows were timed on.
-    drawn = [r for pick in (is_s3, is_s3_hydra) for _, _, rows_ in scaling_lines([r for r in every_device if pick(r)])
-             for r in rows_ if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L]
-    scaling_home = main_device(drawn)
-    lines = []
-    for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra)):
-        lines += [(f"{label}, {form} form", dtype, rows_)
-                  for label, dtype, rows_ in scaling_lines([r for r in every_device if pick(r)], scaling_home)]
+    per_form = [(form, scaling_lines([r for r in every_device if pick(r)]))
+                for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra))]
+    scaling_home = main_device([r for _, form_lines in per_form for _, _, rows_ in form_lines for r in rows_
+                                if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L])
+    lines = [(f"{label}{device_suffix(rows_[0], scaling_home)}, {form} form", dtype, rows_)
+             for form, form_lines in per_form for label, dtype, rows_ in form_lines]
     if lines:
         draw_scaling(lines, "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{BIDIR}_scaling.png")
     return 0

@@ -196,11 +196,11 @@ def draw_scaling(lines, title, name):
     save(fig, title, measured, name)
 
 
-def scaling_lines(rows, home=None):
+def scaling_lines(rows):
     """[(label, dtype, rows)] of the versions timed at batch 1 and L SCALING_L, fastest there first:
-    a line per version and device, the device named where it is not home."""
+    a line per version and device (the rows of the device of its row at SCALING_L)."""
     long = sorted((r for r in rows if r["batch"] == 1 and r["seqlen"] == SCALING_L), key=lambda r: r["ms_median"])
-    return [(f"v{r['version']:g} {r['name']} {r['dtype']}{device_suffix(r, home) if home else ''}", r["dtype"],
+    return [(f"v{r['version']:g} {r['name']} {r['dtype']}", r["dtype"],
              [o for o in rows if o["version"] == r["version"] and o["device"] == r["device"]]) for r in long]
 
 
