@@ -5,7 +5,7 @@ LINKS_05_ssd_mamba2 := build/obj/03_fused_cuda/tiled.o
 # target is sm_90 they are built for sm_90a (SSD_SM90A tells their launchers), elsewhere
 # their launchers refuse.
 comma := ,
-build/obj/05_ssd_mamba2/wgmma.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
+build/obj/05_ssd_mamba2/wgmma.o build/obj/05_ssd_mamba2/wgmma_split.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
     -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
 
 # make sanitize: p 64 with N 128 is the fused kernels' compiled-in tile, N 7 their generic path.

@@ -77,6 +77,14 @@ void ssd_wgmma_walk_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B,
 void ssd_wgmma_walk_packed(const SsdPacked *pk, void *workspace);
 void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace);
 
+/* Version 12 with fp32 x, dt, z, B, C, y on bf16 tensor cores at fp32-grade
+ * accuracy (wgmma_split.cu, sm_90a): each operand split into bf16 hi and lo,
+ * three products a multiply-add, chunks of 64. N <= 128, p <= 64, p and N
+ * multiples of 4 (the fp32 copies' 16-byte row steps); version 12's
+ * workspace. */
+const char *ssd_wgmma_split_unsupported(const SsdShape *s);
+void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
+
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 
 /* ssd_selective_scan's rearranges done on the device (x, z, B, C transposed

@@ -101,6 +101,12 @@ static const SsdVersion versions[] = {
      .unsupported = ssd_wgmma_walk_unsupported,
      .run = ssd_wgmma_walk_bf16,
      .run_packed = ssd_wgmma_walk_bf16_packed},
+    {.info = {.name = "ssd_wgmma_split_fp32",
+              .what = "version 12 with fp32 I/O, each operand split into bf16 hi + lo: three products, fp32 accuracy",
+              .gpu = true, .dtype = DT_FP32},
+     .workspace_bytes = ssd_fused_wgmma_workspace,
+     .unsupported = ssd_wgmma_split_unsupported,
+     .run = ssd_wgmma_split_fp32},
 };
 
 int main(int argc, char **argv) {

@@ -9,6 +9,9 @@
  *           TF32 product, what the official fp32 path runs
  *   3xtf32  a = hi + lo with hi = tf32(a), lo = tf32(a - hi); a·b as
  *           hi·hi + hi·lo + lo·hi, three TF32 products: about fp32's 24 bits
+ *   3xbf16  the same split into bf16 halves (7 + 7 mantissa bits and fp32's
+ *           range): hi = bf16(a), lo = bf16(a - hi), three bf16 products,
+ *           what version 16 runs on 16-bit tensor cores
  *   fp16    10 mantissa bits and fp16's range: what versions 7-11 feed
  *           mma.sync and wgmma (there on fp16 inputs too; here the inputs
  *           stay fp32, so only the products' rounding shows)
@@ -29,10 +32,10 @@
 #include "op_ssd.h"
 #include "rng.h"
 
-typedef enum { OPERAND_FP32, OPERAND_TF32, OPERAND_3XTF32, OPERAND_FP16, N_OPERANDS } Operand;
+typedef enum { OPERAND_FP32, OPERAND_TF32, OPERAND_3XTF32, OPERAND_3XBF16, OPERAND_FP16, N_OPERANDS } Operand;
 
-static const char *const OPERAND_NAMES[N_OPERANDS] = {"fp32", "tf32", "3xtf32", "fp16"};
-static const int PRODUCTS_PER_MAC[N_OPERANDS] = {1, 1, 3, 1};
+static const char *const OPERAND_NAMES[N_OPERANDS] = {"fp32", "tf32", "3xtf32", "3xbf16", "fp16"};
+static const int PRODUCTS_PER_MAC[N_OPERANDS] = {1, 1, 3, 3, 1};
 
 /* f rounded to TF32, to nearest with ties away from zero (cvt.rna): the 13
  * low mantissa bits dropped after adding half of their weight. */
@@ -45,6 +48,7 @@ static float tf32(float f) {
 }
 
 static float fp16(float f) { return half_to_float(half_from_float(f)); }
+static float bf16(float f) { return bf16_to_float(bf16_from_float(f)); }
 
 /* One multiply-accumulate term a·b with both operands taken as `op` takes them. */
 static float product(Operand op, float a, float b) {
@@ -52,6 +56,10 @@ static float product(Operand op, float a, float b) {
     case OPERAND_TF32: return tf32(a) * tf32(b);
     case OPERAND_3XTF32: {
         const float ah = tf32(a), bh = tf32(b), al = tf32(a - ah), bl = tf32(b - bh);
+        return (ah * bl + al * bh) + ah * bh;
+    }
+    case OPERAND_3XBF16: {
+        const float ah = bf16(a), bh = bf16(b), al = bf16(a - ah), bl = bf16(b - bh);
         return (ah * bl + al * bh) + ah * bh;
     }
     case OPERAND_FP16: return fp16(a) * fp16(b);

@@ -84,6 +84,16 @@ static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_s
     return a;
 }
 
+/* Before a launch: the flags and the ticket zeroed, and with frag_ring, h0
+ * put in the ring in the accumulators' order (ring_from_h0). */
+static void ring_start(const WgmmaArgs *a, const SsdShape *s, void *workspace, bool frag_ring) {
+    cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
+    if (frag_ring && a->h0) {
+        ring_from_h0<<<1024, 256>>>(a->ring, a->h0, s->batch * s->heads, s->headdim, s->dstate, a->ring_slot);
+        cuda_check_launch();
+    }
+}
+
 template <typename T, bool FRAG_RING, bool HEAD_LOOP, bool TMA = false>
 static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
@@ -102,11 +112,7 @@ static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_blo
     else memset(&maps, 0, sizeof maps);
     static size_t allowed[2][2];  // the shared memory each of the four kernels is opted in to
     allow_smem(kernel, smem, &allowed[Q == 128][two]);
-    cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
-    if (FRAG_RING && a.h0) {
-        ring_from_h0<<<1024, 256>>>(a.ring, a.h0, s->batch * s->heads, s->headdim, s->dstate, a.ring_slot);
-        cuda_check_launch();
-    }
+    ring_start(&a, s, workspace, FRAG_RING);
     kernel<<<(unsigned)wgmma_items(s, heads_per_block), Q * 2, smem>>>(a, maps);
     cuda_check_launch();
 }
@@ -134,6 +140,16 @@ extern "C" void ssd_wgmma_tma(const SsdTensors *t, void *workspace) {
 }
 extern "C" void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace) {
     launch_wgmma<__nv_bfloat16, true, false, true>(t, workspace, 1);
+}
+
+/* Version 16 (wgmma_split.cu): version 12's arguments and ring at chunks of
+ * 64, the ring started. */
+WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace) {
+    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(&t->s), 1);
+    a.nchunks = (int)ceil_div(t->s.seqlen, 64);
+    a.seg_chunks = a.nchunks;
+    ring_start(&a, &t->s, workspace, true);
+    return a;
 }
 
 /* Versions 14-15: the segments of each (b, h)'s walk. As many as fill the
@@ -205,7 +221,7 @@ static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspac
     const TmaMaps maps = wgmma_maps<T>(t, Q);
     static size_t allowed[2][2];  // the shared memory each of the four kernels is opted in to
     allow_smem(kernel, smem, &allowed[Q == 128][two]);
-    cuda_check(cudaMemsetAsync(workspace, 0, wgmma_counter_bytes(s)));
+    ring_start(&a, s, workspace, false);
     kernel<<<(unsigned)(PACKED ? pk->nseq * s->heads : walk_items(s)), Q * 2, smem>>>(a, maps);
     cuda_check_launch();
 }

@@ -111,13 +111,15 @@ template <bool READ>
 static __device__ __forceinline__ void tma_store_wait() { __trap(); }
 #endif
 
-/* A tensor map of a 4-d tensor of 16-bit elements (fp16 or bf16): sizes
- * dims[0] (innermost, contiguous) .. dims[3], byte strides of dims 1..3 (each
- * a multiple of 16), boxes of box[0..3] elements with the 128-byte swizzle
- * (box[0] · 2 = 128 bytes), elements outside the tensor read as zero. The
- * driver's encoder is reached through the runtime, so nothing links libcuda. */
-static inline CUtensorMap tma_map_16bit_4d(const void *base, bool bf16, const uint64_t dims[4],
-                                           const uint64_t strides[3], const uint32_t box[4]) {
+/* A tensor map of a 4-d tensor of `type` elements: sizes dims[0]
+ * (innermost, contiguous) .. dims[3], byte strides of dims 1..3 (each a
+ * multiple of 16), boxes of box[0..3] elements landing in shared memory with
+ * `swizzle` (the 128-byte swizzle wants box[0] · element size = 128 bytes;
+ * none, rows of any multiple of 16 bytes, dense), elements outside the tensor
+ * read as zero. The driver's encoder is reached through the runtime, so
+ * nothing links libcuda. */
+static inline CUtensorMap tma_map_4d(const void *base, CUtensorMapDataType type, CUtensorMapSwizzle swizzle,
+                                     const uint64_t dims[4], const uint64_t strides[3], const uint32_t box[4]) {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     if (!encode) {
         void *fn = NULL;
@@ -131,10 +133,8 @@ static inline CUtensorMap tma_map_16bit_4d(const void *base, bool bf16, const ui
     }
     CUtensorMap map;
     const cuuint32_t unit[4] = {1, 1, 1, 1};
-    const CUresult r = encode(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-                              (void *)base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUresult r = encode(&map, type, 4, (void *)base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "cuTensorMapEncodeTiled failed (CUresult %d) for a tensor of %llu x %llu x %llu x %llu\n",
                 (int)r, (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
@@ -142,6 +142,14 @@ static inline CUtensorMap tma_map_16bit_4d(const void *base, bool bf16, const ui
         exit(1);
     }
     return map;
+}
+
+/* The same for 16-bit elements (fp16 or bf16) with the 128-byte swizzle:
+ * box[0] · 2 = 128 bytes, the layout wgmma reads. */
+static inline CUtensorMap tma_map_16bit_4d(const void *base, bool bf16, const uint64_t dims[4],
+                                           const uint64_t strides[3], const uint32_t box[4]) {
+    return tma_map_4d(base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                      CU_TENSOR_MAP_SWIZZLE_128B, dims, strides, box);
 }
 
 #endif

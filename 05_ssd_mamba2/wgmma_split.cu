@@ -1,0 +1,385 @@
+/* 05_ssd_mamba2, GPU, version 16: ssd_wgmma_split_fp32, fp32 inputs and
+ * outputs on 16-bit tensor cores with fp32-grade accuracy (sm_90a).
+ *
+ * Version 12 with fp32 x, dt, z, B, C, y and every product split: an fp32
+ * operand a becomes a_hi = bf16(a) and a_lo = bf16(a − a_hi), 16 of fp32's
+ * 24 mantissa bits and all of its range, and a·b is taken as
+ * a_hi·b_hi + a_hi·b_lo + a_lo·b_hi (a_lo·b_lo, about 2^-18 of a·b, is
+ * dropped), three bf16 wgmmas accumulating in fp32. What it should buy: the
+ * fp32 tolerance the CUDA-core versions 4 and 5 pass, at the tensor cores'
+ * rate instead of the CUDA cores'. One TF32 product (the official fp32 path)
+ * or one fp16 product keeps 11 bits and misses that tolerance; the lesson a
+ * plain run prints measures all four in C.
+ *
+ * What changes against version 12:
+ *   - chunks of 64, one warpgroup a block: x, B, C of a chunk and the state
+ *     each take twice their 16-bit bytes as hi and lo tiles, 96 KiB at N 128,
+ *     so two blocks an SM fit where version 12's chunk of 128 would need
+ *     192 KiB and leave one; a chunk of 64 also does fewer causal FLOPs a step
+ *     (one 64 x 64 tile a chunk, against three per 128 steps);
+ *   - x, B, C come in by bulk tensor copies as fp32 rows (no swizzle) into the
+ *     bytes their hi and lo tiles take, and are split there: each thread reads
+ *     its fp32 values, the block waits, each thread writes them back as
+ *     swizzled bf16 hi and lo;
+ *   - the entering state goes to shared memory 64 columns of N at a time (its
+ *     hi and lo tiles, 16 KiB), its product issued before the next 64 are
+ *     written;
+ *   - y leaves from the accumulators by 8-byte stores (fp32 pairs).
+ *
+ * Per (b, h, chunk of 64), N 128, p 64: 84 wgmmas of 64 x 64 x 16, three
+ * times version 12's products at this chunk: 24 for the chunk's state, 24 for
+ * C·S_in, 24 for C·Bᵀ, 12 for P·x; 11 MFLOP, 3.5·10^11 at S3 b 8 L 8192
+ * (0.35 ms at the dense bf16 rate). Splitting costs each thread 40 float4
+ * reads and 80 8-byte writes of shared memory a chunk, and the state
+ * product's B fragments are rebuilt (hi + lo, times w_j) and split again.
+ * Bytes: x, B, C, z read once and y written once in fp32, twice version
+ * 12's; 0.24 ms at 4.8 TB/s at S3 b 8 L 8192. */
+#include "kernels.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "launch.cuh"
+#include "ssd_wgmma.cuh"
+
+using bf16 = __nv_bfloat16;
+
+/* Bytes of a 64 x 64 bf16 tile (64 rows of 128 bytes, swizzled). */
+#define SPLIT_TILE 8192
+
+/* The pair (a, b) as bf16 hi and lo pairs: hi = bf16(v), lo = bf16(v − hi). */
+static __device__ __forceinline__ void split_pair(float a, float b, uint32_t *hi, uint32_t *lo) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    const float2 f = __bfloat1622float2(h);
+    const __nv_bfloat162 l = __floats2bfloat162_rn(a - f.x, b - f.y);
+    *hi = *reinterpret_cast<const uint32_t *>(&h);
+    *lo = *reinterpret_cast<const uint32_t *>(&l);
+}
+/* A bf16 pair as two floats. */
+static __device__ __forceinline__ float2 unpack_bf16(uint32_t v) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&v));
+}
+
+/* A (64, COLS) fp32 tile, as a bulk copy lands it (rows of COLS floats), is
+ * rewritten in the same bytes as COLS/64 swizzled bf16 hi slabs of 64
+ * columns, then as many lo slabs: each thread reads its float4s, the block
+ * waits, each thread writes their halves. */
+template <int COLS>
+static __device__ __forceinline__ void split_tile(unsigned char *tile) {
+    constexpr int C4 = COLS / 4, V = 64 * C4 / 128;  // float4s a row, and a thread's
+    float4 v[V];
+#pragma unroll
+    for (int k = 0; k < V; k++) v[k] = reinterpret_cast<const float4 *>(tile)[threadIdx.x + 128 * k];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        const int i = threadIdx.x + 128 * k, r = i / C4, col = (i % C4) * 4;
+        uint2 hi, lo;
+        split_pair(v[k].x, v[k].y, &hi.x, &lo.x);
+        split_pair(v[k].z, v[k].w, &hi.y, &lo.y);
+        const uint32_t at = (col / 64) * SPLIT_TILE + sw128_offset(r, col % 64);
+        *reinterpret_cast<uint2 *>(tile + at) = hi;
+        *reinterpret_cast<uint2 *>(tile + (COLS / 64) * SPLIT_TILE + at) = lo;
+    }
+}
+
+/* Phase 1, S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j, n-tile mt into st[mt], as
+ * version 12's state_product, with the A fragments rebuilt in fp32 from B's
+ * hi and lo, scaled by w_j in fp32 and split again. */
+template <int SLABS>
+static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32], uint32_t bs, uint32_t xs,
+                                                           const float *wts) {
+    const int wq = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            uint32_t ah[2][4], al[2][4];  // (w ∘ B)ᵀ fragments, hi and lo: rows n, columns j
+#pragma unroll
+            for (int k2 = 0; k2 < 2; k2++) {
+                const int kk = half * 2 + k2;
+                const uint32_t at = mt * SPLIT_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
+                uint32_t bh[4], bl[4];
+                ldsm_x4_trans(bh, bs + at);
+                ldsm_x4_trans(bl, bs + SLABS * SPLIT_TILE + at);
+                /* Registers 0, 1 hold columns j = 16kk + 2t4 (+1); 2, 3 the same + 8. */
+                const float2 w_lo = *reinterpret_cast<const float2 *>(wts + kk * 16 + t4 * 2);
+                const float2 w_hi = *reinterpret_cast<const float2 *>(wts + kk * 16 + 8 + t4 * 2);
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float2 h = unpack_bf16(bh[r]), l = unpack_bf16(bl[r]), w = r < 2 ? w_lo : w_hi;
+                    split_pair((h.x + l.x) * w.x, (h.y + l.y) * w.y, &ah[k2][r], &al[k2][r]);
+                }
+            }
+            wgmma_fence();
+#pragma unroll
+            for (int k2 = 0; k2 < 2; k2++) {
+                const int kk = half * 2 + k2;
+                const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + SPLIT_TILE + kk * 2048);
+                wgmma_64x64_rs<bf16, 1>(st[mt], ah[k2], x_hi, kk > 0);
+                wgmma_64x64_rs<bf16, 1>(st[mt], ah[k2], x_lo, 1);
+                wgmma_64x64_rs<bf16, 1>(st[mt], al[k2], x_hi, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(st[mt]);
+        }
+    }
+}
+
+/* One n-tile of the entering state (32 accumulator-order values) to shared
+ * memory as its bf16 hi tile at ss and lo tile after it, (p, n) rows by
+ * stmatrix, as frag_to_smem does. */
+static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, const float (&s)[32]) {
+    const int lane = threadIdx.x % 32, wq = threadIdx.x / 32, q = lane / 8, r8 = lane % 8;
+#pragma unroll
+    for (int i = 0; i < 8; i += 2) {
+        uint32_t hi[4], lo[4];
+#pragma unroll
+        for (int m = 0; m < 4; m++) split_pair(s[4 * i + 2 * m], s[4 * i + 2 * m + 1], &hi[m], &lo[m]);
+        const uint32_t at = sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1));
+        stsm_x4_trans(ss + at, hi);
+        stsm_x4_trans(ss + SPLIT_TILE + at, lo);
+    }
+}
+
+/* The three products of a K-major pair of split tiles: d (+)= A·Bᵀ over 16 of
+ * k, A's hi tile at a (lo a_lo bytes on), B's at b (lo b_lo bytes on). */
+static __device__ __forceinline__ void wgmma_split_ss(float (&d)[32], uint32_t a, uint32_t a_lo, uint32_t b,
+                                                      uint32_t b_lo, int accumulate) {
+    wgmma_64x64_ss<bf16>(d, sw128_desc(a), sw128_desc(b), accumulate);
+    wgmma_64x64_ss<bf16>(d, sw128_desc(a), sw128_desc(b + b_lo), 1);
+    wgmma_64x64_ss<bf16>(d, sw128_desc(a + a_lo), sw128_desc(b), 1);
+}
+
+/* SLABS: N rounded up to 64, over 64. One block of one warpgroup per
+ * (b, h, chunk of 64), chunk-major, as version 12 (wgmma_kernel.cuh). */
+template <int SLABS>
+__global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
+    ssd_wgmma_split_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
+    constexpr int Q = 64;
+    extern __shared__ unsigned char smem_raw[];
+    /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
+    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    unsigned char *Cs = smem;                          // (Q, 64·SLABS) bf16 hi slabs, then lo: C (first fp32 rows)
+    unsigned char *Bs = Cs + 2 * SLABS * SPLIT_TILE;   // the same for B
+    unsigned char *Xs = Bs + 2 * SLABS * SPLIT_TILE;   // (Q, 64) bf16 hi, then lo: x (first fp32 rows)
+    unsigned char *Ss = Xs + 2 * SPLIT_TILE;           // (64, 64) bf16 hi, then lo: 64 columns n of S_in, rows p
+    float *cum2 = reinterpret_cast<float *>(Ss + 2 * SPLIT_TILE);  // (Q,) log2e · cumsum(dt·A)
+    float *dts = cum2 + Q;                                          // (Q,) dt after bias and softplus
+    float *vdt = dts + Q;                                           // (Q,) unused here (tiles of 64: the diagonal only)
+    float *wts = vdt + Q;                                           // (Q,) dt_j·exp(cum_last − cum_j) fp32
+    __shared__ int item;
+    __shared__ alignas(8) uint64_t tiles_landed;  // x, B, C of the chunk are in
+
+    const int tid = threadIdx.x, wq = tid / 32, lane = tid % 32, t4 = lane % 4;
+    if (tid == 0) {
+        item = atomicAdd(a.ticket, 1);
+        mbar_init(&tiles_landed, 1);
+    }
+    __syncthreads();
+    /* Work item (chunk, b, h), chunk-major; under 2^31 (the launcher's check). */
+    const unsigned BH = (unsigned)(a.batch * a.H), it = (unsigned)item;
+    const int c = (int)(it / BH);
+    const int64_t bh = it % BH, b = bh / a.H, h = bh % a.H, g = h / (a.H / a.G);
+    const int64_t t0 = (int64_t)c * Q;
+    const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
+
+    /* Three copies from one thread: x (Q x 64 fp32), B and C (Q x 64·SLABS
+     * fp32); steps past L and columns past p, N arrive as zeros. */
+    if (tid == 0) {
+        mbar_arrive_expect_tx(&tiles_landed, (2 + 4 * SLABS) * SPLIT_TILE);
+        tma_load_4d(Xs, &maps.x, &tiles_landed, 0, (int)h, (int)t0, (int)b);
+        tma_load_4d(Bs, &maps.B, &tiles_landed, 0, (int)g, (int)t0, (int)b);
+        tma_load_4d(Cs, &maps.C, &tiles_landed, 0, (int)g, (int)t0, (int)b);
+    }
+    const float *dt = static_cast<const float *>(a.dt) + (b * a.L + t0) * a.H + h;  // dt[b, t0, h]
+    /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
+    const float cum_last = chunk_decays<float, Q>(tid < len ? dt[(int64_t)tid * a.H] : 0.f, len,
+                                                  a.dt_bias ? a.dt_bias[h] : 0.f, a.A[h], a.softplus, dts, cum2,
+                                                  vdt, wts);
+    mbar_wait(&tiles_landed, 0);
+    split_tile<64 * SLABS>(Cs);
+    split_tile<64 * SLABS>(Bs);
+    split_tile<64>(Xs);
+    fence_async_smem();  // the tiles' generic writes, before the tensor cores read them
+    __syncthreads();
+
+    /* ---- 1. S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j.
+     * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+    const uint32_t xs = smem_addr(Xs), bs = smem_addr(Bs), cs = smem_addr(Cs), ss = smem_addr(Ss);
+    float st[SLABS][32] = {};
+    state_product_split<SLABS>(st, bs, xs, wts);
+
+    /* ---- 2. State passing and 3's first product, 64 columns of N at a time:
+     * wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local, S_in's
+     * columns to shared memory, acc += C·S_inᵀ over them.
+     * states = scale * states + new_states (_state_passing_fwd_kernel) */
+    if (tid == 0 && c > 0)
+        while (load_acquire(a.published + bh) < c) __nanosleep(32);
+    __syncthreads();
+    const float chunk_decay = exp2_approx(cum_last);
+    const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
+    const float *ring_in = a.ring + (bh * 2 + ((c + 1) & 1)) * a.ring_slot;  // chunk c - 1's slot
+    const bool last_chunk = c == a.nchunks - 1;
+    float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
+    float *final_state = a.final_state + bh * a.P * a.N;
+    float yacc[32] = {};
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++) {
+        /* Chunk 0 reads slot 1 too: the launcher put h0 there (ring_from_h0),
+         * or nothing is read without h0. */
+        float s_in[32];
+        frag_load(s_in, ring_in, mt, c == 0 && !h0);
+        if (mt > 0) {
+            wgmma_wait<0>();  // the previous columns' products have read Ss
+            __syncthreads();
+        }
+        state_to_smem_split(ss, s_in);
+        fence_async_smem();  // before the ring stores: it then has no global store to wait for
+#pragma unroll
+        for (int e = 0; e < 32; e++) st[mt][e] += chunk_decay * s_in[e];
+        if (last_chunk) {
+#pragma unroll
+            for (int e = 0; e < 32; e++) {
+                int pi, ni;
+                frag_pn(mt, e, &pi, &ni);
+                if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[mt][e];
+            }
+        } else {
+            frag_store(ring_out, st[mt], mt);
+        }
+        __syncthreads();  // Ss is written; after the last columns, the block's ring writes are done
+        /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+            wgmma_split_ss(yacc, cs + mt * SPLIT_TILE + kk * 32, SLABS * SPLIT_TILE, ss + kk * 32, SPLIT_TILE,
+                           mt > 0 || kk > 0);
+        wgmma_commit();
+    }
+    /* Chunk c's end state is in the ring: thread 0 publishes it while the
+     * products run (ordered after every thread's ring writes by the barrier). */
+    if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+    __syncwarp();
+    wgmma_wait<0>();
+    wgmma_touch(yacc);
+
+    /* ---- 3. The chunk's own term: acc *= exp(cum_i), CB = C·Bᵀ, P = CB ∘
+     * exp(cum_i − cum_j)·dt_j on and below the diagonal, acc += P·x. */
+    const int row0 = wq * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
+    const float ca = cum2[row0], cb = cum2[row0 + 8];
+    {
+        // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
+        const float ea = exp2_approx(ca), eb = exp2_approx(cb);
+#pragma unroll
+        for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+    }
+    float s[32] = {};  // C·Bᵀ, this thread's rows and columns
+    /* cb = tl.dot(C, B) */
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4 * SLABS; kk++) {
+        const uint32_t at = (kk / 4) * SPLIT_TILE + (kk % 4) * 32;
+        wgmma_split_ss(s, cs + at, SLABS * SPLIT_TILE, bs + at, SLABS * SPLIT_TILE, kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_touch(s);
+    /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal. */
+    uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo, k-steps of 16 columns
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        const int j = (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
+        const float ci = (e & 2) ? cb : ca;
+        const float p0 = j <= i ? s[e] * exp2_approx(ci - cum2[j]) * dts[j] : 0.f;
+        const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum2[j + 1]) * dts[j + 1] : 0.f;
+        split_pair(p0, p1, &ph[e / 8][(e % 8) / 2], &pl[e / 8][(e % 8) / 2]);
+    }
+    /* acc += tl.dot(cb, x) */
+    wgmma_fence();
+#pragma unroll
+    for (int kj = 0; kj < 4; kj++) {
+        const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + SPLIT_TILE + kj * 2048);
+        wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
+        wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
+        wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_touch(yacc);
+
+    /* ---- 4. y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs:
+     * columns pi, pi + 1 of rows row0, row0 + 8 (p is a multiple of 4). */
+    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+    const float *z = static_cast<const float *>(a.z);
+    float *y = static_cast<float *>(a.y);
+#pragma unroll
+    for (int half_row = 0; half_row < 2; half_row++) {
+        const int i = row0 + half_row * 8;
+        if (i >= len) continue;
+        const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            const int pi = nt * 8 + t4 * 2;
+            if (pi >= a.P) continue;
+            const uint32_t at = sw128_offset(i, pi);
+            const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + at));
+            const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + SPLIT_TILE + at));
+            // out = acc + x * D
+            float2 v = make_float2(fmaf(D_of_column(a, h, D_head, pi), xh.x + xl.x, yacc[nt * 4 + half_row * 2]),
+                                   fmaf(D_of_column(a, h, D_head, pi + 1), xh.y + xl.y, yacc[nt * 4 + half_row * 2 + 1]));
+            if (z) {
+                // out = out * F.silu(z)
+                const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
+                v.x *= zv.x / (1.f + __expf(-zv.x));
+                v.y *= zv.y / (1.f + __expf(-zv.y));
+            }
+            *reinterpret_cast<float2 *>(y + row + pi) = v;
+        }
+    }
+}
+
+/* ---- launch ---- */
+
+WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace);  // wgmma.cu: arguments, ring started
+
+static int64_t split_items(const SsdShape *s) { return ceil_div(s->seqlen, 64) * s->batch * s->heads; }
+
+extern "C" const char *ssd_wgmma_split_unsupported(const SsdShape *s) {
+    const char *why = wgmma_unsupported(s, false);
+    if (why) return why;
+    if (s->headdim % 4 != 0 || s->dstate % 4 != 0)
+        return "bulk tensor copies step between fp32 rows in multiples of 16 bytes: p and N multiples of 4";
+    if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
+    if (split_items(s) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
+    return NULL;
+}
+
+/* A map of an fp32 (b, L, k, cols) tensor (x: k = h, cols = p; B, C: k = g,
+ * cols = N), boxes of 64 steps by box_cols columns, dense rows. */
+static CUtensorMap split_map(const void *base, const SsdShape *s, int64_t k, int64_t cols, uint32_t box_cols) {
+    const uint64_t dims[4] = {(uint64_t)cols, (uint64_t)k, (uint64_t)s->seqlen, (uint64_t)s->batch};
+    const uint64_t strides[3] = {4 * (uint64_t)cols, 4 * (uint64_t)(cols * k), 4 * (uint64_t)(cols * k * s->seqlen)};
+    const uint32_t box[4] = {box_cols, 1, 64, 1};
+    return tma_map_4d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_SWIZZLE_NONE, dims, strides, box);
+}
+
+extern "C" void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace) {
+    const SsdShape *s = &t->s;
+    const int slabs = wgmma_slabs(s);
+    TmaMaps maps;
+    memset(&maps, 0, sizeof maps);  // y leaves by stores: its map goes unused
+    maps.x = split_map(t->x, s, s->heads, s->headdim, 64);
+    maps.B = split_map(t->B, s, s->groups, s->dstate, 64 * slabs);
+    maps.C = split_map(t->C, s, s->groups, s->dstate, 64 * slabs);
+    const size_t smem = 1024 + (size_t)(4 * slabs + 4) * SPLIT_TILE + 4 * 64 * sizeof(float);
+    void (*kernel)(WgmmaArgs, TmaMaps) = slabs == 2 ? ssd_wgmma_split_kernel<2> : ssd_wgmma_split_kernel<1>;
+    static size_t allowed[2];  // the shared memory each kernel is opted in to
+    allow_smem(kernel, smem, &allowed[slabs - 1]);
+    const WgmmaArgs a = wgmma_split_args(t, workspace);
+    kernel<<<(unsigned)split_items(s), 128, smem>>>(a, maps);
+    cuda_check_launch();
+}
