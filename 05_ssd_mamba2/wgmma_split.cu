@@ -213,9 +213,10 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     float st[SLABS][32] = {};
     state_product_split<SLABS>(st, bs, xs, wts);
 
-    /* ---- 2. State passing and 3's first product, 64 columns of N at a time:
-     * wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local, S_in's
-     * columns to shared memory, acc += C·S_inᵀ over them.
+    /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in +
+     * S_local into the ring, published before anything else is done: the
+     * wait, one read and one write of the ring and a barrier are all a chunk
+     * adds to the chain of its (b, h).
      * states = scale * states + new_states (_state_passing_fwd_kernel) */
     if (tid == 0 && c > 0)
         while (load_acquire(a.published + bh) < c) __nanosleep(32);
@@ -226,21 +227,15 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     const bool last_chunk = c == a.nchunks - 1;
     float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
     float *final_state = a.final_state + bh * a.P * a.N;
-    float yacc[32] = {};
+    float s_in[SLABS][32];  // the state entering the chunk, accumulator order
+    /* Chunk 0 reads slot 1 too: the launcher put h0 there (ring_from_h0), or
+     * nothing is read without h0. */
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++) frag_load(s_in[mt], ring_in, mt, c == 0 && !h0);
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
-        /* Chunk 0 reads slot 1 too: the launcher put h0 there (ring_from_h0),
-         * or nothing is read without h0. */
-        float s_in[32];
-        frag_load(s_in, ring_in, mt, c == 0 && !h0);
-        if (mt > 0) {
-            wgmma_wait<0>();  // the previous columns' products have read Ss
-            __syncthreads();
-        }
-        state_to_smem_split(ss, s_in);
-        fence_async_smem();  // before the ring stores: it then has no global store to wait for
 #pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] += chunk_decay * s_in[e];
+        for (int e = 0; e < 32; e++) st[mt][e] += chunk_decay * s_in[mt][e];
         if (last_chunk) {
 #pragma unroll
             for (int e = 0; e < 32; e++) {
@@ -251,7 +246,23 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
         } else {
             frag_store(ring_out, st[mt], mt);
         }
-        __syncthreads();  // Ss is written; after the last columns, the block's ring writes are done
+    }
+    __syncthreads();  // the block's ring writes, before thread 0's release
+    if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+
+    /* ---- 3. acc = C·S_inᵀ, 64 columns of N at a time: S_in's columns to
+     * shared memory as hi and lo, their products issued before the next
+     * columns are written. */
+    float yacc[32] = {};
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++) {
+        if (mt > 0) {
+            wgmma_wait<0>();  // the previous columns' products have read Ss
+            __syncthreads();
+        }
+        state_to_smem_split(ss, s_in[mt]);
+        fence_async_smem();  // the generic writes, before the tensor cores read them
+        __syncthreads();
         /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
         wgmma_fence();
 #pragma unroll
@@ -260,14 +271,10 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
                            mt > 0 || kk > 0);
         wgmma_commit();
     }
-    /* Chunk c's end state is in the ring: thread 0 publishes it while the
-     * products run (ordered after every thread's ring writes by the barrier). */
-    if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
-    __syncwarp();
     wgmma_wait<0>();
     wgmma_touch(yacc);
 
-    /* ---- 3. The chunk's own term: acc *= exp(cum_i), CB = C·Bᵀ, P = CB ∘
+    /* ---- 4. The chunk's own term: acc *= exp(cum_i), CB = C·Bᵀ, P = CB ∘
      * exp(cum_i − cum_j)·dt_j on and below the diagonal, acc += P·x. */
     const int row0 = wq * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
     const float ca = cum2[row0], cb = cum2[row0 + 8];
@@ -311,7 +318,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     wgmma_wait<0>();
     wgmma_touch(yacc);
 
-    /* ---- 4. y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs:
+    /* ---- 5. y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs:
      * columns pi, pi + 1 of rows row0, row0 + 8 (p is a multiple of 4). */
     const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
     const float *z = static_cast<const float *>(a.z);
