@@ -84,6 +84,11 @@ void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace);
  * workspace. */
 const char *ssd_wgmma_split_unsupported(const SsdShape *s);
 void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
+/* Version 16 with B and C split once by a first kernel, for all heads of a
+ * group, into bf16 hi and lo planes the blocks copy in. Workspace: version
+ * 16's, then four (b, L, g, 64·ceil(N/64)) bf16 planes. */
+size_t ssd_wgmma_split_bc_workspace(const SsdShape *s);
+void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -107,6 +107,12 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_fused_wgmma_workspace,
      .unsupported = ssd_wgmma_split_unsupported,
      .run = ssd_wgmma_split_fp32},
+    {.info = {.name = "ssd_wgmma_split_bc_fp32",
+              .what = "version 16 with B and C split once, before the kernel, for all heads of a group",
+              .gpu = true, .dtype = DT_FP32},
+     .workspace_bytes = ssd_wgmma_split_bc_workspace,
+     .unsupported = ssd_wgmma_split_unsupported,
+     .run = ssd_wgmma_split_bc_fp32},
 };
 
 int main(int argc, char **argv) {

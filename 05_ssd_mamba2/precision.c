@@ -9,9 +9,9 @@
  *           TF32 product, what the official fp32 path runs
  *   3xtf32  a = hi + lo with hi = tf32(a), lo = tf32(a - hi); a·b as
  *           hi·hi + hi·lo + lo·hi, three TF32 products: about fp32's 24 bits
- *   3xbf16  the same split into bf16 halves (7 + 7 mantissa bits and fp32's
- *           range): hi = bf16(a), lo = bf16(a - hi), three bf16 products,
- *           what version 16 runs on 16-bit tensor cores
+ *   3xbf16  the same split into bf16 halves (8 + 8 significant bits and
+ *           fp32's range): hi = bf16(a), lo = bf16(a - hi), three bf16
+ *           products, what versions 16-17 run on 16-bit tensor cores
  *   fp16    10 mantissa bits and fp16's range: what versions 7-11 feed
  *           mma.sync and wgmma (there on fp16 inputs too; here the inputs
  *           stay fp32, so only the products' rounding shows)
@@ -49,6 +49,7 @@ static float tf32(float f) {
 
 static float fp16(float f) { return half_to_float(half_from_float(f)); }
 static float bf16(float f) { return bf16_to_float(bf16_from_float(f)); }
+
 
 /* One multiply-accumulate term a·b with both operands taken as `op` takes them. */
 static float product(Operand op, float a, float b) {

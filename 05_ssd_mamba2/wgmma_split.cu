@@ -1,15 +1,17 @@
-/* 05_ssd_mamba2, GPU, version 16: ssd_wgmma_split_fp32, fp32 inputs and
- * outputs on 16-bit tensor cores with fp32-grade accuracy (sm_90a).
+/* 05_ssd_mamba2, GPU, versions 16-17: fp32 inputs and outputs on 16-bit
+ * tensor cores with fp32-grade accuracy (sm_90a).
+ *  16 ssd_wgmma_split_fp32     every operand split in the block (below)
+ *  17 ssd_wgmma_split_bc_fp32  B and C split once, before the kernel
  *
- * Version 12 with fp32 x, dt, z, B, C, y and every product split: an fp32
- * operand a becomes a_hi = bf16(a) and a_lo = bf16(a − a_hi), 16 of fp32's
- * 24 mantissa bits and all of its range, and a·b is taken as
- * a_hi·b_hi + a_hi·b_lo + a_lo·b_hi (a_lo·b_lo, about 2^-18 of a·b, is
- * dropped), three bf16 wgmmas accumulating in fp32. What it should buy: the
- * fp32 tolerance the CUDA-core versions 4 and 5 pass, at the tensor cores'
- * rate instead of the CUDA cores'. One TF32 product (the official fp32 path)
- * or one fp16 product keeps 11 bits and misses that tolerance; the lesson a
- * plain run prints measures all four in C.
+ * Version 16 is version 12 with fp32 x, dt, z, B, C, y and every product
+ * split: an fp32 operand a becomes a_hi = bf16(a) and a_lo = bf16(a − a_hi),
+ * 17 of fp32's 24 bits and all of its range, and a·b is taken as
+ * a_hi·b_hi + a_hi·b_lo + a_lo·b_hi (a_lo·b_lo, at most 2^-16 of a·b, is
+ * dropped), three bf16 wgmmas accumulating in fp32. What it
+ * should buy: the fp32 tolerance the CUDA-core versions 4 and 5 pass, at the
+ * tensor cores' rate instead of the CUDA cores'. One TF32 product (the
+ * official fp32 path) or one fp16 product keeps 11 bits and misses that
+ * tolerance; the lesson a plain run prints measures all of them in C.
  *
  * What changes against version 12:
  *   - chunks of 64, one warpgroup a block: x, B, C of a chunk and the state
@@ -21,19 +23,34 @@
  *     bytes their hi and lo tiles take, and are split there: each thread reads
  *     its fp32 values, the block waits, each thread writes them back as
  *     swizzled bf16 hi and lo;
- *   - the entering state goes to shared memory 64 columns of N at a time (its
- *     hi and lo tiles, 16 KiB), its product issued before the next 64 are
- *     written;
+ *   - the chunk's end state is published as soon as it is in the ring, before
+ *     the entering state goes to shared memory (64 columns of N at a time, its
+ *     hi and lo tiles, 16 KiB) for its products: a chunk adds one ring read,
+ *     one write and a barrier to its (b, h)'s chain;
  *   - y leaves from the accumulators by 8-byte stores (fp32 pairs).
  *
  * Per (b, h, chunk of 64), N 128, p 64: 84 wgmmas of 64 x 64 x 16, three
  * times version 12's products at this chunk: 24 for the chunk's state, 24 for
  * C·S_in, 24 for C·Bᵀ, 12 for P·x; 11 MFLOP, 3.5·10^11 at S3 b 8 L 8192
  * (0.35 ms at the dense bf16 rate). Splitting costs each thread 40 float4
- * reads and 80 8-byte writes of shared memory a chunk, and the state
- * product's B fragments are rebuilt (hi + lo, times w_j) and split again.
- * Bytes: x, B, C, z read once and y written once in fp32, twice version
- * 12's; 0.24 ms at 4.8 TB/s at S3 b 8 L 8192. */
+ * reads and 80 8-byte writes of shared memory a chunk and six instructions a
+ * pair, and the state product's B fragments are rebuilt (hi + lo, times w_j)
+ * and split again. Bytes: x, B, C, z read once and y written once in fp32,
+ * twice version 12's; 0.24 ms at 4.8 TB/s at S3 b 8 L 8192.
+ * Measured (Nsight Compute, H100 at 1.44 GHz, S3 b 8 L 8192, 80dcc79665e7,
+ * 2.08 ms there, 1.66 timed): tensor pipe 19%, issue slots 39%, 5.0 cycles
+ * between a warp's instructions, 8 warps an SM (two blocks: shared memory),
+ * 18,800 warp instructions a (b, h, chunk): bound by issue and latency, the
+ * split's scalar work and too few warps to hide it.
+ *
+ * Version 17: with g groups of h/g heads, version 16 splits each B and C
+ * tile h/g times (32 at S3), once in each head's block, 32 of the 40 float4 a
+ * thread splits. A first kernel (split_bc_kernel) splits B and C once into
+ * bf16 hi and lo planes in the workspace, rows padded to 64·SLABS columns,
+ * and the blocks bring those slabs by swizzled bulk copies straight into
+ * their tiles, as version 12 brings its fp16 ones. It costs the planes'
+ * write and read, 4 bytes an element of B and C (134 MB at S3 b 8 L 8192,
+ * about 0.04 ms), and their memory: 4·b·L·g·64·SLABS·2 bytes. */
 #include "kernels.h"
 
 #include <limits.h>
@@ -48,13 +65,16 @@ using bf16 = __nv_bfloat16;
 /* Bytes of a 64 x 64 bf16 tile (64 rows of 128 bytes, swizzled). */
 #define SPLIT_TILE 8192
 
-/* The pair (a, b) as bf16 hi and lo pairs: hi = bf16(v), lo = bf16(v − hi). */
+/* The pair (a, b) as bf16 hi and lo pairs: hi = bf16(v) and lo =
+ * bf16(v − hi), both rounded to nearest (v − hi is exact in fp32), so
+ * |v − hi − lo| <= 2^-17·|v|: 17 of fp32's 24 bits; six instructions a pair
+ * (cvt.rn.bf16x2 packs its first operand in the high half). */
 static __device__ __forceinline__ void split_pair(float a, float b, uint32_t *hi, uint32_t *lo) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    const float2 f = __bfloat1622float2(h);
-    const __nv_bfloat162 l = __floats2bfloat162_rn(a - f.x, b - f.y);
-    *hi = *reinterpret_cast<const uint32_t *>(&h);
-    *lo = *reinterpret_cast<const uint32_t *>(&l);
+    uint32_t h;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
+    const float la = a - __uint_as_float(h << 16), lb = b - __uint_as_float(h & 0xffff0000u);
+    *hi = h;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(*lo) : "f"(lb), "f"(la));
 }
 /* A bf16 pair as two floats. */
 static __device__ __forceinline__ float2 unpack_bf16(uint32_t v) {
@@ -154,11 +174,20 @@ static __device__ __forceinline__ void wgmma_split_ss(float (&d)[32], uint32_t a
     wgmma_64x64_ss<bf16>(d, sw128_desc(a + a_lo), sw128_desc(b), 1);
 }
 
+/* The tensor maps of versions 16 and 17. */
+struct SplitMaps {
+    CUtensorMap x;           // (b, L, h, p) fp32, boxes of 64 steps x 64, dense rows
+    CUtensorMap B[2], C[2];  // 16: [0] (b, L, g, N) fp32, boxes of 64 steps x 64·SLABS, dense rows;
+                             // 17: hi [0] and lo [1] (b, L, g, 64·SLABS) bf16, boxes 64 x 64 swizzled
+};
+
 /* SLABS: N rounded up to 64, over 64. One block of one warpgroup per
- * (b, h, chunk of 64), chunk-major, as version 12 (wgmma_kernel.cuh). */
-template <int SLABS>
+ * (b, h, chunk of 64), chunk-major, as version 12 (wgmma_kernel.cuh).
+ * PRESPLIT (version 17): B and C come in split already (split_bc_kernel),
+ * their hi and lo slabs by bulk copies straight into the swizzled tiles. */
+template <int SLABS, bool PRESPLIT>
 __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
-    ssd_wgmma_split_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
+    ssd_wgmma_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
     constexpr int Q = 64;
     extern __shared__ unsigned char smem_raw[];
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
@@ -187,13 +216,26 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     const int64_t t0 = (int64_t)c * Q;
     const int len = (int)min((int64_t)Q, a.L - t0);  // the last chunk may be shorter
 
-    /* Three copies from one thread: x (Q x 64 fp32), B and C (Q x 64·SLABS
-     * fp32); steps past L and columns past p, N arrive as zeros. */
+    /* Copies from one thread: x (Q x 64 fp32), then B and C: version 16 as
+     * (Q x 64·SLABS) fp32 rows, version 17 as their hi and lo slabs; steps
+     * past L and columns past p, N arrive as zeros. Either way the bytes are
+     * those of the tiles. */
     if (tid == 0) {
         mbar_arrive_expect_tx(&tiles_landed, (2 + 4 * SLABS) * SPLIT_TILE);
         tma_load_4d(Xs, &maps.x, &tiles_landed, 0, (int)h, (int)t0, (int)b);
-        tma_load_4d(Bs, &maps.B, &tiles_landed, 0, (int)g, (int)t0, (int)b);
-        tma_load_4d(Cs, &maps.C, &tiles_landed, 0, (int)g, (int)t0, (int)b);
+        if (PRESPLIT) {
+#pragma unroll
+            for (int part = 0; part < 2; part++)
+#pragma unroll
+                for (int sl = 0; sl < SLABS; sl++) {
+                    const int at = (part * SLABS + sl) * SPLIT_TILE;
+                    tma_load_4d(Bs + at, &maps.B[part], &tiles_landed, 64 * sl, (int)g, (int)t0, (int)b);
+                    tma_load_4d(Cs + at, &maps.C[part], &tiles_landed, 64 * sl, (int)g, (int)t0, (int)b);
+                }
+        } else {
+            tma_load_4d(Bs, &maps.B[0], &tiles_landed, 0, (int)g, (int)t0, (int)b);
+            tma_load_4d(Cs, &maps.C[0], &tiles_landed, 0, (int)g, (int)t0, (int)b);
+        }
     }
     const float *dt = static_cast<const float *>(a.dt) + (b * a.L + t0) * a.H + h;  // dt[b, t0, h]
     /* dt and the within-chunk cumsum of dt·A (log2 units), while the copies fly. */
@@ -201,8 +243,10 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
                                                   a.dt_bias ? a.dt_bias[h] : 0.f, a.A[h], a.softplus, dts, cum2,
                                                   vdt, wts);
     mbar_wait(&tiles_landed, 0);
-    split_tile<64 * SLABS>(Cs);
-    split_tile<64 * SLABS>(Bs);
+    if (!PRESPLIT) {
+        split_tile<64 * SLABS>(Cs);
+        split_tile<64 * SLABS>(Bs);
+    }
     split_tile<64>(Xs);
     fence_async_smem();  // the tiles' generic writes, before the tensor cores read them
     __syncthreads();
@@ -349,6 +393,26 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     }
 }
 
+/* Version 17's first kernel: B and C, (b, L, g, N) fp32, as bf16 hi and lo,
+ * each row padded with zeros to cols = 64·SLABS columns: out holds four
+ * (b, L, g, cols) bf16 planes, B hi, B lo, C hi, C lo. Done once per group
+ * of heads instead of once per head and chunk in version 16's blocks. */
+__global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64_t rows, int64_t N, int cols) {
+    const int64_t pairs = rows * cols / 2, plane = rows * cols;
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < pairs; k += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = k / (cols / 2), col = 2 * (k % (cols / 2));
+#pragma unroll
+        for (int m = 0; m < 2; m++) {
+            const float *src = (m == 0 ? B : C) + r * N;
+            uint32_t hi, lo;
+            split_pair(col < N ? src[col] : 0.f, col + 1 < N ? src[col + 1] : 0.f, &hi, &lo);
+            uint32_t *dst = reinterpret_cast<uint32_t *>(out + 2 * m * plane + r * cols + col);
+            dst[0] = hi;
+            dst[plane / 2] = lo;
+        }
+    }
+}
+
 /* ---- launch ---- */
 
 WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace);  // wgmma.cu: arguments, ring started
@@ -374,19 +438,54 @@ static CUtensorMap split_map(const void *base, const SsdShape *s, int64_t k, int
     return tma_map_4d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_SWIZZLE_NONE, dims, strides, box);
 }
 
-extern "C" void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace) {
+/* Version 17's split copies of B and C: four (b, L, g, 64·slabs) bf16
+ * planes, after version 16's workspace (the ring, 256-byte aligned). */
+static size_t split_bc_offset(const SsdShape *s) { return (ssd_fused_wgmma_workspace(s) + 255) / 256 * 256; }
+static int64_t split_bc_plane(const SsdShape *s) { return s->batch * s->seqlen * s->groups * 64 * wgmma_slabs(s); }
+extern "C" size_t ssd_wgmma_split_bc_workspace(const SsdShape *s) {
+    return split_bc_offset(s) + 4 * (size_t)split_bc_plane(s) * sizeof(bf16);
+}
+
+/* A map of one bf16 (b, L, g, 64·slabs) plane, boxes of 64 steps x 64, swizzled. */
+static CUtensorMap split_plane_map(const bf16 *plane, const SsdShape *s) {
+    const uint64_t cols = 64 * (uint64_t)wgmma_slabs(s);
+    const uint64_t dims[4] = {cols, (uint64_t)s->groups, (uint64_t)s->seqlen, (uint64_t)s->batch};
+    const uint64_t strides[3] = {2 * cols, 2 * cols * s->groups, 2 * cols * s->groups * s->seqlen};
+    const uint32_t box[4] = {64, 1, 64, 1};
+    return tma_map_16bit_4d(plane, true, dims, strides, box);
+}
+
+template <bool PRESPLIT>
+static void launch_split(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
     const int slabs = wgmma_slabs(s);
-    TmaMaps maps;
-    memset(&maps, 0, sizeof maps);  // y leaves by stores: its map goes unused
+    SplitMaps maps;
+    memset(&maps, 0, sizeof maps);
     maps.x = split_map(t->x, s, s->heads, s->headdim, 64);
-    maps.B = split_map(t->B, s, s->groups, s->dstate, 64 * slabs);
-    maps.C = split_map(t->C, s, s->groups, s->dstate, 64 * slabs);
+    if (PRESPLIT) {
+        bf16 *planes = reinterpret_cast<bf16 *>(static_cast<char *>(workspace) + split_bc_offset(s));
+        const int64_t plane = split_bc_plane(s), pairs = plane / 2;
+        const int64_t blocks = ceil_div(pairs, 256) < 8 * (int64_t)sm_count() ? ceil_div(pairs, 256) : 8 * sm_count();
+        split_bc_kernel<<<(unsigned)blocks, 256>>>(static_cast<const float *>(t->B), static_cast<const float *>(t->C), planes, s->batch * s->seqlen * s->groups, s->dstate,
+                                                   64 * slabs);
+        cuda_check_launch();
+        for (int part = 0; part < 2; part++) {
+            maps.B[part] = split_plane_map(planes + part * plane, s);
+            maps.C[part] = split_plane_map(planes + (2 + part) * plane, s);
+        }
+    } else {
+        maps.B[0] = split_map(t->B, s, s->groups, s->dstate, 64 * slabs);
+        maps.C[0] = split_map(t->C, s, s->groups, s->dstate, 64 * slabs);
+    }
     const size_t smem = 1024 + (size_t)(4 * slabs + 4) * SPLIT_TILE + 4 * 64 * sizeof(float);
-    void (*kernel)(WgmmaArgs, TmaMaps) = slabs == 2 ? ssd_wgmma_split_kernel<2> : ssd_wgmma_split_kernel<1>;
+    void (*kernel)(WgmmaArgs, SplitMaps) =
+        slabs == 2 ? ssd_wgmma_split_kernel<2, PRESPLIT> : ssd_wgmma_split_kernel<1, PRESPLIT>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     const WgmmaArgs a = wgmma_split_args(t, workspace);
     kernel<<<(unsigned)split_items(s), 128, smem>>>(a, maps);
     cuda_check_launch();
 }
+
+extern "C" void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace) { launch_split<false>(t, workspace); }
+extern "C" void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace) { launch_split<true>(t, workspace); }
