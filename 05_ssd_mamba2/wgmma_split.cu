@@ -50,7 +50,13 @@
  * and the blocks bring those slabs by swizzled bulk copies straight into
  * their tiles, as version 12 brings its fp16 ones. It costs the planes'
  * write and read, 4 bytes an element of B and C (134 MB at S3 b 8 L 8192,
- * about 0.04 ms), and their memory: 4·b·L·g·64·SLABS·2 bytes. */
+ * about 0.04 ms), and their memory: 4·b·L·g·64·SLABS·2 bytes.
+ * Measured (Nsight Compute, H100 at 1.44 GHz, S3 b 8 L 8192, 89d5ee6cfebb,
+ * 1.99 ms there, 1.65 timed against version 16's 1.62): 14,200 warp
+ * instructions a (b, h, chunk), tensor pipe 21%, issue slots 31%, 6.4
+ * cycles between a warp's instructions, barrier waits 1.4 per issued
+ * instruction: fewer instructions, the same latency, so no faster; slower by
+ * the first kernel's pass except where L is long at batch 1 or N small. */
 #include "kernels.h"
 
 #include <limits.h>
