@@ -207,44 +207,24 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
 
         /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in + S_local.
          * states = scale * states + new_states (_state_passing_fwd_kernel) */
-        if (tid == 0 && c > 0)
-            while (load_acquire(a.published + bh) < c) __nanosleep(32);
-        __syncthreads();
+        const RingStep ring = ring_wait(a, bh, c);
         const float chunk_decay = exp2_approx(cum_last);
-        const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
-        const float *ring_in = a.ring + (bh * 2 + ((c + 1) & 1)) * a.ring_slot;  // chunk c - 1's slot
-        const bool last_chunk = c == a.nchunks - 1;
-        float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
-        float *final_state = a.final_state + bh * a.P * a.N;
 #pragma unroll
         for (int k = 0; k < kTiles; k++) {
             const int mt = wg + k * NWG;
             if (mt >= slabs) continue;
             if (FRAG_RING) {
-                /* Chunk 0 reads slot 1 too: the launcher put h0 there in this order
-                 * (ring_from_h0), or nothing is read without h0. */
                 float s_in[32];
-                frag_load(s_in, ring_in, mt, c == 0 && !h0);
+                frag_load(s_in, ring.in, mt, c == 0 && !ring.h0);
                 frag_to_smem<T>(ss, s_in, mt);
                 /* Before the ring stores: the proxy fence then has no global
                  * store of this thread to wait for. */
                 fence_async_smem();
-#pragma unroll
-                for (int e = 0; e < 32; e++) st[k][e] += chunk_decay * s_in[e];
-                if (last_chunk) {
-#pragma unroll
-                    for (int e = 0; e < 32; e++) {
-                        int pi, ni;
-                        frag_pn(mt, e, &pi, &ni);
-                        if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[k][e];
-                    }
-                } else {
-                    frag_store(ring_out, st[k], mt);
-                }
+                frag_pass(st[k], s_in, chunk_decay, ring, mt, a.P, a.N);
                 continue;
             }
-            const float *prev = c == 0 ? h0 : a.ring + (bh * 2 + ((c - 1) & 1)) * a.ring_slot;
-            float *next = last_chunk ? final_state : ring_out;
+            const float *prev = c == 0 ? ring.h0 : ring.in;
+            float *next = ring.last ? ring.final_state : ring.out;
 #pragma unroll
             for (int e = 0; e < 32; e++) {
                 const int ni = mt * 64 + wq * 16 + g8 + (e & 2) * 4, pi = (e / 4) * 8 + t4 * 2 + (e & 1);
@@ -263,7 +243,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
         /* Chunk c's end state is in the ring: thread 0 publishes it while its
          * warpgroup's product runs (the release waits for the block's writes,
          * ordered before it by the barrier above). */
-        if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+        if (tid == 0 && !ring.last) store_release(a.published + bh, c + 1);
         __syncwarp();
         wgmma_wait<0>();
         wgmma_touch(yacc);
@@ -285,38 +265,30 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
             const T *zt = static_cast<const T *>(a.z);
             T *y = static_cast<T *>(a.y);
             const bool pairs = a.P % 2 == 0;  // y rows then start at even offsets: 4-byte pair stores
-#pragma unroll
-            for (int half_row = 0; half_row < 2; half_row++) {
-                const int i = row0 + half_row * 8;
-                if (i >= len) continue;
+            for_each_y_pair(yacc, row0, len, a.P, [&](int i, int pi, float acc0, float acc1) {
                 const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
+                const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
+                const typename Pair<T>::type xv = *reinterpret_cast<const typename Pair<T>::type *>(Xs + sw128_offset(i, pi));
+                float v[2] = {acc0, acc1};
+                const float xf[2] = {Pair<T>::lo(xv), Pair<T>::hi(xv)};
 #pragma unroll
-                for (int nt = 0; nt < 8; nt++) {
-                    const int pi = nt * 8 + t4 * 2;
-                    if (pi >= a.P) continue;
-                    const int ncol = pairs ? 2 : min(2, (int)a.P - pi);
-                    const typename Pair<T>::type xv = *reinterpret_cast<const typename Pair<T>::type *>(Xs + sw128_offset(i, pi));
-                    float v[2] = {yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]};
-                    const float xf[2] = {Pair<T>::lo(xv), Pair<T>::hi(xv)};
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        if (e >= ncol) continue;
-                        // out = acc + x * D
-                        if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
-                        if (zt) {
-                            // out = out * F.silu(z)
-                            const float zv = to_float(zt[row + pi + e]);
-                            v[e] *= zv / (1.f + __expf(-zv));
-                        }
-                    }
-                    if (pairs) {
-                        *reinterpret_cast<typename Pair<T>::type *>(y + row + pi) = Pair<T>::narrow(v[0], v[1]);
-                    } else {
-                        y[row + pi] = from_float<T>(v[0]);
-                        if (ncol > 1) y[row + pi + 1] = from_float<T>(v[1]);
+                for (int e = 0; e < 2; e++) {
+                    if (e >= ncol) continue;
+                    // out = acc + x * D
+                    if (a.D) v[e] += (a.D_per_channel ? a.D[h * a.P + pi + e] : D_head) * xf[e];
+                    if (zt) {
+                        // out = out * F.silu(z)
+                        const float zv = to_float(zt[row + pi + e]);
+                        v[e] *= zv / (1.f + __expf(-zv));
                     }
                 }
-            }
+                if (pairs) {
+                    *reinterpret_cast<typename Pair<T>::type *>(y + row + pi) = Pair<T>::narrow(v[0], v[1]);
+                } else {
+                    y[row + pi] = from_float<T>(v[0]);
+                    if (ncol > 1) y[row + pi + 1] = from_float<T>(v[1]);
+                }
+            });
         }
         __syncthreads();  // x's region becomes the next head's state region; dt, cum rewritten
     }

@@ -268,37 +268,15 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
      * wait, one read and one write of the ring and a barrier are all a chunk
      * adds to the chain of its (b, h).
      * states = scale * states + new_states (_state_passing_fwd_kernel) */
-    if (tid == 0 && c > 0)
-        while (load_acquire(a.published + bh) < c) __nanosleep(32);
-    __syncthreads();
+    const RingStep ring = ring_wait(a, bh, c);
     const float chunk_decay = exp2_approx(cum_last);
-    const float *h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
-    const float *ring_in = a.ring + (bh * 2 + ((c + 1) & 1)) * a.ring_slot;  // chunk c - 1's slot
-    const bool last_chunk = c == a.nchunks - 1;
-    float *ring_out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
-    float *final_state = a.final_state + bh * a.P * a.N;
     float s_in[SLABS][32];  // the state entering the chunk, accumulator order
-    /* Chunk 0 reads slot 1 too: the launcher put h0 there (ring_from_h0), or
-     * nothing is read without h0. */
 #pragma unroll
-    for (int mt = 0; mt < SLABS; mt++) frag_load(s_in[mt], ring_in, mt, c == 0 && !h0);
+    for (int mt = 0; mt < SLABS; mt++) frag_load(s_in[mt], ring.in, mt, c == 0 && !ring.h0);
 #pragma unroll
-    for (int mt = 0; mt < SLABS; mt++) {
-#pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] += chunk_decay * s_in[mt][e];
-        if (last_chunk) {
-#pragma unroll
-            for (int e = 0; e < 32; e++) {
-                int pi, ni;
-                frag_pn(mt, e, &pi, &ni);
-                if (pi < a.P && ni < a.N) final_state[pi * a.N + ni] = st[mt][e];
-            }
-        } else {
-            frag_store(ring_out, st[mt], mt);
-        }
-    }
+    for (int mt = 0; mt < SLABS; mt++) frag_pass(st[mt], s_in[mt], chunk_decay, ring, mt, a.P, a.N);
     __syncthreads();  // the block's ring writes, before thread 0's release
-    if (tid == 0 && !last_chunk) store_release(a.published + bh, c + 1);
+    if (tid == 0 && !ring.last) store_release(a.published + bh, c + 1);
 
     /* ---- 3. acc = C·S_inᵀ, 64 columns of N at a time: S_in's columns to
      * shared memory as hi and lo, their products issued before the next
@@ -373,30 +351,22 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
     const float *z = static_cast<const float *>(a.z);
     float *y = static_cast<float *>(a.y);
-#pragma unroll
-    for (int half_row = 0; half_row < 2; half_row++) {
-        const int i = row0 + half_row * 8;
-        if (i >= len) continue;
+    for_each_y_pair(yacc, row0, len, a.P, [&](int i, int pi, float acc0, float acc1) {
         const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++) {
-            const int pi = nt * 8 + t4 * 2;
-            if (pi >= a.P) continue;
-            const uint32_t at = sw128_offset(i, pi);
-            const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + at));
-            const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + SPLIT_TILE + at));
-            // out = acc + x * D
-            float2 v = make_float2(fmaf(D_of_column(a, h, D_head, pi), xh.x + xl.x, yacc[nt * 4 + half_row * 2]),
-                                   fmaf(D_of_column(a, h, D_head, pi + 1), xh.y + xl.y, yacc[nt * 4 + half_row * 2 + 1]));
-            if (z) {
-                // out = out * F.silu(z)
-                const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
-                v.x *= zv.x / (1.f + __expf(-zv.x));
-                v.y *= zv.y / (1.f + __expf(-zv.y));
-            }
-            *reinterpret_cast<float2 *>(y + row + pi) = v;
+        const uint32_t at = sw128_offset(i, pi);
+        const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + at));
+        const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + SPLIT_TILE + at));
+        // out = acc + x * D
+        float2 v = make_float2(fmaf(D_of_column(a, h, D_head, pi), xh.x + xl.x, acc0),
+                               fmaf(D_of_column(a, h, D_head, pi + 1), xh.y + xl.y, acc1));
+        if (z) {
+            // out = out * F.silu(z)
+            const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
+            v.x *= zv.x / (1.f + __expf(-zv.x));
+            v.y *= zv.y / (1.f + __expf(-zv.y));
         }
-    }
+        *reinterpret_cast<float2 *>(y + row + pi) = v;
+    });
 }
 
 /* Version 17's first kernel: B and C, (b, L, g, N) fp32, as bf16 hi and lo,

@@ -153,6 +153,31 @@ static __device__ __forceinline__ void state_product(float (&st)[state_tiles(NWG
     }
 }
 
+/* Phase 2's start, chunk c of (b, h) bh: thread 0 waits until chunk c − 1
+ * has published its end state, then the block; and where the state enters
+ * and leaves: chunk c − 1's ring slot (chunk 0: slot 1, where the launcher
+ * puts h0, or nothing without it), chunk c's slot, and for the last chunk
+ * final_state. */
+struct RingStep {
+    const float *h0;           // (p, N) fp32 of bh, or NULL
+    const float *in;           // chunk c − 1's slot
+    float *out;                // chunk c's slot
+    float *final_state;        // (p, N) fp32 of bh
+    bool last;                 // chunk c is the last: its state goes to final_state
+};
+static __device__ __forceinline__ RingStep ring_wait(const WgmmaArgs &a, int64_t bh, int c) {
+    if (thread_index() == 0 && c > 0)
+        while (load_acquire(a.published + bh) < c) __nanosleep(32);
+    __syncthreads();
+    RingStep r;
+    r.h0 = a.h0 ? a.h0 + bh * a.P * a.N : nullptr;
+    r.in = a.ring + (bh * 2 + ((c + 1) & 1)) * a.ring_slot;
+    r.out = a.ring + (bh * 2 + (c & 1)) * a.ring_slot;
+    r.final_state = a.final_state + bh * a.P * a.N;
+    r.last = c == a.nchunks - 1;
+    return r;
+}
+
 /* A state in the accumulators' order: n-tile mt's 32 values of this thread
  * sit at float4 number (mt·8 + e/4)·128 + thread in warpgroup of a slot, so
  * that a warp's 16-byte accesses are contiguous. zero: read nothing, all 0. */
@@ -175,6 +200,24 @@ static __device__ __forceinline__ void frag_pn(int mt, int e, int *pi, int *ni) 
     const int lane = thread_index() % 32, wq = (thread_index() / 32) % 4;
     *ni = mt * 64 + wq * 16 + lane / 4 + (e & 2) * 4;
     *pi = (e / 4) * 8 + (lane % 4) * 2 + (e & 1);
+}
+/* n-tile mt of the chunk's end state, S_out = decay·S_in + S_local (st
+ * holds S_local and is left holding S_out), into chunk c's ring slot, or
+ * for the last chunk into final_state (p, N) rows. */
+static __device__ __forceinline__ void frag_pass(float (&st)[32], const float (&s_in)[32], float decay,
+                                                 const RingStep &r, int mt, int64_t P, int64_t N) {
+#pragma unroll
+    for (int e = 0; e < 32; e++) st[e] += decay * s_in[e];
+    if (r.last) {
+#pragma unroll
+        for (int e = 0; e < 32; e++) {
+            int pi, ni;
+            frag_pn(mt, e, &pi, &ni);
+            if (pi < P && ni < N) r.final_state[pi * N + ni] = st[e];
+        }
+    } else {
+        frag_store(r.out, st, mt);
+    }
 }
 /* The state entering the chunk to shared memory as fp16 (p, n) rows: matrix
  * m of a pair of p-blocks is n rows 8·(m & 1).. of p-block i + m / 2, stored
@@ -279,6 +322,25 @@ static __device__ __forceinline__ void causal_terms(float (&yacc)[32], uint32_t 
             wgmma_commit();
             wgmma_wait<0>();
             wgmma_touch(yacc);
+        }
+    }
+}
+
+/* f(i, pi, acc0, acc1) for each pair of y accumulators this thread holds
+ * (64-row tile layout): rows row0 and row0 + 8 below len, columns pi and
+ * pi + 1 for pi < P. */
+template <typename F>
+static __device__ __forceinline__ void for_each_y_pair(const float (&yacc)[32], int row0, int len, int64_t P, F f) {
+    const int t4 = thread_index() % 4;
+#pragma unroll
+    for (int half_row = 0; half_row < 2; half_row++) {
+        const int i = row0 + half_row * 8;
+        if (i >= len) continue;
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            const int pi = nt * 8 + t4 * 2;
+            if (pi >= P) continue;
+            f(i, pi, yacc[nt * 4 + half_row * 2], yacc[nt * 4 + half_row * 2 + 1]);
         }
     }
 }
