@@ -21,7 +21,8 @@
  *     (b, h, chunk), mostly the scalar work around the products.
  *  10 (3773188, 1.05 ms): issue slots 35%, 10.7 cycles between instructions:
  *     the head loop spills 108 bytes a thread under the 128-register cap of
- *     two blocks an SM.
+ *     two blocks an SM (none since e323e69: 0.885 ms against version 9's
+ *     0.948 on the H100).
  *  12 (311f27b, H100 at 1.8 GHz, 0.616 ms; version 9 there 0.915): 14,000
  *     warp instructions a (b, h, chunk) against version 9's 28,900; tensor
  *     pipe 24%, issue slots 39%, 10 cycles between a warp's instructions,
