@@ -27,12 +27,7 @@
  *     the entering state goes to shared memory (64 columns of N at a time, its
  *     hi and lo tiles, 16 KiB) for its products: a chunk adds one ring read,
  *     one write and a barrier to its (b, h)'s chain;
- *   - y leaves from the accumulators by 8-byte stores (fp32 pairs);
- *   - C·Bᵀ is issued right after the chunk's state product, before the
- *     hand-off: it needs neither the entering state nor the wait, and runs on
- *     the tensor cores while the block waits for chunk c − 1 and computes the
- *     state term; the state product's fragments are all built first and its
- *     24 products waited for once.
+ *   - y leaves from the accumulators by 8-byte stores (fp32 pairs).
  *
  * Per (b, h, chunk of 64), N 128, p 64: 84 wgmmas of 64 x 64 x 16, three
  * times version 12's products at this chunk: 24 for the chunk's state, 24 for
@@ -117,45 +112,47 @@ static __device__ __forceinline__ void split_tile(unsigned char *tile) {
 
 /* Phase 1, S_localᵀ (n x p) = Σ_j (w_j B_j)ᵀ x_j, n-tile mt into st[mt], as
  * version 12's state_product, with the A fragments rebuilt in fp32 from B's
- * hi and lo, scaled by w_j in fp32 and split again; all of them built first,
- * then every product issued and waited for once. */
+ * hi and lo, scaled by w_j in fp32 and split again. */
 template <int SLABS>
 static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32], uint32_t bs, uint32_t xs,
                                                            const float *wts) {
     const int wq = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
-    uint32_t ah[SLABS][4][4], al[SLABS][4][4];  // (w ∘ B)ᵀ fragments, hi and lo: rows n, columns j
 #pragma unroll
-    for (int mt = 0; mt < SLABS; mt++)
+    for (int mt = 0; mt < SLABS; mt++) {
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            const uint32_t at = mt * SPLIT_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
-            uint32_t bh[4], bl[4];
-            ldsm_x4_trans(bh, bs + at);
-            ldsm_x4_trans(bl, bs + SLABS * SPLIT_TILE + at);
-            /* Registers 0, 1 hold columns j = 16kk + 2t4 (+1); 2, 3 the same + 8. */
-            const float2 w_lo = *reinterpret_cast<const float2 *>(wts + kk * 16 + t4 * 2);
-            const float2 w_hi = *reinterpret_cast<const float2 *>(wts + kk * 16 + 8 + t4 * 2);
+        for (int half = 0; half < 2; half++) {
+            uint32_t ah[2][4], al[2][4];  // (w ∘ B)ᵀ fragments, hi and lo: rows n, columns j
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const float2 h = unpack_bf16(bh[r]), l = unpack_bf16(bl[r]), w = r < 2 ? w_lo : w_hi;
-                split_pair((h.x + l.x) * w.x, (h.y + l.y) * w.y, &ah[mt][kk][r], &al[mt][kk][r]);
+            for (int k2 = 0; k2 < 2; k2++) {
+                const int kk = half * 2 + k2;
+                const uint32_t at = mt * SPLIT_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
+                uint32_t bh[4], bl[4];
+                ldsm_x4_trans(bh, bs + at);
+                ldsm_x4_trans(bl, bs + SLABS * SPLIT_TILE + at);
+                /* Registers 0, 1 hold columns j = 16kk + 2t4 (+1); 2, 3 the same + 8. */
+                const float2 w_lo = *reinterpret_cast<const float2 *>(wts + kk * 16 + t4 * 2);
+                const float2 w_hi = *reinterpret_cast<const float2 *>(wts + kk * 16 + 8 + t4 * 2);
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float2 h = unpack_bf16(bh[r]), l = unpack_bf16(bl[r]), w = r < 2 ? w_lo : w_hi;
+                    split_pair((h.x + l.x) * w.x, (h.y + l.y) * w.y, &ah[k2][r], &al[k2][r]);
+                }
             }
+            wgmma_fence();
+#pragma unroll
+            for (int k2 = 0; k2 < 2; k2++) {
+                const int kk = half * 2 + k2;
+                const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + SPLIT_TILE + kk * 2048);
+                wgmma_64x64_rs<bf16, 1>(st[mt], ah[k2], x_hi, kk > 0);
+                wgmma_64x64_rs<bf16, 1>(st[mt], ah[k2], x_lo, 1);
+                wgmma_64x64_rs<bf16, 1>(st[mt], al[k2], x_hi, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_touch(st[mt]);
         }
-    wgmma_fence();
-#pragma unroll
-    for (int mt = 0; mt < SLABS; mt++)
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + SPLIT_TILE + kk * 2048);
-            wgmma_64x64_rs<bf16, 1>(st[mt], ah[mt][kk], x_hi, kk > 0);
-            wgmma_64x64_rs<bf16, 1>(st[mt], ah[mt][kk], x_lo, 1);
-            wgmma_64x64_rs<bf16, 1>(st[mt], al[mt][kk], x_hi, 1);
-        }
-    wgmma_commit();
-    wgmma_wait<0>();
-#pragma unroll
-    for (int mt = 0; mt < SLABS; mt++) wgmma_touch(st[mt]);
+    }
 }
 
 /* One n-tile of the entering state (32 accumulator-order values) to shared
@@ -265,17 +262,6 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     const uint32_t xs = smem_addr(Xs), bs = smem_addr(Bs), cs = smem_addr(Cs), ss = smem_addr(Ss);
     float st[SLABS][32] = {};
     state_product_split<SLABS>(st, bs, xs, wts);
-    /* C·Bᵀ needs neither the state nor the wait: issued now, it runs on the
-     * tensor cores through the hand-off and the state term.
-     * cb = tl.dot(C, B) */
-    float s[32] = {};  // C·Bᵀ, this thread's rows and columns
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4 * SLABS; kk++) {
-        const uint32_t at = (kk / 4) * SPLIT_TILE + (kk % 4) * 32;
-        wgmma_split_ss(s, cs + at, SLABS * SPLIT_TILE, bs + at, SLABS * SPLIT_TILE, kk > 0);
-    }
-    wgmma_commit();
 
     /* ---- 2. State passing: wait for chunk c - 1, S_out = exp(cum_last) S_in +
      * S_local into the ring, published before anything else is done: the
@@ -299,7 +285,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
         if (mt > 0) {
-            wgmma_wait<0>();  // the previous columns' products (and C·Bᵀ) have read Ss
+            wgmma_wait<0>();  // the previous columns' products have read Ss
             __syncthreads();
         }
         state_to_smem_split(ss, s_in[mt]);
@@ -315,11 +301,9 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     }
     wgmma_wait<0>();
     wgmma_touch(yacc);
-    wgmma_touch(s);
 
-    /* ---- 4. The chunk's own term: acc *= exp(cum_i), P = CB ∘
-     * exp(cum_i − cum_j)·dt_j on and below the diagonal (CB = C·Bᵀ, issued
-     * after phase 1), acc += P·x. */
+    /* ---- 4. The chunk's own term: acc *= exp(cum_i), CB = C·Bᵀ, P = CB ∘
+     * exp(cum_i − cum_j)·dt_j on and below the diagonal, acc += P·x. */
     const int row0 = wq * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
     const float ca = cum2[row0], cb = cum2[row0 + 8];
     {
@@ -328,6 +312,17 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
 #pragma unroll
         for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
     }
+    float s[32] = {};  // C·Bᵀ, this thread's rows and columns
+    /* cb = tl.dot(C, B) */
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4 * SLABS; kk++) {
+        const uint32_t at = (kk / 4) * SPLIT_TILE + (kk % 4) * 32;
+        wgmma_split_ss(s, cs + at, SLABS * SPLIT_TILE, bs + at, SLABS * SPLIT_TILE, kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_touch(s);
     /* cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal. */
     uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo, k-steps of 16 columns
 #pragma unroll
