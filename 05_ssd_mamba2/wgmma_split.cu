@@ -441,7 +441,7 @@ static void launch_split(const SsdTensors *t, void *workspace) {
     if (PRESPLIT) {
         bf16 *planes = reinterpret_cast<bf16 *>(static_cast<char *>(workspace) + split_bc_offset(s));
         const int64_t plane = split_bc_plane(s), pairs = plane / 2;
-        const int64_t blocks = ceil_div(pairs, 256) < 8 * (int64_t)sm_count() ? ceil_div(pairs, 256) : 8 * sm_count();
+        const int64_t blocks = min(ceil_div(pairs, 256), 8 * (int64_t)sm_count());  // grid-stride beyond
         split_bc_kernel<<<(unsigned)blocks, 256>>>(static_cast<const float *>(t->B), static_cast<const float *>(t->C), planes, s->batch * s->seqlen * s->groups, s->dstate,
                                                    64 * slabs);
         cuda_check_launch();
