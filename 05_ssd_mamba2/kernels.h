@@ -90,6 +90,15 @@ void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B
 size_t ssd_wgmma_split_bc_workspace(const SsdShape *s);
 void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 
+/* Version 14's walk with its roles split (wgmma_ws.cuh, sm_90a): one
+ * warpgroup computes chunks of 64 with the state in its registers, one warp
+ * copies the tiles into a ring of two stages. p and N multiples of 8, N <=
+ * 128, p <= 64. Workspace: the flags, and one state a (segment, b, h). */
+const char *ssd_wgmma_ws_unsupported(const SsdShape *s);
+size_t ssd_wgmma_ws_workspace(const SsdShape *s);
+void ssd_wgmma_ws(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
+void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
+
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 
 /* ssd_selective_scan's rearranges done on the device (x, z, B, C transposed

@@ -113,6 +113,18 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_wgmma_split_bc_workspace,
      .unsupported = ssd_wgmma_split_unsupported,
      .run = ssd_wgmma_split_bc_fp32},
+    {.info = {.name = "ssd_wgmma_ws",
+              .what = "version 14 split by role: a warp copies into two stages, a warpgroup computes chunks of 64",
+              .gpu = true, .dtype = DT_FP16},
+     .workspace_bytes = ssd_wgmma_ws_workspace,
+     .unsupported = ssd_wgmma_ws_unsupported,
+     .run = ssd_wgmma_ws},
+    {.info = {.name = "ssd_wgmma_ws_bf16",
+              .what = "version 18 with bf16 inputs, outputs and tensor-core operands",
+              .gpu = true, .dtype = DT_BF16},
+     .workspace_bytes = ssd_wgmma_ws_workspace,
+     .unsupported = ssd_wgmma_ws_unsupported,
+     .run = ssd_wgmma_ws_bf16},
 };
 
 int main(int argc, char **argv) {

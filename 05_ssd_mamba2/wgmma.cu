@@ -1,7 +1,8 @@
-/* 05_ssd_mamba2, GPU, versions 8-15: the launchers of the fused SSD on
- * Hopper's warpgroup matrix product (sm_90a). The kernels, and what each
- * version changes and measured, are in wgmma_kernel.cuh (8-13) and
- * wgmma_walk.cuh (14-15), the pieces of a chunk both use in ops/ssd/ssd_wgmma.cuh. */
+/* 05_ssd_mamba2, GPU, versions 8-15 and 18-19: the launchers of the fused
+ * SSD on Hopper's warpgroup matrix product (sm_90a). The kernels, and what
+ * each version changes and measured, are in wgmma_kernel.cuh (8-13),
+ * wgmma_walk.cuh (14-15) and wgmma_ws.cuh (18-19), the pieces of a chunk
+ * they use in ops/ssd/ssd_wgmma.cuh. */
 #include "kernels.h"
 
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include "launch.cuh"
 #include "wgmma_kernel.cuh"
 #include "wgmma_walk.cuh"
+#include "wgmma_ws.cuh"
 
 /* ---- launch ---- */
 
@@ -152,16 +154,20 @@ WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace) {
     return a;
 }
 
-/* Versions 14-15: the segments of each (b, h)'s walk. As many as fill the
- * places the GPU has for blocks (two an SM at chunks of 128, three at 64)
+/* Versions 14-15 and 18-19: the segments of each (b, h)'s walk in chunks
+ * of Q. As many as fill the places the GPU has for blocks (per_sm an SM)
  * when there are fewer (b, h) than places, at most one a chunk; then no
  * segment is left empty. */
-static void walk_segments(const SsdShape *s, int *segments, int *seg_chunks) {
-    const int64_t nchunks = ceil_div(s->seqlen, wgmma_chunk(s));
-    const int64_t places = (wgmma_chunk(s) == 128 ? 2 : 3) * (int64_t)sm_count(), bh = s->batch * s->heads;
+static void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {
+    const int64_t nchunks = ceil_div(s->seqlen, Q);
+    const int64_t places = per_sm * (int64_t)sm_count(), bh = s->batch * s->heads;
     const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
     *seg_chunks = (int)ceil_div(nchunks, want);
     *segments = (int)ceil_div(nchunks, *seg_chunks);
+}
+/* Version 14's blocks an SM: two at chunks of 128, three at 64. */
+static void walk14_segments(const SsdShape *s, int *segments, int *seg_chunks) {
+    walk_segments(s, wgmma_chunk(s), wgmma_chunk(s) == 128 ? 2 : 3, segments, seg_chunks);
 }
 
 /* A packed row (s->nseq > 0) is walked a sequence at a time: chunk_states
@@ -179,7 +185,7 @@ extern "C" const char *ssd_wgmma_walk_unsupported(const SsdShape *s) {
 static int64_t walk_items(const SsdShape *s) {
     if (s->nseq) return s->nseq * s->heads;
     int segments = 1, seg_chunks = 1;
-    walk_segments(s, &segments, &seg_chunks);
+    walk14_segments(s, &segments, &seg_chunks);
     return segments * s->batch * s->heads;
 }
 
@@ -210,7 +216,7 @@ static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspac
         a.seq_order = order;
         a.seq_first_chunk = first_chunk;
     } else {
-        walk_segments(s, &a.segments, &a.seg_chunks);
+        walk14_segments(s, &a.segments, &a.seg_chunks);
     }
     const int Q = wgmma_chunk(s);
     const size_t smem = wgmma_smem_bytes(s);
@@ -238,3 +244,42 @@ extern "C" void ssd_wgmma_walk_packed(const SsdPacked *pk, void *workspace) {
 extern "C" void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace) {
     launch_walk<__nv_bfloat16, true>(&pk->t, pk, workspace);
 }
+
+/* Versions 18-19: walks in chunks of 64, two blocks an SM. */
+static void ws_segments(const SsdShape *s, int *segments, int *seg_chunks) {
+    walk_segments(s, 64, 2, segments, seg_chunks);
+}
+static int64_t ws_items(const SsdShape *s) {
+    int segments = 1, seg_chunks = 1;
+    ws_segments(s, &segments, &seg_chunks);
+    return segments * s->batch * s->heads;
+}
+extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
+    const char *why = wgmma_unsupported(s, true);
+    if (why) return why;
+    if (ws_items(s) > INT_MAX) return "more than 2^31 (segment, b, h) work items";
+    return NULL;
+}
+/* The counters, then each work item's S_seg (fragment order). */
+extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) {
+    return wgmma_counter_bytes(s) + (size_t)(ws_items(s) * wgmma_ring_slot(s)) * sizeof(float);
+}
+template <typename T>
+static void launch_ws(const SsdTensors *t, void *workspace) {
+    const SsdShape *s = &t->s;
+    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1);
+    a.nchunks = (int)ceil_div(s->seqlen, 64);
+    ws_segments(s, &a.segments, &a.seg_chunks);
+    const int slabs = wgmma_slabs(s);
+    /* The stages, the entering state, y, the decays (3 fp32 and one 16-bit a step). */
+    const size_t smem = 1024 + (size_t)(WS_STAGES * (1 + 2 * slabs) + slabs + 1) * WS_TILE + 64 * (3 * sizeof(float) + 2);
+    void (*kernel)(WgmmaArgs, TmaMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
+    const TmaMaps maps = wgmma_maps<T>(t, 64);
+    static size_t allowed[2];  // the shared memory each kernel is opted in to
+    allow_smem(kernel, smem, &allowed[slabs - 1]);
+    ring_start(&a, s, workspace, false);
+    kernel<<<(unsigned)ws_items(s), WS_THREADS, smem>>>(a, maps);
+    cuda_check_launch();
+}
+extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }
+extern "C" void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace) { launch_ws<__nv_bfloat16>(t, workspace); }
