@@ -46,10 +46,19 @@
 #include "wgmma_walk.cuh"
 
 #define WS_STAGES 2     // the tiles' ring: chunk c + 1's copies land while chunk c computes
-#define WS_THREADS 160  // a consumer warpgroup (threads 0-127) and a producer warp
+#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (one warp works)
+#define WS_REGS_PRODUCER 40
+#define WS_REGS_CONSUMER 216  // two blocks an SM: 2·128·(216 + 40) = the SM's 65536
 
 /* The consumers' barrier: named barrier 1, their 128 threads. */
 static __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 128;" ::: "memory"); }
+
+/* Bytes of a (64, 64) 16-bit tile, of a stage's tiles (x, B's and C's
+ * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit). */
+#define WS_TILE (64 * 128)
+#define WS_DECAYS (64 * 10)
+template <int SLABS>
+static __host__ __device__ constexpr int ws_stage_bytes() { return (1 + 2 * SLABS) * WS_TILE; }
 
 /* A walk's place and its shared memory. */
 struct WsWalk {
@@ -60,75 +69,168 @@ struct WsWalk {
     float *seg_end;           // fp32, fragment order: S_seg, published for segment seg + 1
     const float *prev_end;    // fp32, fragment order: S_{seg−1} (seg > 0)
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
-    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the entering state; (64, 64) 16-bit: y
-    float *cum2, *dts, *vdt;  // (64,) fp32: decays of the chunk (chunk_decays)
-    uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies have landed; its consumers are done
+    unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
+    unsigned char *Ss;        // (64, 64·SLABS) 16-bit rows p: the state entering the chunk
+    uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
 };
 
-/* Bytes of a (64, 64) 16-bit tile, and a stage's: x, B's and C's slabs. */
-#define WS_TILE (64 * 128)
-template <int SLABS>
-static __host__ __device__ constexpr int ws_stage_bytes() { return (1 + 2 * SLABS) * WS_TILE; }
+/* Stage s's decays: cum2_j = log2e·Σ_{i<=j} Δ_i·A, dts_j = Δ_j, and
+ * wts_j = Δ_j·exp(cum_last − cum_j), the state product's weights. */
+struct WsDecays {
+    float *cum2, *dts;
+    void *wts;
+};
+static __device__ __forceinline__ WsDecays ws_decays_of(const WsWalk &w, int s) {
+    float *f = reinterpret_cast<float *>(w.decays + s * WS_DECAYS);
+    return {f, f + 64, f + 128};
+}
 
-/* The producer (one lane): every chunk of the walk in the consumers' order,
- * pass 0's (x and B; segments but the last) then pass 1's (x, B and C). */
-template <int SLABS>
-static __device__ void ws_produce(const TmaMaps &maps, const WsWalk &w) {
-    uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
-    for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++) {
-        const uint32_t bytes = (pass ? 1 + 2 * SLABS : 1 + SLABS) * WS_TILE;
-        for (int c = w.c_first; c < w.c_end; c++, k++) {
-            const int s = (int)(k % WS_STAGES), t0 = c * 64;
-            if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-            unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
-            mbar_arrive_expect_tx(&w.full[s], bytes);
-            tma_load_4d(st, &maps.x, &w.full[s], 0, w.h, t0, w.b);
+/* The producer warp, chunk c of 64 into stage s: lane 0 issues the copies
+ * (C only with the outputs), then every lane forms the decays of steps 2·lane
+ * and 2·lane + 1, as chunk_decays does for a block, and arrives on `full`
+ * (32 arrivals and the copies' bytes complete the phase). */
+template <typename T, int SLABS>
+static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
+                                                bool with_C) {
+    const int lane = threadIdx.x % 32, t0 = c * 64;
+    uint64_t *full = &w.full[s];
+    if (lane == 0) {
+        unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
+        mbar_expect_tx(full, (with_C ? 1 + 2 * SLABS : 1 + SLABS) * WS_TILE);
+        tma_load_4d(st, &maps.x, full, 0, w.h, t0, w.b);
 #pragma unroll
-            for (int sl = 0; sl < SLABS; sl++) {
-                tma_load_4d(st + (1 + sl) * WS_TILE, &maps.B, &w.full[s], 64 * sl, w.g, t0, w.b);
-                if (pass) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, &w.full[s], 64 * sl, w.g, t0, w.b);
-            }
+        for (int sl = 0; sl < SLABS; sl++) {
+            tma_load_4d(st + (1 + sl) * WS_TILE, &maps.B, full, 64 * sl, w.g, t0, w.b);
+            if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, t0, w.b);
         }
     }
+    const WsDecays d = ws_decays_of(w, s);
+    const int64_t len = min((int64_t)64, a.L - t0), j = 2 * lane;
+    const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
+    const float bias = a.dt_bias ? a.dt_bias[w.h] : 0.f, A2 = a.A[w.h] * LOG2E_F;
+    const float d0 = j < len ? delta_of(to_float(dt[j * a.H]), bias, a.softplus) : 0.f;
+    const float d1 = j + 1 < len ? delta_of(to_float(dt[(j + 1) * a.H]), bias, a.softplus) : 0.f;
+    // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
+    const float a0 = d0 * A2, a01 = a0 + d1 * A2;
+    float incl = a01;  // Σ over steps 0 .. j + 1
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+        const float u = __shfl_up_sync(0xffffffffu, incl, off);
+        if (lane >= off) incl += u;
+    }
+    const float c0 = incl - a01 + a0, c1 = incl;
+    const float c_last = __shfl_sync(0xffffffffu, (len - 1) % 2 ? c1 : c0, (int)(len - 1) / 2);
+    *reinterpret_cast<float2 *>(d.cum2 + j) = make_float2(c0, c1);
+    *reinterpret_cast<float2 *>(d.dts + j) = make_float2(d0, d1);
+    *reinterpret_cast<uint32_t *>(static_cast<T *>(d.wts) + j) =
+        pack16<T>(d0 * exp2_approx(c_last - c0), d1 * exp2_approx(c_last - c1));
+    mbar_arrive(full);  // releases this lane's writes of the decays
+}
+
+/* The producer warp: every chunk of the walk in the consumers' order, pass
+ * 0's (x and B; segments but the last) then pass 1's (x, B and C), each
+ * into the next stage once its consumers have given it back. */
+template <typename T, int SLABS>
+static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w) {
+    uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
+    for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
+        for (int c = w.c_first; c < w.c_end; c++, k++) {
+            const int s = (int)(k % WS_STAGES);
+            if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
+            ws_stage<T, SLABS>(a, maps, w, c, s, pass == 1);
+        }
+}
+
+/* ---- A chunk's products, each issued and committed without waiting (the
+ * pieces of ops/ssd/ssd_wgmma.cuh wait for each before the next), so that a
+ * chunk waits twice: once for C·S_in and C·Bᵀ, once for the rest. ---- */
+
+/* The state product, both n-tiles, into st: its A operand (w ∘ B)ᵀ built
+ * as state_product builds it (Bᵀ by ldmatrix.trans, times w_j), every
+ * fragment first, then every product. */
+template <typename T, int SLABS>
+static __device__ __forceinline__ void ws_state_issue(float (&st)[2][32], uint32_t bs, uint32_t xs, const T *wts) {
+    const int wq = thread_index() / 32, lane = thread_index() % 32;
+    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+    uint32_t af[SLABS][4][4];  // (w ∘ B)ᵀ fragments: n-tile, k-step of 16 steps
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            ldsm_x4_trans(af[mt][kk], bs + mt * WS_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8));
+            const uint32_t w_lo = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + t4 * 2);
+            const uint32_t w_hi = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + 8 + t4 * 2);
+#pragma unroll
+            for (int r = 0; r < 4; r++) af[mt][kk][r] = mul16<T>(af[mt][kk][r], r < 2 ? w_lo : w_hi);
+        }
+    wgmma_fence();
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) wgmma_64x64_rs<T, 1>(st[mt], af[mt][kk], sw128_desc(xs + kk * 2048), 1);
+    wgmma_commit();
+}
+
+/* C·Bᵀ (64 x 64) into s.
+ * cb = tl.dot(C, B) */
+template <typename T, int SLABS>
+static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, uint32_t bs) {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < SLABS * 4; kk++) {
+        const uint32_t at = (kk / 4) * WS_TILE + (kk % 4) * 32;
+        wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + at), kk > 0);
+    }
+    wgmma_commit();
+}
+
+/* acc += P·x, P = CB ∘ exp(cum_i − cum_j)·dt_j below the diagonal (the
+ * chunk is one 64 x 64 tile), from s = C·Bᵀ of rows row0, row0 + 8.
+ * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
+ * acc += tl.dot(cb, x) */
+template <typename T>
+static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
+                                                       const WsDecays &d, int row0) {
+    const int t4 = thread_index() % 4;
+    const float ca = d.cum2[row0], cb = d.cum2[row0 + 8];
+    uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        const int j = (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
+        const float ci = (e & 2) ? cb : ca;
+        const float p0 = j <= i ? s[e] * exp2_approx(ci - d.cum2[j]) * d.dts[j] : 0.f;
+        const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - d.cum2[j + 1]) * d.dts[j + 1] : 0.f;
+        pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + kj * 2048), 1);
+    wgmma_commit();
 }
 
 /* The consumers' pass over the walk's chunks (OUTPUTS: pass 1, else pass 0),
  * st the state entering the first (pass 0: zero), left holding the state
- * after the last; k: chunks consumed so far. Returns Σ cum_last, the
- * segment's decay in log2 units. */
+ * after the last; k: chunks consumed so far. Pass 1 expects the entering
+ * state in Ss, ordered before its products by a barrier. Returns
+ * Σ cum_last, the segment's decay in log2 units. */
 template <typename T, int SLABS, bool OUTPUTS>
-static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w,
-                                                   float (&st)[2][32], T *wts, uint32_t &k) {
-    const int tid = thread_index(), lane = tid % 32;
-    const T *dt_bh = static_cast<const T *>(a.dt) + (int64_t)w.b * a.L * a.H + w.h;  // dt[b, t, h] at t·H
-    const float bias = a.dt_bias ? a.dt_bias[w.h] : 0.f, A = a.A[w.h];
+static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, const CUtensorMap *ymap,
+                                                   float (&st)[2][32], uint32_t &k) {
+    const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
     const uint32_t ss = smem_addr(w.Ss);
-    /* dt of the chunk to come, as loaded: converted where it is used. */
-    int64_t tn = (int64_t)w.c_first * 64 + tid;
-    T dt_next = tid < 64 && tn < a.L ? dt_bh[tn * a.H] : from_float<T>(0.f);
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
-        const float dt_raw = to_float(dt_next);
-        tn = t0 + 64 + tid;
-        if (c + 1 < w.c_end) dt_next = tid < 64 && tn < a.L ? dt_bh[tn * a.H] : from_float<T>(0.f);
-        /* The chunk before's y has been read out of Ys (ordered before this
-         * chunk's writes by the barriers below). */
-        if (OUTPUTS && tid == 0) tma_store_wait<true>();
-        const float cum_last = chunk_decays<T, 64, true>(dt_raw, len, bias, A, a.softplus, w.dts, w.cum2, w.vdt, wts);
-        seg_log2 += cum_last;
-        if (OUTPUTS) {
-#pragma unroll
-            for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
-            fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
-        }
-        consumers_sync();  // wts, vdt and the entering state written
         unsigned char *stage = w.stages + s * ws_stage_bytes<SLABS>();
         const uint32_t xs = smem_addr(stage), bs = xs + WS_TILE, cs = bs + SLABS * WS_TILE;
+        const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
+        const float cum_last = d.cum2[len - 1];
+        seg_log2 += cum_last;
 
-        /* ---- 1. S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j, in the registers.
+        /* S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j, in the registers; with
+         * the outputs, C·S_in and C·Bᵀ are issued first and all three run together.
          * states = scale * states + new_states (_state_passing_fwd_kernel)
          * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
         const float chunk_decay = exp2_approx(cum_last);
@@ -136,28 +238,51 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const Tma
         for (int mt = 0; mt < 2; mt++)
 #pragma unroll
             for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
-        state_product<T, 1, SLABS>(st, bs, xs, wts, true);
+        float yacc[32] = {}, cbt[32] = {};  // y rows of the chunk; C·Bᵀ (64 x 64)
+        if (OUTPUTS) {
+            state_term_issue<T, 1, SLABS>(yacc, cs, ss);
+            ws_cb_issue<T, SLABS>(cbt, cs, bs);
+        }
+        ws_state_issue<T, SLABS>(st, bs, xs, static_cast<const T *>(d.wts));
         if (!OUTPUTS) {
+            wgmma_wait<0>();
+            wgmma_touch(st[0]);
+            wgmma_touch(st[1]);
             __syncwarp();
             if (lane == 0) mbar_arrive(&w.empty[s]);  // this warp has read x and B
             continue;
         }
-
-        /* ---- 2. y = C·S_inᵀ·exp(cum_i) + the causal tile (P·x), then D·x and silu(z). */
-        float yacc[32] = {};
-        state_term_issue<T, 1, SLABS>(yacc, cs, ss);
-        wgmma_wait<0>();
+        wgmma_wait<1>();  // C·S_in and C·Bᵀ are in; the state product may still run
         wgmma_touch(yacc);
-        causal_terms<T, 1, SLABS>(yacc, cs, bs, xs, w.cum2, w.dts, w.vdt);
-        y_out_tma<T, false, false, false>(yacc, stage, w.Ys, a, &maps.y, w.b, w.h, t0, len);
+        wgmma_touch(cbt);
+        {
+            // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
+            const float ea = exp2_approx(d.cum2[row0]), eb = exp2_approx(d.cum2[row0 + 8]);
+#pragma unroll
+            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+        }
+        ws_causal_issue<T>(yacc, cbt, xs, d, row0);
+        wgmma_wait<0>();
+        wgmma_touch(st[0]);
+        wgmma_touch(st[1]);
+        wgmma_touch(yacc);
+        /* Each warp's tensor cores read all of x and of the entering state: once
+         * every warp is past its wait, the next chunk's entering state goes to Ss
+         * and y = acc + D·x, times silu(z), to x's place, out by one copy (its
+         * barrier also orders the state's stores before the next chunk's
+         * products); the stage goes back once that copy has read it. */
+        consumers_sync();
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
+        y_out_tma<T, false>(yacc, stage, stage, a, ymap, w.b, w.h, t0, len);
         __syncwarp();
-        if (lane == 0) mbar_arrive(&w.empty[s]);  // this warp has read x, B and C
+        if (lane == 0) mbar_arrive(&w.empty[s]);
     }
     return seg_log2;
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
- * (b, h): threads 0-127 compute, warp 4 copies. */
+ * (b, h): threads 0-127 compute, warp 4 copies and forms the decays. */
 template <typename T, int SLABS>
 __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
     extern __shared__ unsigned char smem_raw[];
@@ -168,7 +293,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     if (tid == 0) {
         item = atomicAdd(a.ticket, 1);
         for (int s = 0; s < WS_STAGES; s++) {
-            mbar_init(&full[s], 1);   // the producer's arrival, and the bytes of the copies
+            mbar_init(&full[s], 32);  // the producer's lanes, and the bytes of the copies
             mbar_init(&empty[s], 4);  // lane 0 of each consumer warp
         }
     }
@@ -189,28 +314,26 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     w.prev_end = w.seg > 0 ? a.ring + ((int64_t)item - BH) * a.ring_slot : nullptr;
     w.stages = smem;
     w.Ss = w.stages + WS_STAGES * ws_stage_bytes<SLABS>();
-    w.Ys = w.Ss + SLABS * WS_TILE;
-    w.cum2 = reinterpret_cast<float *>(w.Ys + WS_TILE);
-    w.dts = w.cum2 + 64;
-    w.vdt = w.dts + 64;
-    T *wts = reinterpret_cast<T *>(w.vdt + 64);  // (64,) 16-bit: dt_j·exp(cum_last − cum_j)
+    w.decays = w.Ss + SLABS * WS_TILE;
     w.full = full;
     w.empty = empty;
 
     if (tid >= 128) {
-        if (tid == 128) ws_produce<SLABS>(maps, w);
+        warpgroup_regs_dec<WS_REGS_PRODUCER>();
+        if (tid < 160) ws_produce<T, SLABS>(a, maps, w);
         return;
     }
-    float st[2][32];  // the state, n-tiles 0 and 1 in fragment order
+    warpgroup_regs_inc<WS_REGS_CONSUMER>();
+    float st[2][32];  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
     uint32_t k = 0;
     if (!w.last_seg) {
         /* ---- Pass 0: the segment's own state from zero, then
          * S_seg = exp(Σ dA)·S_{seg−1} + it, published for segment seg + 1. */
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
-        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false>(a, maps, w, st, wts, k));
+        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false>(a, w, &maps.y, st, k));
         if (tid == 0 && w.seg > 0)
             while (load_acquire(a.published + bh) < w.seg) __nanosleep(64);
         consumers_sync();
@@ -232,13 +355,13 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     }
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
 #pragma unroll
-    for (int mt = 0; mt < 2; mt++) {
-        if (mt < SLABS) entering_state(st[mt], a, w.state_row, w.seg, w.prev_end, mt);
-        else
-#pragma unroll
-            for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
+    for (int mt = 0; mt < SLABS; mt++) {
+        entering_state(st[mt], a, w.state_row, w.seg, w.prev_end, mt);
+        frag_to_smem<T>(smem_addr(w.Ss), st[mt], mt);
     }
-    ws_consume<T, SLABS, true>(a, maps, w, st, wts, k);
+    fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
+    consumers_sync();
+    ws_consume<T, SLABS, true>(a, w, &maps.y, st, k);
     if (w.last_seg) {
         float *fs = a.final_state + w.state_row * a.P * a.N;  // (p, N) fp32
 #pragma unroll
@@ -250,7 +373,6 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
                 if (pi < a.P && ni < a.N) fs[pi * a.N + ni] = st[mt][e];
             }
     }
-    if (tid == 0) tma_store_wait<true>();  // the last y has been read out of shared memory
 }
 
 #endif

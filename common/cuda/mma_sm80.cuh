@@ -1,8 +1,8 @@
 /* Tensor-core and asynchronous-copy pieces the fused SSD kernels of 05 and
  * 06 share: ldmatrix, the m16n8k16 fp16 mma with fp32 accumulation (sm_80
  * on), 16-byte cp.async, the release/acquire flag that hands a chunk's state
- * to the next block, an inclusive prefix sum over a block or over its first
- * warpgroup, and the loader of fp16 tiles into shared memory. */
+ * to the next block, an inclusive prefix sum over a block, and the loader of
+ * fp16 tiles into shared memory. */
 #ifndef MMA_SM80_CUH
 #define MMA_SM80_CUH
 
@@ -21,22 +21,6 @@ static __device__ float block_inclusive_sum(float v) {
     }
     if (lane == 31) warp_total[warp] = v;
     __syncthreads();
-    for (int w = 0; w < warp; w++) v += warp_total[w];
-    return v;
-}
-
-/* The same over the block's first warpgroup (threads 0-127), which alone
- * meets at named barrier 1: the block's other warps go on their own way. */
-static __device__ float warpgroup_inclusive_sum(float v) {
-    __shared__ float warp_total[4];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-    for (int off = 1; off < 32; off *= 2) {
-        const float u = __shfl_up_sync(0xffffffffu, v, off);
-        if (lane >= off) v += u;
-    }
-    if (lane == 31) warp_total[warp] = v;
-    asm volatile("bar.sync 1, 128;" ::: "memory");
     for (int w = 0; w < warp; w++) v += warp_total[w];
     return v;
 }

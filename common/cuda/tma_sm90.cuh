@@ -42,7 +42,11 @@ static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
                  : "memory");
 }
-/* One arrival, nothing more expected: a consumer gives a stage back. */
+/* `bytes` more to come from copies before the phase ends, no arrival. */
+static __device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+/* One arrival, nothing more expected. */
 static __device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
@@ -103,6 +107,7 @@ static __device__ __forceinline__ void tma_store_wait() {
 static __device__ __forceinline__ void mbar_init(uint64_t *, int) { __trap(); }
 static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void mbar_arrive(uint64_t *) { __trap(); }
+static __device__ __forceinline__ void mbar_expect_tx(uint64_t *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void mbar_wait(uint64_t *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void bulk_load(void *, const void *, uint32_t, uint64_t *) { __trap(); }
 static __device__ __forceinline__ void tma_load_4d(void *, const CUtensorMap *, uint64_t *, int, int, int, int) {

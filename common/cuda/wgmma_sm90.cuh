@@ -69,6 +69,18 @@ template <int pending>
 static __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(pending) : "memory");
 }
+/* A warpgroup gives back registers (to `regs` a thread) or takes more from
+ * the SM's pool (waiting until they are free): warp specialization lets a
+ * warpgroup that only issues copies run on few, and one that holds tiles of
+ * accumulators on many. Every thread of the warpgroup executes it. */
+template <int regs>
+static __device__ __forceinline__ void warpgroup_regs_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(regs));
+}
+template <int regs>
+static __device__ __forceinline__ void warpgroup_regs_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(regs));
+}
 /* Keeps the compiler from moving reads or writes of an accumulator across a
  * wgmma issue or wait (the asm statements do not name them otherwise). */
 template <int n>
@@ -161,6 +173,10 @@ template <int pending>
 static __device__ __forceinline__ void wgmma_wait() { __trap(); }
 template <int n>
 static __device__ __forceinline__ void wgmma_touch(float (&)[n]) {}
+template <int regs>
+static __device__ __forceinline__ void warpgroup_regs_dec() { __trap(); }
+template <int regs>
+static __device__ __forceinline__ void warpgroup_regs_inc() { __trap(); }
 static __device__ __forceinline__ void fence_async_smem() { __trap(); }
 static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
 static __device__ __forceinline__ void stsm_x4(uint32_t, const uint32_t (&)[4]) { __trap(); }

@@ -85,10 +85,8 @@ static __host__ __device__ constexpr int state_tiles(int nwg) { return (WG_NMAX 
  * past len count as Δ = 0): dts_j = Δ_j, cum2_j = log2e·Σ_{i<=j} Δ_i·A,
  * wts_j = Δ_j·exp(cum_last − cum_j) (the state product's weights) and
  * vdt_j = Δ_j·exp(cum_e − cum_j), e the last step of j's 64-step tile.
- * Returns cum_last; wts and vdt are read after the caller's next barrier.
- * WG: only the block's first warpgroup computes (Q <= 128), meeting at named
- * barrier 1 (version 18, whose other warp copies meanwhile). */
-template <typename T, int Q, bool WG = false>
+ * Returns cum_last; wts and vdt are read after the caller's next barrier. */
+template <typename T, int Q>
 static __device__ __forceinline__ float chunk_decays(float dt_raw, int len, float bias, float A, bool softplus,
                                                      float *dts, float *cum2, float *vdt, T *wts) {
     const int tid = thread_index();
@@ -99,15 +97,9 @@ static __device__ __forceinline__ float chunk_decays(float dt_raw, int len, floa
         // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
         dA = d * A * LOG2E_F;
     }
-    if (WG) {
-        dA = warpgroup_inclusive_sum(dA);
-        if (tid < Q) cum2[tid] = dA;
-        asm volatile("bar.sync 1, 128;" ::: "memory");
-    } else {
-        dA = block_inclusive_sum(dA);
-        if (tid < Q) cum2[tid] = dA;
-        __syncthreads();
-    }
+    dA = block_inclusive_sum(dA);
+    if (tid < Q) cum2[tid] = dA;
+    __syncthreads();
     const float cum_last = cum2[len - 1];
     if (tid < Q) {
         wts[tid] = from_float<T>(dts[tid] * exp2_approx(cum_last - cum2[tid]));
@@ -358,13 +350,7 @@ static __device__ __forceinline__ float D_of_column(const WgmmaArgs &a, int64_t 
     return !a.D ? 0.f : !a.D_per_channel ? D_head : pi < a.P ? a.D[h * a.P + pi] : 0.f;
 }
 
-/* Phase 4: y = acc + D·x (x read from Xs), times silu(z) with z, as 16-bit
- * rows into Ys (swizzled as x), then one bulk tensor copy a warpgroup to y.
- * D_IN_REGS: D of the thread's 16 columns read once; CLIP: a packed row's
- * last chunk of a sequence (below); STORE_WAIT: the issuing thread waits
- * until the copy has read Ys, else its caller does (tma_store_wait) before
- * Ys is written again. */
-template <typename T, bool D_IN_REGS, bool CLIP = false, bool STORE_WAIT = true>
+template <typename T, bool D_IN_REGS, bool CLIP = false>
 static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
                                                  const WgmmaArgs &a, const CUtensorMap *ymap, int64_t b, int64_t h,
                                                  int64_t t0, int len) {
@@ -413,10 +399,8 @@ static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const 
     fence_async_smem();
     asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
     if (!CLIP || wg * 64 + 64 <= len) {
-        if (thread_index() % 128 == 0 && wg * 64 < len) {
-            if (STORE_WAIT) tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
-            else tma_store_4d(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
-        }
+        if (thread_index() % 128 == 0 && wg * 64 < len)
+            tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
     } else {
         /* CLIP (a packed row's last chunk of a sequence): the copy would write
          * the next sequence's rows; rows below len go by 16-byte stores. */
