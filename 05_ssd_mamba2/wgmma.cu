@@ -271,8 +271,8 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     a.nchunks = (int)ceil_div(s->seqlen, 64);
     ws_segments(s, &a.segments, &a.seg_chunks);
     const int slabs = wgmma_slabs(s);
-    /* The stages' tiles, the entering state, the stages' decays. */
-    const size_t smem = 1024 + (size_t)(WS_STAGES * (1 + 2 * slabs) + slabs) * WS_TILE + WS_STAGES * WS_DECAYS;
+    /* The stages' tiles, the entering state, y, the stages' decays. */
+    const size_t smem = 1024 + (size_t)(WS_STAGES * (1 + 2 * slabs) + slabs + 1) * WS_TILE + WS_STAGES * WS_DECAYS;
     void (*kernel)(WgmmaArgs, TmaMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
     const TmaMaps maps = wgmma_maps<T>(t, 64);
     static size_t allowed[2];  // the shared memory each kernel is opted in to

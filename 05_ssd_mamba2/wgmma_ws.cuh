@@ -70,7 +70,7 @@ struct WsWalk {
     const float *prev_end;    // fp32, fragment order: S_{seg−1} (seg > 0)
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
-    unsigned char *Ss;        // (64, 64·SLABS) 16-bit rows p: the state entering the chunk
+    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: y
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
 };
 
@@ -266,17 +266,18 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
         wgmma_touch(yacc);
-        /* Each warp's tensor cores read all of x and of the entering state: once
-         * every warp is past its wait, the next chunk's entering state goes to Ss
-         * and y = acc + D·x, times silu(z), to x's place, out by one copy (its
-         * barrier also orders the state's stores before the next chunk's
-         * products); the stage goes back once that copy has read it. */
+        /* Each warp's tensor cores read all of the entering state: once every warp
+         * is past its wait (and the chunk before's y has left Ys), the next
+         * chunk's entering state goes to Ss and y = acc + D·x, times silu(z), to
+         * Ys, out by one copy that nobody waits for (its barrier also orders the
+         * state's stores before the next chunk's products). */
+        if (tid == 0) tma_store_wait<true>();
         consumers_sync();
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
-        y_out_tma<T, false>(yacc, stage, stage, a, ymap, w.b, w.h, t0, len);
+        y_out_tma<T, false, false, false>(yacc, stage, w.Ys, a, ymap, w.b, w.h, t0, len);
         __syncwarp();
-        if (lane == 0) mbar_arrive(&w.empty[s]);
+        if (lane == 0) mbar_arrive(&w.empty[s]);  // this warp has read x, B and C
     }
     return seg_log2;
 }
@@ -314,7 +315,8 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     w.prev_end = w.seg > 0 ? a.ring + ((int64_t)item - BH) * a.ring_slot : nullptr;
     w.stages = smem;
     w.Ss = w.stages + WS_STAGES * ws_stage_bytes<SLABS>();
-    w.decays = w.Ss + SLABS * WS_TILE;
+    w.Ys = w.Ss + SLABS * WS_TILE;
+    w.decays = w.Ys + WS_TILE;
     w.full = full;
     w.empty = empty;
 
@@ -362,6 +364,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
     ws_consume<T, SLABS, true>(a, w, &maps.y, st, k);
+    if (tid == 0) tma_store_wait<true>();  // the last y has been read out of shared memory
     if (w.last_seg) {
         float *fs = a.final_state + w.state_row * a.P * a.N;  // (p, N) fp32
 #pragma unroll
