@@ -282,6 +282,20 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
     return seg_log2;
 }
 
+/* n-tile mt of S_{seg−1}, the state entering the segment: segment seg − 1's
+ * published end state, or for the first h0 (zero without). Loops that run
+ * once a walk are kept out of line (frag_load_pn, frag_store_pn): unrolled,
+ * the h0 loads and final_state stores of both n-tiles came to 1,500
+ * instructions a thread, each fetched once from L2 into the instruction
+ * cache, and cost a one-chunk walk as much as ten chunks. */
+static __device__ __forceinline__ void ws_entering_state(float (&v)[32], const WgmmaArgs &a, const WsWalk &w, int mt) {
+    if (w.seg > 0) frag_load(v, w.prev_end, mt, false);
+    else if (a.h0) frag_load_pn(v, a.h0 + w.state_row * a.P * a.N, mt, (int)a.P, (int)a.N);
+    else
+#pragma unroll
+        for (int e = 0; e < 32; e++) v[e] = 0.f;
+}
+
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
  * (b, h): threads 0-127 compute, warp 4 copies and forms the decays. */
 template <typename T, int SLABS>
@@ -342,7 +356,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) {
             float before[32];
-            entering_state(before, a, w.state_row, w.seg, w.prev_end, mt);
+            ws_entering_state(before, a, w, mt);
 #pragma unroll
             for (int e = 0; e < 32; e++) before[e] = st[mt][e] + seg_decay * before[e];
             frag_store(w.seg_end, before, mt);
@@ -358,24 +372,17 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
-        entering_state(st[mt], a, w.state_row, w.seg, w.prev_end, mt);
+        ws_entering_state(st[mt], a, w, mt);
         frag_to_smem<T>(smem_addr(w.Ss), st[mt], mt);
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
     ws_consume<T, SLABS, true>(a, w, &maps.y, st, k);
     if (tid == 0) tma_store_wait<true>();  // the last y has been read out of shared memory
-    if (w.last_seg) {
-        float *fs = a.final_state + w.state_row * a.P * a.N;  // (p, N) fp32
+    if (w.last_seg)
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++)
-#pragma unroll
-            for (int e = 0; e < 32; e++) {
-                int pi, ni;
-                frag_pn(mt, e, &pi, &ni);
-                if (pi < a.P && ni < a.N) fs[pi * a.N + ni] = st[mt][e];
-            }
-    }
+            frag_store_pn(a.final_state + w.state_row * a.P * a.N, st[mt], mt, (int)a.P, (int)a.N);
 }
 
 #endif
