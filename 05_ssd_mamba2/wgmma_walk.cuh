@@ -90,18 +90,6 @@ static __device__ __noinline__ void frag_store_pn(float *dst, const float (&v)[3
     }
 }
 
-/* n-tile mt of a state in fragment order from src (p, N) fp32, zero past
- * p and N; not inlined, as frag_store_pn (version 18's h0: code run once a
- * walk stays short). */
-static __device__ __noinline__ void frag_load_pn(float (&v)[32], const float *src, int mt, int P, int N) {
-#pragma unroll
-    for (int e = 0; e < 32; e++) {
-        int pi, ni;
-        frag_pn(mt, e, &pi, &ni);
-        v[e] = pi < P && ni < N ? src[pi * N + ni] : 0.f;
-    }
-}
-
 /* A block's place in the walk, and its shared-memory tiles. */
 struct WalkPlace {
     int seg, c_first, c_end;            // segment seg: chunks c_first .. c_end − 1

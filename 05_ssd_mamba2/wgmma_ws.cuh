@@ -282,18 +282,49 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
     return seg_log2;
 }
 
+/* Element e of n-tile mt of this thread is state (pi, ni) =
+ * ((e / 4)·8 + (e & 1) + 2·t4, mt·64 + (e & 2)·4 + n0), n0 = 16·wq + lane / 4
+ * (frag_pn): its offset in a (p, N) row block is e's own multiple of N plus
+ * this thread's. The loops below run once a walk, so they are written to be
+ * short: 32-bit offsets, and the bounds of p and N tested per element only
+ * where the tile reaches past them (as straight-line code with 64-bit
+ * indices and a test of h0 per element they came to 1,500 instructions a
+ * thread, each fetched once into the instruction cache, and cost a one-chunk
+ * walk as much as ten chunks). */
+static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
+
 /* n-tile mt of S_{seg−1}, the state entering the segment: segment seg − 1's
- * published end state, or for the first h0 (zero without). Loops that run
- * once a walk are kept out of line (frag_load_pn, frag_store_pn): unrolled,
- * the h0 loads and final_state stores of both n-tiles came to 1,500
- * instructions a thread, each fetched once from L2 into the instruction
- * cache, and cost a one-chunk walk as much as ten chunks. */
+ * published end state, or for the first h0 (zero without). */
 static __device__ __forceinline__ void ws_entering_state(float (&v)[32], const WgmmaArgs &a, const WsWalk &w, int mt) {
-    if (w.seg > 0) frag_load(v, w.prev_end, mt, false);
-    else if (a.h0) frag_load_pn(v, a.h0 + w.state_row * a.P * a.N, mt, (int)a.P, (int)a.N);
-    else
+    if (w.seg > 0) {
+        frag_load(v, w.prev_end, mt, false);
+        return;
+    }
 #pragma unroll
-        for (int e = 0; e < 32; e++) v[e] = 0.f;
+    for (int e = 0; e < 32; e++) v[e] = 0.f;
+    if (!a.h0) return;
+    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4),
+              n0 = mt * 64 + 16 * (thread_index() / 32) + lane / 4;
+    const float *src = a.h0 + w.state_row * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
+    const bool inside = p0 + 57 < P && n0 + 8 < N;                  // every element of the tile
+#pragma unroll
+    for (int e = 0; e < 32; e++)
+        if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
+}
+
+/* The walk's last state, both n-tiles, to final_state. */
+static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w,
+                                                      int slabs) {
+    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4);
+    for (int mt = 0; mt < slabs; mt++) {
+        const int n0 = mt * 64 + 16 * (thread_index() / 32) + lane / 4;
+        float *dst = a.final_state + w.state_row * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
+        const bool inside = p0 + 57 < P && n0 + 8 < N;
+#pragma unroll
+        for (int e = 0; e < 32; e++)
+            if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N))
+                dst[ws_frag_offset(e, N)] = mt == 0 ? st[0][e] : st[1][e];
+    }
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
@@ -379,10 +410,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     consumers_sync();
     ws_consume<T, SLABS, true>(a, w, &maps.y, st, k);
     if (tid == 0) tma_store_wait<true>();  // the last y has been read out of shared memory
-    if (w.last_seg)
-#pragma unroll
-        for (int mt = 0; mt < SLABS; mt++)
-            frag_store_pn(a.final_state + w.state_row * a.P * a.N, st[mt], mt, (int)a.P, (int)a.N);
+    if (w.last_seg) ws_final_state(st, a, w, SLABS);
 }
 
 #endif
