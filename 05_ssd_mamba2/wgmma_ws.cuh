@@ -1,8 +1,8 @@
-/* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 with a
- * producer warp (sm_90a); the launchers are in wgmma.cu.
+/* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 split by role
+ * (sm_90a); the launchers are in wgmma.cu.
  *  18 ssd_wgmma_ws       one warpgroup walks a (b, h) in chunks of 64, the
- *                        state in its registers; a producer warp brings
- *                        the chunks' tiles into a ring of two stages
+ *                        state in its registers; a producer warp brings the
+ *                        chunks' tiles and decays into a ring of two stages
  *  19 ssd_wgmma_ws_bf16  version 18 in bf16
  *
  * Version 14's block is its own copy engine's client: thread 0 issues chunk
@@ -10,25 +10,28 @@
  * the copies start late in the chunk and the next chunk may wait for them),
  * and its state goes through L2 between chunks because two warpgroups of 8
  * warps at two blocks an SM leave 128 registers a thread. Here the work is
- * split by role (warp specialization):
- *   - a producer warp, one lane of it, walks the same chunks ahead of the
- *     consumers: for each chunk it waits until a stage is free (its `empty`
- *     barrier), then issues the chunk's x, B and C copies into it, which
- *     complete on its `full` barrier. With two stages, chunk c + 1's tiles
- *     come while chunk c computes;
- *   - one consumer warpgroup (128 threads) computes: chunks of 64, so that
- *     one warpgroup holds a chunk's 64 rows, and the whole state, two
- *     n-tiles of 32 accumulators a thread, stays in its registers from one
- *     chunk to the next (a block of 160 threads at two blocks an SM may
- *     use 200 registers a thread). It waits on `full`, and once every
- *     thread of a warp has read the stage, that warp's lane 0 arrives on
- *     `empty` (four arrivals free a stage);
+ * split by role (warp specialization), a block being two warpgroups:
+ *   - the producer warpgroup gives its registers back (setmaxnreg, 40 a
+ *     thread) and three of its warps leave; the fourth walks the same chunks
+ *     ahead of the consumers: for each chunk it waits until a stage is free
+ *     (its `empty` barrier), lane 0 issues the chunk's x, B and C copies into
+ *     it, and all 32 lanes form the chunk's decays (dt, its cumulative sum,
+ *     the state product's weights) into the stage and arrive on its `full`
+ *     barrier, which completes with the copies' bytes. With two stages,
+ *     chunk c + 1's tiles and decays come while chunk c computes;
+ *   - the consumer warpgroup takes the registers (216 a thread) and
+ *     computes chunks of 64, so that it holds a chunk's 64 rows alone and
+ *     the whole state, two n-tiles of 32 accumulators a thread, stays in its
+ *     registers from one chunk to the next. A chunk's products are issued
+ *     together and waited for twice (ws_consume); once every thread of a
+ *     warp is done with the stage, its lane 0 arrives on `empty` (four
+ *     arrivals free a stage);
  *   - the consumers meet at named barrier 1 (128 threads), never at
  *     __syncthreads: the producer runs its own loop.
- * Shared memory at N 128: two stages of x (8 KiB), B and C (16 KiB each),
- * the entering state (16 KiB), y on its way out (8 KiB): 106 KiB, two
- * blocks an SM, 10 warps. y leaves by a bulk copy that is waited for only
- * when the next chunk's y is about to be written.
+ * Shared memory at N 128: two stages of x (8 KiB), B and C (16 KiB each)
+ * and decays, the entering state (16 KiB), y on its way out (8 KiB):
+ * 106 KiB, two blocks an SM. y leaves by a bulk copy that is waited for
+ * only when the next chunk's y is about to be written.
  *
  * Segments as version 14: at b·h under two walks an SM, a (b, h) is cut
  * into segments whose pass 0 computes the state they add (x and B only)
@@ -36,9 +39,17 @@
  * issues the same sequence of chunks (pass 0's without C).
  *
  * FLOPs a (b, h, chunk of 64), N 128, p 64: 2QpN for the state, 2QpN for
- * C·S_in, 2·64²·(N + p) for the diagonal tile: 3.7 MFLOP, 20% fewer a step
+ * C·S_in, 2·64²·(N + p) for the diagonal tile: 3.7 MFLOP, 18% fewer a step
  * than chunks of 128 (no off-diagonal tiles); exps and bytes as version 12,
- * without the ring. */
+ * without the ring.
+ *
+ * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.451 ms at
+ * commit 6900195a8611 against version 12's 0.602 in the same call. Nsight
+ * Compute there: 5,360 warp instructions a (b, h, chunk of 64) (version 12:
+ * 7,000 a 64 steps), issue slots 43% busy, 5.7 cycles between a warp's
+ * instructions, DRAM 31%, L2 39%, 8 computing warps an SM; tensor pipe 18%
+ * at commit b387823bd1ab (0.50 ms): bound by the latency of each chunk's
+ * chain in one warpgroup (products, P, the next entering state, y). */
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
 
