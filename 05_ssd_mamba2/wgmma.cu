@@ -254,10 +254,12 @@ static int64_t ws_items(const SsdShape *s) {
     ws_segments(s, &segments, &seg_chunks);
     return segments * s->batch * s->heads;
 }
+/* Segments number at most the chunks: the bound needs no device (ws_items
+ * asks for the SMs). */
 extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
     const char *why = wgmma_unsupported(s, true);
     if (why) return why;
-    if (ws_items(s) > INT_MAX) return "more than 2^31 (segment, b, h) work items";
+    if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
     return NULL;
 }
 /* The counters, then each work item's S_seg (fragment order). */
