@@ -275,8 +275,11 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     const int slabs = wgmma_slabs(s);
     /* The stages' tiles, the entering state, y, the stages' decays. */
     const size_t smem = 1024 + (size_t)(WS_STAGES * (1 + 2 * slabs) + slabs + 1) * WS_TILE + WS_STAGES * WS_DECAYS;
-    void (*kernel)(WgmmaArgs, TmaMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
-    const TmaMaps maps = wgmma_maps<T>(t, 64);
+    void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
+    WsMaps maps;
+    memset(&maps, 0, sizeof maps);
+    maps.t = wgmma_maps<T>(t, 64);
+    if (t->z) maps.z = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     ring_start(&a, s, workspace, false);

@@ -83,6 +83,14 @@ struct WsWalk {
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
     unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: y
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
+    uint64_t *ys_free;        // Ys may be written: the chunk before's y has been read out, this one's z is in
+    uint64_t *ys_written;     // this chunk's y is in Ys (a consumer warp's arrival each)
+};
+
+/* Version 18's tensor maps: version 12's, and z's (boxes of 64 steps of one head). */
+struct WsMaps {
+    TmaMaps t;
+    CUtensorMap z;
 };
 
 /* Stage s's decays: cum2_j = log2e·Σ_{i<=j} Δ_i·A, dts_j = Δ_j, and
@@ -150,6 +158,62 @@ static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
             ws_stage<T, SLABS>(a, maps, w, c, s, pass == 1);
         }
+}
+
+/* The storer (lane 0 of the producer warpgroup's second warp), over the
+ * chunks of pass 1: once the consumers have written chunk c's y into Ys, it
+ * copies Ys out to y, waits until the copy has read it, brings chunk
+ * c + 1's z into Ys (with z) and tells the consumers that Ys is theirs. */
+template <int SLABS>
+static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const WsWalk &w) {
+    uint32_t u = 0;  // pass 1's chunks whose Ys has been handed to the consumers
+    for (int c = w.c_first; c <= w.c_end; c++, u++) {
+        if (c > w.c_first) {
+            mbar_wait(w.ys_written, (u - 1) & 1);
+            const int t0 = (c - 1) * 64;
+            tma_store_4d(&maps.t.y, w.Ys, 0, w.h, t0, w.b);
+            tma_store_wait<true>();
+        }
+        if (c == w.c_end) break;
+        if (a.z) {
+            mbar_arrive_expect_tx(w.ys_free, WS_TILE);
+            tma_load_4d(w.Ys, &maps.z, w.ys_free, 0, w.h, c * 64, w.b);
+        } else {
+            mbar_arrive(w.ys_free);
+        }
+    }
+}
+
+/* y = acc + D·x, times silu(z) with z read from Ys, as 16-bit pairs into Ys
+ * in place (x's swizzled layout, rows row0 and row0 + 8, this thread's
+ * column pairs; rows past L leave by no copy).
+ * out = acc + x * D; out = out * F.silu(z) */
+template <typename T>
+static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
+                                                    const WgmmaArgs &a, int64_t h, int row0) {
+    using T2 = typename Pair<T>::type;
+    const int t4 = thread_index() % 4;
+    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+        const int pi = nt * 8 + t4 * 2;
+        const float d0 = D_of_column(a, h, D_head, pi), d1 = D_of_column(a, h, D_head, pi + 1);
+#pragma unroll
+        for (int half_row = 0; half_row < 2; half_row++) {
+            const int i = row0 + half_row * 8;
+            const T2 x2 = *reinterpret_cast<const T2 *>(Xs + sw128_offset(i, pi));
+            float v0 = fmaf(d0, Pair<T>::lo(x2), yacc[nt * 4 + half_row * 2]);
+            float v1 = fmaf(d1, Pair<T>::hi(x2), yacc[nt * 4 + half_row * 2 + 1]);
+            T2 *at = reinterpret_cast<T2 *>(Ys + sw128_offset(i, pi));
+            if (a.z) {
+                const T2 z2 = *at;
+                const float z0 = Pair<T>::lo(z2), z1 = Pair<T>::hi(z2);
+                v0 *= z0 / (1.f + __expf(-z0));
+                v1 *= z1 / (1.f + __expf(-z1));
+            }
+            *at = Pair<T>::narrow(v0, v1);
+        }
+    }
 }
 
 /* ---- A chunk's products, each issued and committed without waiting (the
@@ -225,8 +289,8 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
  * state in Ss, ordered before its products by a barrier. Returns
  * Σ cum_last, the segment's decay in log2 units. */
 template <typename T, int SLABS, bool OUTPUTS>
-static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, const CUtensorMap *ymap,
-                                                   float (&st)[2][32], uint32_t &k) {
+static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
+                                                   uint32_t &k) {
     const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
     const uint32_t ss = smem_addr(w.Ss);
     float seg_log2 = 0.f;
@@ -278,17 +342,22 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         wgmma_touch(st[1]);
         wgmma_touch(yacc);
         /* Each warp's tensor cores read all of the entering state: once every warp
-         * is past its wait (and the chunk before's y has left Ys), the next
-         * chunk's entering state goes to Ss and y = acc + D·x, times silu(z), to
-         * Ys, out by one copy that nobody waits for (its barrier also orders the
-         * state's stores before the next chunk's products). */
-        if (tid == 0) tma_store_wait<true>();
+         * is past its wait, the next chunk's entering state goes to Ss, and once
+         * the storer has handed Ys over (with z in it), y to Ys; the storer copies
+         * it out. The barrier orders the state's stores before any warp's next
+         * products. */
         consumers_sync();
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
-        y_out_tma<T, false, false, false>(yacc, stage, w.Ys, a, ymap, w.b, w.h, t0, len);
+        mbar_wait(w.ys_free, (uint32_t)(c - w.c_first) & 1);
+        ws_y_to_smem<T>(yacc, stage, w.Ys, a, w.h, row0);
+        fence_async_smem();  // the state's and y's stores, before wgmma and the copy read them
+        consumers_sync();
         __syncwarp();
-        if (lane == 0) mbar_arrive(&w.empty[s]);  // this warp has read x, B and C
+        if (lane == 0) {
+            mbar_arrive(w.ys_written);
+            mbar_arrive(&w.empty[s]);  // this warp has read x, B and C
+        }
     }
     return seg_log2;
 }
@@ -341,11 +410,11 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
  * (b, h): threads 0-127 compute, warp 4 copies and forms the decays. */
 template <typename T, int SLABS>
-__global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ TmaMaps maps) {
+__global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ WsMaps maps) {
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
-    __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
+    __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES], ys_free, ys_written;
     const int tid = threadIdx.x;
     if (tid == 0) {
         item = atomicAdd(a.ticket, 1);
@@ -353,6 +422,8 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
             mbar_init(&full[s], 32);  // the producer's lanes, and the bytes of the copies
             mbar_init(&empty[s], 4);  // lane 0 of each consumer warp
         }
+        mbar_init(&ys_free, 1);     // the storer, and z's bytes
+        mbar_init(&ys_written, 4);  // lane 0 of each consumer warp
     }
     __syncthreads();  // the block's last barrier of all its threads
     /* Work item (segment, b, h), segment-major, as version 14. */
@@ -375,10 +446,13 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     w.decays = w.Ys + WS_TILE;
     w.full = full;
     w.empty = empty;
+    w.ys_free = &ys_free;
+    w.ys_written = &ys_written;
 
     if (tid >= 128) {
         warpgroup_regs_dec<WS_REGS_PRODUCER>();
-        if (tid < 160) ws_produce<T, SLABS>(a, maps, w);
+        if (tid < 160) ws_produce<T, SLABS>(a, maps.t, w);
+        else if (tid == 160) ws_store<SLABS>(a, maps, w);
         return;
     }
     warpgroup_regs_inc<WS_REGS_CONSUMER>();
@@ -391,7 +465,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     if (!w.last_seg) {
         /* ---- Pass 0: the segment's own state from zero, then
          * S_seg = exp(Σ dA)·S_{seg−1} + it, published for segment seg + 1. */
-        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false>(a, w, &maps.y, st, k));
+        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false>(a, w, st, k));
         if (tid == 0 && w.seg > 0)
             while (load_acquire(a.published + bh) < w.seg) __nanosleep(64);
         consumers_sync();
@@ -419,8 +493,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
-    ws_consume<T, SLABS, true>(a, w, &maps.y, st, k);
-    if (tid == 0) tma_store_wait<true>();  // the last y has been read out of shared memory
+    ws_consume<T, SLABS, true>(a, w, st, k);
     if (w.last_seg) ws_final_state(st, a, w, SLABS);
 }
 
