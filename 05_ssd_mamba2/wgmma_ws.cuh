@@ -2,7 +2,8 @@
  * (sm_90a); the launchers are in wgmma.cu.
  *  18 ssd_wgmma_ws       one warpgroup walks a (b, h) in chunks of 64, the
  *                        state in its registers; a producer warp brings the
- *                        chunks' tiles and decays into a ring of two stages
+ *                        chunks' tiles and decays into a ring of two stages,
+ *                        a storer warp takes y out and brings z in
  *  19 ssd_wgmma_ws_bf16  version 18 in bf16
  *
  * Version 14's block is its own copy engine's client: thread 0 issues chunk
@@ -12,13 +13,17 @@
  * warps at two blocks an SM leave 128 registers a thread. Here the work is
  * split by role (warp specialization), a block being two warpgroups:
  *   - the producer warpgroup gives its registers back (setmaxnreg, 40 a
- *     thread) and three of its warps leave; the fourth walks the same chunks
+ *     thread) and two of its warps leave; the first walks the same chunks
  *     ahead of the consumers: for each chunk it waits until a stage is free
  *     (its `empty` barrier), lane 0 issues the chunk's x, B and C copies into
  *     it, and all 32 lanes form the chunk's decays (dt, its cumulative sum,
  *     the state product's weights) into the stage and arrive on its `full`
  *     barrier, which completes with the copies' bytes. With two stages,
  *     chunk c + 1's tiles and decays come while chunk c computes;
+ *   - the second, the storer (ws_store), copies each chunk's y out of its
+ *     tile Ys once the consumers have written it (`ys_written`), waits
+ *     until the copy has read Ys, brings the next chunk's z into it, and
+ *     hands it back (`ys_free`): the consumers issue no copy;
  *   - the consumer warpgroup takes the registers (216 a thread) and
  *     computes chunks of 64, so that it holds a chunk's 64 rows alone and
  *     the whole state, two n-tiles of 32 accumulators a thread, stays in its
@@ -29,9 +34,8 @@
  *   - the consumers meet at named barrier 1 (128 threads), never at
  *     __syncthreads: the producer runs its own loop.
  * Shared memory at N 128: two stages of x (8 KiB), B and C (16 KiB each)
- * and decays, the entering state (16 KiB), y on its way out (8 KiB):
- * 106 KiB, two blocks an SM. y leaves by a bulk copy that is waited for
- * only when the next chunk's y is about to be written.
+ * and decays, the entering state (16 KiB), z and then y (8 KiB): 106 KiB,
+ * two blocks an SM.
  *
  * Segments as version 14: at b·h under two walks an SM, a (b, h) is cut
  * into segments whose pass 0 computes the state they add (x and B only)
@@ -43,11 +47,11 @@
  * than chunks of 128 (no off-diagonal tiles); exps and bytes as version 12,
  * without the ring.
  *
- * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.451 ms at
- * commit 6900195a8611 against version 12's 0.602 in the same call. Nsight
- * Compute there: 5,360 warp instructions a (b, h, chunk of 64) (version 12:
- * 7,000 a 64 steps), issue slots 43% busy, 5.7 cycles between a warp's
- * instructions, DRAM 31%, L2 39%, 8 computing warps an SM; tensor pipe 18%
+ * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.459 ms at
+ * commit 2f1feb42eeeb against version 12's 0.603 in the same call. Nsight
+ * Compute there: 5,200 warp instructions a (b, h, chunk of 64) (version 12:
+ * 7,000 a 64 steps), issue slots 42% busy, 7.0 cycles between a warp's
+ * instructions, DRAM 31%, L2 37%, 8 computing warps an SM; tensor pipe 18%
  * at commit b387823bd1ab (0.50 ms): bound by the latency of each chunk's
  * chain in one warpgroup (products, P, the next entering state, y). */
 #ifndef SSD_WGMMA_WS_CUH
@@ -57,7 +61,7 @@
 #include "wgmma_walk.cuh"
 
 #define WS_STAGES 2     // the tiles' ring: chunk c + 1's copies land while chunk c computes
-#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (one warp works)
+#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (two warps work)
 #define WS_REGS_PRODUCER 40
 #define WS_REGS_CONSUMER 216  // two blocks an SM: 2·128·(216 + 40) = the SM's 65536
 
@@ -81,7 +85,7 @@ struct WsWalk {
     const float *prev_end;    // fp32, fragment order: S_{seg−1} (seg > 0)
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
-    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: y
+    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: z, then y
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
     uint64_t *ys_free;        // Ys may be written: the chunk before's y has been read out, this one's z is in
     uint64_t *ys_written;     // this chunk's y is in Ys (a consumer warp's arrival each)
@@ -408,7 +412,8 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], 
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
- * (b, h): threads 0-127 compute, warp 4 copies and forms the decays. */
+ * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warp 5
+ * stores y and brings z. */
 template <typename T, int SLABS>
 __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ WsMaps maps) {
     extern __shared__ unsigned char smem_raw[];
