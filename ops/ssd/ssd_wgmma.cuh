@@ -351,12 +351,10 @@ static __device__ __forceinline__ float D_of_column(const WgmmaArgs &a, int64_t 
 }
 
 /* Phase 4: y = acc + D·x (x read from Xs), times silu(z), as 16-bit rows
- * into Ys (swizzled as x), then one bulk tensor copy a warpgroup to y.
- * D_IN_REGS: D of the thread's 16 columns read once; CLIP: a packed row's
- * last chunk of a sequence (below); STORE_WAIT: the issuing thread waits
- * until the copy has read Ys, else its caller does (tma_store_wait) before
- * Ys is written again. */
-template <typename T, bool D_IN_REGS, bool CLIP = false, bool STORE_WAIT = true>
+ * into Ys (swizzled as x), then one bulk tensor copy a warpgroup to y,
+ * waited for until it has read Ys. D_IN_REGS: D of the thread's 16 columns
+ * read once; CLIP: a packed row's last chunk of a sequence (below). */
+template <typename T, bool D_IN_REGS, bool CLIP = false>
 static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
                                                  const WgmmaArgs &a, const CUtensorMap *ymap, int64_t b, int64_t h,
                                                  int64_t t0, int len) {
@@ -405,10 +403,8 @@ static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const 
     fence_async_smem();
     asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
     if (!CLIP || wg * 64 + 64 <= len) {
-        if (thread_index() % 128 == 0 && wg * 64 < len) {
-            if (STORE_WAIT) tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
-            else tma_store_4d(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
-        }
+        if (thread_index() % 128 == 0 && wg * 64 < len)
+            tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
     } else {
         /* CLIP (a packed row's last chunk of a sequence): the copy would write
          * the next sequence's rows; rows below len go by 16-byte stores. */
