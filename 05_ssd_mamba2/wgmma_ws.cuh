@@ -58,7 +58,6 @@
 #define SSD_WGMMA_WS_CUH
 
 #include "ssd_wgmma.cuh"
-#include "wgmma_walk.cuh"
 
 #define WS_STAGES 2     // the tiles' ring: chunk c + 1's copies land while chunk c computes
 #define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (two warps work)
