@@ -167,7 +167,6 @@ static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const
  * chunks of pass 1: once the consumers have written chunk c's y into Ys, it
  * copies Ys out to y, waits until the copy has read it, brings chunk
  * c + 1's z into Ys (with z) and tells the consumers that Ys is theirs. */
-template <int SLABS>
 static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const WsWalk &w) {
     uint32_t u = 0;  // pass 1's chunks whose Ys has been handed to the consumers
     for (int c = w.c_first; c <= w.c_end; c++, u++) {
@@ -456,7 +455,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     if (tid >= 128) {
         warpgroup_regs_dec<WS_REGS_PRODUCER>();
         if (tid < 160) ws_produce<T, SLABS>(a, maps.t, w);
-        else if (tid == 160) ws_store<SLABS>(a, maps, w);
+        else if (tid == 160) ws_store(a, maps, w);
         return;
     }
     warpgroup_regs_inc<WS_REGS_CONSUMER>();
