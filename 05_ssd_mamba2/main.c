@@ -114,7 +114,7 @@ static const SsdVersion versions[] = {
      .unsupported = ssd_wgmma_split_unsupported,
      .run = ssd_wgmma_split_bc_fp32},
     {.info = {.name = "ssd_wgmma_ws",
-              .what = "version 14 split by role: a warp copies into two stages, a warpgroup computes chunks of 64",
+              .what = "version 14 split by role: warps copy tiles in and y out, a warpgroup computes chunks of 64",
               .gpu = true, .dtype = DT_FP16},
      .workspace_bytes = ssd_wgmma_ws_workspace,
      .unsupported = ssd_wgmma_ws_unsupported,

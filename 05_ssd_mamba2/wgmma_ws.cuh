@@ -9,8 +9,8 @@
  * Version 14's block is its own copy engine's client: thread 0 issues chunk
  * c + 1's copies once every warp has read chunk c's tiles (one stage, so
  * the copies start late in the chunk and the next chunk may wait for them),
- * and its state goes through L2 between chunks because two warpgroups of 8
- * warps at two blocks an SM leave 128 registers a thread. Here the work is
+ * and its state goes through L2 between chunks because two warpgroups (8
+ * warps) a block at two blocks an SM leave 128 registers a thread. Here the work is
  * split by role (warp specialization), a block being two warpgroups:
  *   - the producer warpgroup gives its registers back (setmaxnreg, 40 a
  *     thread) and two of its warps leave; the first walks the same chunks
@@ -77,7 +77,7 @@ static __host__ __device__ constexpr int ws_stage_bytes() { return (1 + 2 * SLAB
 /* A walk's place and its shared memory. */
 struct WsWalk {
     int seg, c_first, c_end;  // segment seg: chunks c_first .. c_end − 1 of 64
-    int b, h, g;
+    int b, h, g;              // its batch entry, head, and the head's group of B and C
     int64_t state_row;        // bh: its row of h0 and final_state
     bool last_seg;
     float *seg_end;           // fp32, fragment order: S_seg, published for segment seg + 1
@@ -218,11 +218,12 @@ static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], con
     }
 }
 
-/* ---- A chunk's products, each issued and committed without waiting (the
- * pieces of ops/ssd/ssd_wgmma.cuh wait for each before the next), so that a
- * chunk waits twice: once for C·S_in and C·Bᵀ, once for the rest. ---- */
+/* ---- A chunk's products, each issued and committed without waiting
+ * (state_product and causal_terms of ops/ssd/ssd_wgmma.cuh wait for each
+ * before the next), so that a chunk waits twice: once for C·S_in and C·Bᵀ,
+ * once for the rest. ---- */
 
-/* The state product, both n-tiles, into st: its A operand (w ∘ B)ᵀ built
+/* The state product, its SLABS n-tiles, into st: its A operand (w ∘ B)ᵀ built
  * as state_product builds it (Bᵀ by ldmatrix.trans, times w_j), every
  * fragment first, then every product. */
 template <typename T, int SLABS>
@@ -269,12 +270,12 @@ template <typename T>
 static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
                                                        const WsDecays &d, int row0) {
     const int t4 = thread_index() % 4;
-    const float ca = d.cum2[row0], cb = d.cum2[row0 + 8];
+    const float cum_a = d.cum2[row0], cum_b = d.cum2[row0 + 8];  // cum2 of this thread's rows
     uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
 #pragma unroll
     for (int e = 0; e < 32; e += 2) {
         const int j = (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
-        const float ci = (e & 2) ? cb : ca;
+        const float ci = (e & 2) ? cum_b : cum_a;
         const float p0 = j <= i ? s[e] * exp2_approx(ci - d.cum2[j]) * d.dts[j] : 0.f;
         const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - d.cum2[j + 1]) * d.dts[j + 1] : 0.f;
         pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
@@ -365,8 +366,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 }
 
 /* Element e of n-tile mt of this thread is state (pi, ni) =
- * ((e / 4)·8 + (e & 1) + 2·t4, mt·64 + (e & 2)·4 + n0), n0 = 16·wq + lane / 4
- * (frag_pn): its offset in a (p, N) row block is e's own multiple of N plus
+ * (p0 + (e / 4)·8 + (e & 1), n0 + (e & 2)·4), p0 = 2·(lane % 4),
+ * n0 = mt·64 + 16·wq + lane / 4 (frag_pn): its offset in a (p, N) row block is e's own multiple of N plus
  * this thread's. The loops below run once a walk, so they are written to be
  * short: 32-bit offsets, and the bounds of p and N tested per element only
  * where the tile reaches past them (as straight-line code with 64-bit
@@ -394,7 +395,7 @@ static __device__ __forceinline__ void ws_entering_state(float (&v)[32], const W
         if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
 }
 
-/* The walk's last state, both n-tiles, to final_state. */
+/* The walk's last state, its slabs (SLABS) n-tiles, to final_state. */
 static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w,
                                                       int slabs) {
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4);
