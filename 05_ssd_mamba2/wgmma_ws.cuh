@@ -51,9 +51,9 @@
  * commit 2f1feb42eeeb against version 12's 0.603 in the same call. Nsight
  * Compute there: 5,200 warp instructions a (b, h, chunk of 64) (version 12:
  * 7,000 a 64 steps), issue slots 42% busy, 7.0 cycles between a warp's
- * instructions, DRAM 31%, L2 37%, 8 computing warps an SM; tensor pipe 18%
- * at commit b387823bd1ab (0.50 ms): bound by the latency of each chunk's
- * chain in one warpgroup (products, P, the next entering state, y). */
+ * instructions, DRAM 31%, L2 37%, tensor pipe 17%, 8 computing warps an
+ * SM: bound by the latency of each chunk's chain in one warpgroup
+ * (products, P, the next entering state, y). */
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
 
