@@ -65,8 +65,9 @@ static TmaMaps wgmma_maps(const SsdTensors *t, int Q) {
     return m;
 }
 
-/* The kernels' arguments; ring_slot: floats a state of the ring takes. */
-static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_slot, int heads_per_block) {
+/* The kernels' arguments; ring_slot: floats a state of the ring takes; Q:
+ * the kernel's chunk (wgmma_chunk, or 64 for versions 16-19). */
+static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_slot, int heads_per_block, int Q) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
     a.x = t->x; a.dt = t->dt; a.B = t->B; a.C = t->C; a.z = t->z;
@@ -77,7 +78,7 @@ static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_s
     a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + wgmma_counter_bytes(s));
     a.ring_slot = ring_slot;
     a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
-    a.nchunks = (int)ceil_div(s->seqlen, wgmma_chunk(s));
+    a.nchunks = (int)ceil_div(s->seqlen, Q);
     a.heads_per_block = heads_per_block;
     a.segments = 1; a.seg_chunks = a.nchunks;
     a.cu_seqlens = nullptr; a.chunk_states = nullptr; a.nseq = 0; a.problem_chunk = s->chunk;
@@ -100,7 +101,7 @@ template <typename T, bool FRAG_RING, bool HEAD_LOOP, bool TMA = false>
 static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
     const WgmmaArgs a = wgmma_args(t, workspace, FRAG_RING ? wgmma_ring_slot(s) : s->headdim * s->dstate,
-                                   heads_per_block);
+                                   heads_per_block, wgmma_chunk(s));
     const int Q = wgmma_chunk(s);
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
@@ -147,9 +148,7 @@ extern "C" void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace) {
 /* Version 16 (wgmma_split.cu): version 12's arguments and ring at chunks of
  * 64, the ring started. */
 WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace) {
-    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(&t->s), 1);
-    a.nchunks = (int)ceil_div(t->s.seqlen, 64);
-    a.seg_chunks = a.nchunks;
+    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(&t->s), 1, 64);
     ring_start(&a, &t->s, workspace, true);
     return a;
 }
@@ -203,7 +202,7 @@ extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
 template <typename T, bool PACKED>
 static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspace) {
     const SsdShape *s = &t->s;
-    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1);
+    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1, wgmma_chunk(s));
     if (PACKED) {
         a.cu_seqlens = pk->cu_seqlens;
         a.chunk_states = pk->chunk_states;
@@ -269,8 +268,7 @@ extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) {
 template <typename T>
 static void launch_ws(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
-    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1);
-    a.nchunks = (int)ceil_div(s->seqlen, 64);
+    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1, 64);
     ws_segments(s, &a.segments, &a.seg_chunks);
     const int slabs = wgmma_slabs(s);
     /* The stages' tiles, the entering state, y, the stages' decays. */

@@ -395,7 +395,9 @@ static __device__ __forceinline__ void ws_entering_state(float (&v)[32], const W
         if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
 }
 
-/* The walk's last state, its slabs (SLABS) n-tiles, to final_state. */
+/* The walk's last state, its slabs (SLABS) n-tiles, to final_state. The loop
+ * over n-tiles takes slabs at run time and picks the tile by a select, so
+ * that it stays rolled: one copy of the 32 stores to fetch, not two. */
 static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w,
                                                       int slabs) {
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4);
