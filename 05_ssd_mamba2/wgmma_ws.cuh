@@ -85,6 +85,7 @@ struct WsWalk {
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
     unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: z, then y
+    float *Dcol;              // (64,) fp32: D of each column p of y (0 past P, or without D)
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
     uint64_t *ys_free;        // Ys may be written: the chunk before's y has been read out, this one's z is in
     uint64_t *ys_written;     // this chunk's y is in Ys (a consumer warp's arrival each)
@@ -186,34 +187,40 @@ static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const Ws
     }
 }
 
-/* y = acc + D·x, times silu(z) with z read from Ys, as 16-bit pairs into Ys
- * in place (x's swizzled layout, rows row0 and row0 + 8, this thread's
- * column pairs; rows past L leave by no copy).
+/* y = acc + D·x, times silu(z) with z read from Ys (Z: with z), as 16-bit
+ * pairs into Ys in place (x's swizzled layout, rows row0 and row0 + 8, this
+ * thread's column pairs; rows past L leave by no copy). This step sits
+ * between the chunk's two barriers, so it is written as straight-line code
+ * whose loads are all issued before its first store: D of each column
+ * from Dcol (filled once a walk), z a template flag, the 16 offsets one
+ * row's plus a constant (row0 + 8 has row0's swizzle, 1024 bytes on).
  * out = acc + x * D; out = out * F.silu(z) */
-template <typename T>
+template <typename T, bool Z>
 static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
-                                                    const WgmmaArgs &a, int64_t h, int row0) {
+                                                    const float *Dcol, int row0) {
     using T2 = typename Pair<T>::type;
     const int t4 = thread_index() % 4;
-    const float D_head = a.D && !a.D_per_channel ? a.D[h] : 0.f;
+    T2 x2[8][2], z2[8][2];  // x and z pairs: column group nt, row row0 + 8·half_row
 #pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-        const int pi = nt * 8 + t4 * 2;
-        const float d0 = D_of_column(a, h, D_head, pi), d1 = D_of_column(a, h, D_head, pi + 1);
+    for (int nt = 0; nt < 8; nt++)
 #pragma unroll
         for (int half_row = 0; half_row < 2; half_row++) {
-            const int i = row0 + half_row * 8;
-            const T2 x2 = *reinterpret_cast<const T2 *>(Xs + sw128_offset(i, pi));
-            float v0 = fmaf(d0, Pair<T>::lo(x2), yacc[nt * 4 + half_row * 2]);
-            float v1 = fmaf(d1, Pair<T>::hi(x2), yacc[nt * 4 + half_row * 2 + 1]);
-            T2 *at = reinterpret_cast<T2 *>(Ys + sw128_offset(i, pi));
-            if (a.z) {
-                const T2 z2 = *at;
-                const float z0 = Pair<T>::lo(z2), z1 = Pair<T>::hi(z2);
-                v0 *= z0 / (1.f + __expf(-z0));
-                v1 *= z1 / (1.f + __expf(-z1));
+            const uint32_t at = sw128_offset(row0, nt * 8 + t4 * 2) + half_row * 1024;
+            x2[nt][half_row] = *reinterpret_cast<const T2 *>(Xs + at);
+            if (Z) z2[nt][half_row] = *reinterpret_cast<const T2 *>(Ys + at);
+        }
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+        const float2 d = *reinterpret_cast<const float2 *>(Dcol + nt * 8 + t4 * 2);
+#pragma unroll
+        for (int half_row = 0; half_row < 2; half_row++) {
+            float v0 = fmaf(d.x, Pair<T>::lo(x2[nt][half_row]), yacc[nt * 4 + half_row * 2]);
+            float v1 = fmaf(d.y, Pair<T>::hi(x2[nt][half_row]), yacc[nt * 4 + half_row * 2 + 1]);
+            if (Z) {
+                v0 *= silu_fast(Pair<T>::lo(z2[nt][half_row]));
+                v1 *= silu_fast(Pair<T>::hi(z2[nt][half_row]));
             }
-            *at = Pair<T>::narrow(v0, v1);
+            *reinterpret_cast<T2 *>(Ys + sw128_offset(row0, nt * 8 + t4 * 2) + half_row * 1024) = Pair<T>::narrow(v0, v1);
         }
     }
 }
@@ -273,12 +280,18 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
     const float cum_a = d.cum2[row0], cum_b = d.cum2[row0 + 8];  // cum2 of this thread's rows
     uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
 #pragma unroll
-    for (int e = 0; e < 32; e += 2) {
-        const int j = (e / 4) * 8 + t4 * 2, i = row0 + (e & 2) * 4;
-        const float ci = (e & 2) ? cum_b : cum_a;
-        const float p0 = j <= i ? s[e] * exp2_approx(ci - d.cum2[j]) * d.dts[j] : 0.f;
-        const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - d.cum2[j + 1]) * d.dts[j + 1] : 0.f;
-        pf[e / 8][(e % 8) / 2] = pack16<T>(p0, p1);
+    for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
+        const int j = cg * 8 + t4 * 2;
+        const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
+        const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
+#pragma unroll
+        for (int half_row = 0; half_row < 2; half_row++) {
+            const int e = cg * 4 + half_row * 2, i = row0 + half_row * 8;
+            const float ci = half_row ? cum_b : cum_a;
+            const float p0 = j <= i ? s[e] * exp2_approx(ci - cum_j.x) * dt_j.x : 0.f;
+            const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum_j.y) * dt_j.y : 0.f;
+            pf[cg / 2][(cg % 2) * 2 + half_row] = pack16<T>(p0, p1);
+        }
     }
     wgmma_fence();
 #pragma unroll
@@ -353,7 +366,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
         mbar_wait(w.ys_free, (uint32_t)(c - w.c_first) & 1);
-        ws_y_to_smem<T>(yacc, stage, w.Ys, a, w.h, row0);
+        if (a.z) ws_y_to_smem<T, true>(yacc, stage, w.Ys, w.Dcol, row0);
+        else ws_y_to_smem<T, false>(yacc, stage, w.Ys, w.Dcol, row0);
         fence_async_smem();  // the state's and y's stores, before wgmma and the copy read them
         consumers_sync();
         __syncwarp();
@@ -421,6 +435,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
     __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES], ys_free, ys_written;
+    __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y
     const int tid = threadIdx.x;
     if (tid == 0) {
         item = atomicAdd(a.ticket, 1);
@@ -454,6 +469,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     w.empty = empty;
     w.ys_free = &ys_free;
     w.ys_written = &ys_written;
+    w.Dcol = Dcol;
 
     if (tid >= 128) {
         warpgroup_regs_dec<WS_REGS_PRODUCER>();
@@ -491,7 +507,9 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
             while (load_acquire(a.published + bh) < w.seg) __nanosleep(64);
         consumers_sync();
     }
-    /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
+    /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs;
+     * D of each column of y, read once (the barrier below orders it). */
+    if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
         ws_entering_state(st[mt], a, w, mt);
