@@ -276,22 +276,30 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
 template <typename T>
 static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
                                                        const WsDecays &d, int row0) {
-    const int t4 = thread_index() % 4;
+    const int t4 = thread_index() % 4, wq = thread_index() / 32;
     const float cum_a = d.cum2[row0], cum_b = d.cum2[row0 + 8];  // cum2 of this thread's rows
+    const float r = exp2_approx(cum_b - cum_a);  // <= 1: row0 + 8's decay from row0
     uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
 #pragma unroll
     for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
+        if (cg > 2 * wq + 1) {        // past both of this warp's rows: zero
+            pf[cg / 2][(cg % 2) * 2] = pf[cg / 2][(cg % 2) * 2 + 1] = 0u;
+            continue;
+        }
         const int j = cg * 8 + t4 * 2;
         const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
         const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
+        float pa[2], pb[2];
 #pragma unroll
-        for (int half_row = 0; half_row < 2; half_row++) {
-            const int e = cg * 4 + half_row * 2, i = row0 + half_row * 8;
-            const float ci = half_row ? cum_b : cum_a;
-            const float p0 = j <= i ? s[e] * exp2_approx(ci - cum_j.x) * dt_j.x : 0.f;
-            const float p1 = j + 1 <= i ? s[e + 1] * exp2_approx(ci - cum_j.y) * dt_j.y : 0.f;
-            pf[cg / 2][(cg % 2) * 2 + half_row] = pack16<T>(p0, p1);
+        for (int u = 0; u < 2; u++) {
+            /* Up to row0, row0 + 8's term is row0's times r (one exp for both rows). */
+            const bool below = j + u <= row0;
+            const float e = exp2_approx((below ? cum_a : cum_b) - (u ? cum_j.y : cum_j.x)) * (u ? dt_j.y : dt_j.x);
+            pa[u] = below ? s[cg * 4 + u] * e : 0.f;
+            pb[u] = j + u <= row0 + 8 ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
         }
+        pf[cg / 2][(cg % 2) * 2] = pack16<T>(pa[0], pa[1]);
+        pf[cg / 2][(cg % 2) * 2 + 1] = pack16<T>(pb[0], pb[1]);
     }
     wgmma_fence();
 #pragma unroll
