@@ -188,41 +188,45 @@ static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const Ws
 }
 
 /* y = acc + D·x, times silu(z) with z read from Ys (Z: with z), as 16-bit
- * pairs into Ys in place (x's swizzled layout, rows row0 and row0 + 8, this
- * thread's column pairs; rows past L leave by no copy). This step sits
- * between the chunk's two barriers, so it is written as straight-line code
- * whose loads are all issued before its first store: D of each column
- * from Dcol (filled once a walk), z a template flag, the 16 offsets one
- * row's plus a constant (row0 + 8 has row0's swizzle, 1024 bytes on).
+ * pairs into Ys in place (x's swizzled layout; rows past L leave by no
+ * copy). This step sits between the chunk's two barriers, so it is short
+ * straight-line code: x and z come by ldmatrix and y leaves by stmatrix,
+ * whose 8x8 matrices hold pairs in the accumulator's layout (matrix m of
+ * group i: columns 8·(2i + m / 2) .., rows row0 + 8·(m % 2)), four
+ * instructions for the warp's 16 rows instead of 16 loads or stores a
+ * thread; D of each column comes from Dcol, filled once a walk.
  * out = acc + x * D; out = out * F.silu(z) */
 template <typename T, bool Z>
-static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], const unsigned char *Xs, unsigned char *Ys,
+static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uint32_t xs, uint32_t ys,
                                                     const float *Dcol, int row0) {
     using T2 = typename Pair<T>::type;
-    const int t4 = thread_index() % 4;
-    T2 x2[8][2], z2[8][2];  // x and z pairs: column group nt, row row0 + 8·half_row
+    const int lane = thread_index() % 32, t4 = lane % 4, q = lane / 8;
+    const int row_q = row0 - lane / 4 + (q % 2) * 8 + lane % 8;  // the row whose address this lane gives
+    uint32_t x4[4][4], z4[4][4], y4[4][4];                     // group i, matrix m: one pair each
 #pragma unroll
-    for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-        for (int half_row = 0; half_row < 2; half_row++) {
-            const uint32_t at = sw128_offset(row0, nt * 8 + t4 * 2) + half_row * 1024;
-            x2[nt][half_row] = *reinterpret_cast<const T2 *>(Xs + at);
-            if (Z) z2[nt][half_row] = *reinterpret_cast<const T2 *>(Ys + at);
-        }
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-        const float2 d = *reinterpret_cast<const float2 *>(Dcol + nt * 8 + t4 * 2);
-#pragma unroll
-        for (int half_row = 0; half_row < 2; half_row++) {
-            float v0 = fmaf(d.x, Pair<T>::lo(x2[nt][half_row]), yacc[nt * 4 + half_row * 2]);
-            float v1 = fmaf(d.y, Pair<T>::hi(x2[nt][half_row]), yacc[nt * 4 + half_row * 2 + 1]);
-            if (Z) {
-                v0 *= silu_fast(Pair<T>::lo(z2[nt][half_row]));
-                v1 *= silu_fast(Pair<T>::hi(z2[nt][half_row]));
-            }
-            *reinterpret_cast<T2 *>(Ys + sw128_offset(row0, nt * 8 + t4 * 2) + half_row * 1024) = Pair<T>::narrow(v0, v1);
-        }
+    for (int i = 0; i < 4; i++) {
+        const uint32_t at = sw128_offset(row_q, (2 * i + q / 2) * 8);
+        ldsm_x4(x4[i], xs + at);
+        if (Z) ldsm_x4(z4[i], ys + at);
     }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            const int nt = 2 * i + m / 2, e = nt * 4 + (m % 2) * 2;  // e: the pair's place in yacc
+            const float2 d = *reinterpret_cast<const float2 *>(Dcol + nt * 8 + t4 * 2);
+            const T2 x2 = *reinterpret_cast<const T2 *>(&x4[i][m]);
+            float v0 = fmaf(d.x, Pair<T>::lo(x2), yacc[e]);
+            float v1 = fmaf(d.y, Pair<T>::hi(x2), yacc[e + 1]);
+            if (Z) {
+                const T2 z2 = *reinterpret_cast<const T2 *>(&z4[i][m]);
+                v0 *= silu_fast(Pair<T>::lo(z2));
+                v1 *= silu_fast(Pair<T>::hi(z2));
+            }
+            y4[i][m] = pack16<T>(v0, v1);
+        }
+#pragma unroll
+    for (int i = 0; i < 4; i++) stsm_x4(ys + sw128_offset(row_q, (2 * i + q / 2) * 8), y4[i]);
 }
 
 /* ---- A chunk's products, each issued and committed without waiting
@@ -321,8 +325,7 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
-        unsigned char *stage = w.stages + s * ws_stage_bytes<SLABS>();
-        const uint32_t xs = smem_addr(stage), bs = xs + WS_TILE, cs = bs + SLABS * WS_TILE;
+        const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), bs = xs + WS_TILE, cs = bs + SLABS * WS_TILE;
         const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
         const float cum_last = d.cum2[len - 1];
@@ -374,8 +377,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
         mbar_wait(w.ys_free, (uint32_t)(c - w.c_first) & 1);
-        if (a.z) ws_y_to_smem<T, true>(yacc, stage, w.Ys, w.Dcol, row0);
-        else ws_y_to_smem<T, false>(yacc, stage, w.Ys, w.Dcol, row0);
+        if (a.z) ws_y_to_smem<T, true>(yacc, xs, smem_addr(w.Ys), w.Dcol, row0);
+        else ws_y_to_smem<T, false>(yacc, xs, smem_addr(w.Ys), w.Dcol, row0);
         fence_async_smem();  // the state's and y's stores, before wgmma and the copy read them
         consumers_sync();
         __syncwarp();
