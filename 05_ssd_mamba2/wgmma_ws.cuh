@@ -44,14 +44,16 @@
  *
  * FLOPs a (b, h, chunk of 64), N 128, p 64: 2QpN for the state, 2QpN for
  * C·S_in, 2·64²·(N + p) for the diagonal tile: 3.7 MFLOP, 18% fewer a step
- * than chunks of 128 (no off-diagonal tiles); exps and bytes as version 12,
- * without the ring.
+ * than chunks of 128 (no off-diagonal tiles); bytes as version 12, without
+ * the ring; P's exps about 1,400 a chunk (one serves both of a thread's
+ * rows up to the first one, and the warps skip the columns past theirs),
+ * where an exp an element below the diagonal is 2,080.
  *
- * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.459 ms at
- * commit 2f1feb42eeeb against version 12's 0.603 in the same call. Nsight
- * Compute there: 5,200 warp instructions a (b, h, chunk of 64) (version 12:
- * 7,000 a 64 steps), issue slots 42% busy, 7.0 cycles between a warp's
- * instructions, DRAM 31%, L2 37%, tensor pipe 17%, 8 computing warps an
+ * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.349 ms at
+ * commit e671b20932ba against version 12's 0.606 in the same call. Nsight
+ * Compute there: 3,900 warp instructions a (b, h, chunk of 64) (version 12:
+ * 7,300 a 64 steps), issue slots 45% busy, 6.5 cycles between a warp's
+ * instructions, DRAM 43%, L2 48%, tensor pipe 41%, 8 computing warps an
  * SM: bound by the latency of each chunk's chain in one warpgroup
  * (products, P, the next entering state, y). */
 #ifndef SSD_WGMMA_WS_CUH
@@ -274,7 +276,11 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
 }
 
 /* acc += P·x, P = CB ∘ exp(cum_i − cum_j)·dt_j below the diagonal (the
- * chunk is one 64 x 64 tile), from s = C·Bᵀ of rows row0, row0 + 8.
+ * chunk is one 64 x 64 tile), from s = C·Bᵀ of rows row0, row0 + 8. Up to
+ * row0, exp(cum_b − cum_j) = exp(cum_b − cum_a)·exp(cum_a − cum_j), both
+ * factors at most 1: one exp serves both rows. Warp wq's rows end at
+ * 16·wq + 15, so its column groups past 2·wq + 1 are zero and skipped
+ * (a branch the whole warp takes).
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
  * acc += tl.dot(cb, x) */
 template <typename T>
