@@ -280,7 +280,7 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     if (t->z) maps.z = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
-    ring_start(&a, s, workspace, false);
+    if (a.segments > 1) ring_start(&a, s, workspace, false);  // the ticket and the flags; one segment uses neither
     kernel<<<(unsigned)ws_items(s), WS_THREADS, smem>>>(a, maps);
     cuda_check_launch();
 }

@@ -14,7 +14,8 @@
  * split by role (warp specialization), a block being two warpgroups:
  *   - the producer warpgroup gives its registers back (setmaxnreg, 40 a
  *     thread) and two of its warps leave; the first walks the same chunks
- *     ahead of the consumers: for each chunk it waits until a stage is free
+ *     ahead of the consumers: for each chunk it reads the chunk's dt (the
+ *     loads' latency runs during the next wait), waits until a stage is free
  *     (its `empty` barrier), lane 0 issues the chunk's x, B and C copies into
  *     it, and all 32 lanes form the chunk's decays (dt, its cumulative sum,
  *     the state product's weights) into the stage and arrive on its `full`
@@ -28,9 +29,9 @@
  *     computes chunks of 64, so that it holds a chunk's 64 rows alone and
  *     the whole state, two n-tiles of 32 accumulators a thread, stays in its
  *     registers from one chunk to the next. A chunk's products are issued
- *     together and waited for twice (ws_consume); once every thread of a
- *     warp is done with the stage, its lane 0 arrives on `empty` (four
- *     arrivals free a stage);
+ *     together and waited for twice (ws_consume); each thread arrives on
+ *     `empty` once it is done with the stage (128 arrivals free it: each
+ *     reader's own release, which compute-sanitizer's racecheck follows);
  *   - the consumers meet at named barrier 1 (128 threads), never at
  *     __syncthreads: the producer runs its own loop.
  * Shared memory at N 128: two stages of x (8 KiB), B and C (16 KiB each)
@@ -116,7 +117,7 @@ static __device__ __forceinline__ WsDecays ws_decays_of(const WsWalk &w, int s) 
  * (32 arrivals and the copies' bytes complete the phase). */
 template <typename T, int SLABS>
 static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
-                                                bool with_C) {
+                                                bool with_C, float2 dt_raw) {
     const int lane = threadIdx.x % 32, t0 = c * 64;
     uint64_t *full = &w.full[s];
     if (lane == 0) {
@@ -131,10 +132,9 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
     }
     const WsDecays d = ws_decays_of(w, s);
     const int64_t len = min((int64_t)64, a.L - t0), j = 2 * lane;
-    const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
     const float bias = a.dt_bias ? a.dt_bias[w.h] : 0.f, A2 = a.A[w.h] * LOG2E_F;
-    const float d0 = j < len ? delta_of(to_float(dt[j * a.H]), bias, a.softplus) : 0.f;
-    const float d1 = j + 1 < len ? delta_of(to_float(dt[(j + 1) * a.H]), bias, a.softplus) : 0.f;
+    const float d0 = j < len ? delta_of(dt_raw.x, bias, a.softplus) : 0.f;
+    const float d1 = j + 1 < len ? delta_of(dt_raw.y, bias, a.softplus) : 0.f;
     // dA_cs = tl.cumsum(dA, axis=0) with dA = dt * A
     const float a0 = d0 * A2, a01 = a0 + d1 * A2;
     float incl = a01;  // Σ over steps 0 .. j + 1
@@ -152,6 +152,17 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
     mbar_arrive(full);  // releases this lane's writes of the decays
 }
 
+/* dt of steps 2·lane and 2·lane + 1 of chunk c (0 past L), read before the
+ * producer waits for a free stage, so that the loads' latency runs during
+ * the wait. */
+template <typename T>
+static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c) {
+    const int lane = threadIdx.x % 32;
+    const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
+    const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
+    return make_float2(j < len ? to_float(dt[j * a.H]) : 0.f, j + 1 < len ? to_float(dt[(j + 1) * a.H]) : 0.f);
+}
+
 /* The producer warp: every chunk of the walk in the consumers' order, pass
  * 0's (x and B; segments but the last) then pass 1's (x, B and C), each
  * into the next stage once its consumers have given it back. */
@@ -161,8 +172,9 @@ static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
         for (int c = w.c_first; c < w.c_end; c++, k++) {
             const int s = (int)(k % WS_STAGES);
+            const float2 dt_raw = ws_dt_load<T>(a, w, c);
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-            ws_stage<T, SLABS>(a, maps, w, c, s, pass == 1);
+            ws_stage<T, SLABS>(a, maps, w, c, s, pass == 1, dt_raw);
         }
 }
 
@@ -356,8 +368,7 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
             wgmma_wait<0>();
             wgmma_touch(st[0]);
             wgmma_touch(st[1]);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(&w.empty[s]);  // this warp has read x and B
+            mbar_arrive(&w.empty[s]);  // this thread has read x, B and the decays
             continue;
         }
         wgmma_wait<1>();  // C·S_in and C·Bᵀ are in; the state product may still run
@@ -387,11 +398,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         else ws_y_to_smem<T, false>(yacc, xs, smem_addr(w.Ys), w.Dcol, row0);
         fence_async_smem();  // the state's and y's stores, before wgmma and the copy read them
         consumers_sync();
-        __syncwarp();
-        if (lane == 0) {
-            mbar_arrive(w.ys_written);
-            mbar_arrive(&w.empty[s]);  // this warp has read x, B and C
-        }
+        mbar_arrive(&w.empty[s]);                  // this thread has read x, B, C and the decays
+        if (lane == 0) mbar_arrive(w.ys_written);  // the barrier ordered every lane's y before it
     }
     return seg_log2;
 }
@@ -455,16 +463,18 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y
     const int tid = threadIdx.x;
     if (tid == 0) {
-        item = atomicAdd(a.ticket, 1);
+        item = a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
         for (int s = 0; s < WS_STAGES; s++) {
             mbar_init(&full[s], 32);  // the producer's lanes, and the bytes of the copies
-            mbar_init(&empty[s], 4);  // lane 0 of each consumer warp
+            mbar_init(&empty[s], 128);  // each consumer thread, after its last read of the stage
         }
         mbar_init(&ys_free, 1);     // the storer, and z's bytes
         mbar_init(&ys_written, 4);  // lane 0 of each consumer warp
     }
     __syncthreads();  // the block's last barrier of all its threads
-    /* Work item (segment, b, h), segment-major, as version 14. */
+    /* Work item (segment, b, h), segment-major, as version 14: with segments,
+     * taken by ticket, so that a segment's block starts only after those of
+     * the segments before it (it waits for their states). */
     const int BH = (int)(a.batch * a.H);  // the launcher's check: items < 2^31
     WsWalk w;
     w.seg = item / BH;
