@@ -50,9 +50,10 @@
  * rows up to the first one, and the warps skip the columns past theirs),
  * where an exp an element below the diagonal is 2,080.
  *
- * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.349 ms at
- * commit e671b20932ba against version 12's 0.606 in the same call. Nsight
- * Compute there: 3,900 warp instructions a (b, h, chunk of 64) (version 12:
+ * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.307 ms at
+ * commit d05b861bac5c against version 12's 0.611 in the same call. Nsight
+ * Compute at e671b20932ba (0.349 ms, before the copying warp read dt ahead
+ * of its wait): 3,900 warp instructions a (b, h, chunk of 64) (version 12:
  * 7,300 a 64 steps), issue slots 45% busy, 6.5 cycles between a warp's
  * instructions, DRAM 43%, L2 48%, tensor pipe 41%, 8 computing warps an
  * SM: bound by the latency of each chunk's chain in one warpgroup
