@@ -9,6 +9,10 @@ build/obj/05_ssd_mamba2/wgmma.o build/obj/05_ssd_mamba2/wgmma_split.o: NVFLAGS :
     -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
 
 # make sanitize: p 64 with N 128 is the fused kernels' compiled-in tile, N 7 their generic path.
+# The second set has enough (b, h) walks (256) that the walking versions cut none into
+# segments, so each walk reuses its stages of tiles (the small set's segments are one chunk).
 SANITIZE_SSD_SHAPES = --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
 SANITIZE_SSD_DSTATES = 7 128
-SANITIZE_05_ssd_mamba2 = "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)"
+SANITIZE_SSD_WALKS = --batch 8 --seqlen 200 --heads 32 --headdim 64 --chunk 64 --h0
+SANITIZE_05_ssd_mamba2 = "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
+    "05_ssd_mamba2" "$(SANITIZE_SSD_WALKS)" "128"
