@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
     }
     if (own < 0 || own * 16 >= len) return;
     if (helped) {
-        asm volatile("bar.sync %0, 64;" ::"r"(1 + slot) : "memory");
+        named_barrier_sync<64>(1 + slot);
 #pragma unroll
         for (int nt = 0; nt < FUSED_PMAX / 8; nt++)
 #pragma unroll

@@ -271,8 +271,7 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1, 64);
     ws_segments(s, &a.segments, &a.seg_chunks);
     const int slabs = wgmma_slabs(s);
-    /* The stages' tiles, the entering state, y, the stages' decays. */
-    const size_t smem = 1024 + (size_t)(WS_STAGES * (1 + 2 * slabs) + slabs + 1) * WS_TILE + WS_STAGES * WS_DECAYS;
+    const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
     WsMaps maps;
     memset(&maps, 0, sizeof maps);
@@ -281,7 +280,7 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     if (a.segments > 1) ring_start(&a, s, workspace, false);  // the ticket and the flags; one segment uses neither
-    kernel<<<(unsigned)ws_items(s), WS_THREADS, smem>>>(a, maps);
+    kernel<<<(unsigned)(a.segments * s->batch * s->heads), WS_THREADS, smem>>>(a, maps);
     cuda_check_launch();
 }
 extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }

@@ -69,7 +69,7 @@
 #define WS_REGS_CONSUMER 216  // two blocks an SM: 2·128·(216 + 40) = the SM's 65536
 
 /* The consumers' barrier: named barrier 1, their 128 threads. */
-static __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 128;" ::: "memory"); }
+static __device__ __forceinline__ void consumers_sync() { named_barrier_sync<128>(1); }
 
 /* Bytes of a (64, 64) 16-bit tile, of a stage's tiles (x, B's and C's
  * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit). */
@@ -77,6 +77,13 @@ static __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync
 #define WS_DECAYS (64 * 10)
 template <int SLABS>
 static __host__ __device__ constexpr int ws_stage_bytes() { return (1 + 2 * SLABS) * WS_TILE; }
+/* A block's dynamic shared memory, in the kernel's order: the stages'
+ * tiles, the entering state Ss, Ys, the stages' decays, and 1024 bytes to
+ * align the start for the 128-byte swizzle. */
+template <int SLABS>
+static __host__ __device__ constexpr size_t ws_smem_bytes() {
+    return 1024 + (size_t)WS_STAGES * ws_stage_bytes<SLABS>() + (SLABS + 1) * WS_TILE + WS_STAGES * WS_DECAYS;
+}
 
 /* A walk's place and its shared memory. */
 struct WsWalk {

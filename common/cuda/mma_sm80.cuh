@@ -29,6 +29,14 @@ static __device__ __forceinline__ uint32_t smem_addr(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* Named barrier `id` (1-15; 0 is __syncthreads') for THREADS threads of the
+ * block, a multiple of 32: the warps that share a piece of work meet there
+ * while the block's other warps run on. */
+template <int THREADS>
+static __device__ __forceinline__ void named_barrier_sync(int id) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(THREADS) : "memory");
+}
+
 /* Four 8x8 fp16 matrices; thread t gives the row address of matrix t / 8. */
 static __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"

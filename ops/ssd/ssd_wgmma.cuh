@@ -403,7 +403,7 @@ static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const 
         }
     }
     fence_async_smem();
-    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are written
+    named_barrier_sync<128>(1 + wg);  // this warpgroup's rows are written
     if (!CLIP || wg * 64 + 64 <= len) {
         if (thread_index() % 128 == 0 && wg * 64 < len)
             tma_store_4d_wait(ymap, Ys + wg * 64 * 128, 0, (int)h, (int)(t0 + wg * 64), (int)b);
