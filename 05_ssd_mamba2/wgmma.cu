@@ -261,15 +261,22 @@ extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
     if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
     return NULL;
 }
-/* The counters, then each work item's S_seg (fragment order). */
+/* A flag per work item and the ticket, then each work item's slot: the
+ * state its segment publishes (fragment order) and the segment's decay,
+ * padded to 128 bytes. */
+static size_t ws_counter_bytes(const SsdShape *s) { return ((size_t)(ws_items(s) + 1) * sizeof(int) + 255) / 256 * 256; }
+static int64_t ws_slot_floats(const SsdShape *s) { return wgmma_ring_slot(s) + 32; }
 extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) {
-    return wgmma_counter_bytes(s) + (size_t)(ws_items(s) * wgmma_ring_slot(s)) * sizeof(float);
+    return ws_counter_bytes(s) + (size_t)(ws_items(s) * ws_slot_floats(s)) * sizeof(float);
 }
 template <typename T>
 static void launch_ws(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
-    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1, 64);
+    WgmmaArgs a = wgmma_args(t, workspace, ws_slot_floats(s), 1, 64);
     ws_segments(s, &a.segments, &a.seg_chunks);
+    const int64_t items = a.segments * s->batch * s->heads;
+    a.ticket = a.published + items;
+    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + ws_counter_bytes(s));
     const int slabs = wgmma_slabs(s);
     const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
@@ -279,8 +286,9 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     if (t->z) maps.z = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
-    if (a.segments > 1) ring_start(&a, s, workspace, false);  // the ticket and the flags; one segment uses neither
-    kernel<<<(unsigned)(a.segments * s->batch * s->heads), WS_THREADS, smem>>>(a, maps);
+    if (a.segments > 1)  // the flags and the ticket; one segment uses neither
+        cuda_check(cudaMemsetAsync(workspace, 0, ws_counter_bytes(s)));
+    kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
     cuda_check_launch();
 }
 extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }

@@ -38,10 +38,15 @@
  * and decays, the entering state (16 KiB), z and then y (8 KiB): 106 KiB,
  * two blocks an SM.
  *
- * Segments as version 14: at b·h under two walks an SM, a (b, h) is cut
- * into segments whose pass 0 computes the state they add (x and B only)
- * and hands it on, then pass 1 walks again with outputs. The producer
- * issues the same sequence of chunks (pass 0's without C).
+ * Segments: at b·h under two walks an SM, a (b, h) is cut into segments
+ * (as version 14) whose pass 0 computes the state they add (x and B only),
+ * then pass 1 walks again with outputs. Version 14 hands the states on
+ * in a chain (segment s waits for s − 1's end state, adds its own, and
+ * publishes its end state for s + 1: at batch 1 a chain of seven
+ * hand-offs); here each segment publishes its own state and decay at once,
+ * and segment s sums the entering state from all of them
+ * (ws_sum_published): one wait, and at most s loads of a state from L2.
+ * The producer issues the same sequence of chunks (pass 0's without C).
  *
  * FLOPs a (b, h, chunk of 64), N 128, p 64: 2QpN for the state, 2QpN for
  * C·S_in, 2·64²·(N + p) for the diagonal tile: 3.7 MFLOP, 18% fewer a step
@@ -89,10 +94,8 @@ static __host__ __device__ constexpr size_t ws_smem_bytes() {
 struct WsWalk {
     int seg, c_first, c_end;  // segment seg: chunks c_first .. c_end − 1 of 64
     int b, h, g;              // its batch entry, head, and the head's group of B and C
-    int64_t state_row;        // bh: its row of h0 and final_state
+    int bh;                   // b·H + h: its row of h0 and final_state; its item is seg·b·H + bh
     bool last_seg;
-    float *seg_end;           // fp32, fragment order: S_seg, published for segment seg + 1
-    const float *prev_end;    // fp32, fragment order: S_{seg−1} (seg > 0)
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
     unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: z, then y
@@ -423,23 +426,54 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
  * walk as much as ten chunks). */
 static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
 
-/* n-tile mt of S_{seg−1}, the state entering the segment: segment seg − 1's
- * published end state, or for the first h0 (zero without). */
-static __device__ __forceinline__ void ws_entering_state(float (&v)[32], const WgmmaArgs &a, const WsWalk &w, int mt) {
-    if (w.seg > 0) {
-        frag_load(v, w.prev_end, mt, false);
-        return;
-    }
+/* n-tile mt of h0 of the walk's (b, h) (zero without). */
+static __device__ __forceinline__ void ws_h0_tile(float (&v)[32], const WgmmaArgs &a, const WsWalk &w, int mt) {
 #pragma unroll
     for (int e = 0; e < 32; e++) v[e] = 0.f;
     if (!a.h0) return;
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4),
               n0 = mt * 64 + 16 * (thread_index() / 32) + lane / 4;
-    const float *src = a.h0 + w.state_row * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
-    const bool inside = p0 + 57 < P && n0 + 8 < N;                  // every element of the tile
+    const float *src = a.h0 + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
+    const bool inside = p0 + 57 < P && n0 + 8 < N;                    // every element of the tile
 #pragma unroll
     for (int e = 0; e < 32; e++)
         if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
+}
+
+/* Segment j's slot of the ring: its state S_j^pub in fragment order, then
+ * its decay exp(Σ dA) over the segment (fp32 after the state's floats). */
+static __device__ __forceinline__ float *ws_slot(const WgmmaArgs &a, const WsWalk &w, int j) {
+    return a.ring + ((int64_t)j * a.batch * a.H + w.bh) * a.ring_slot;
+}
+#define WS_SLOT_DECAY(SLABS) (SLABS * 64 * 64)
+
+/* The state entering segment seg > 0, summed from what the segments before
+ * it published (each its own state from zero, the first's with h0 in it),
+ * the latest first: S_{seg−1} = Σ_{j<seg} (Π_{j<i<seg} decay_i)·S_j^pub.
+ * No segment waits for another's sum, so the hand-offs are not a chain:
+ * every segment waits once, for the pass 0 of those before it.
+ * states = scale * states + new_states (_state_passing_fwd_kernel), unrolled */
+template <int SLABS>
+static __device__ __forceinline__ void ws_sum_published(float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w) {
+    for (int j = thread_index(); j < w.seg; j += 128)  // this thread's share of the flags
+        while (load_acquire(a.published + (int64_t)j * a.batch * a.H + w.bh) == 0) __nanosleep(64);
+    consumers_sync();  // every flag seen: the slots' stores happened before the loads below
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
+    float f = 1.f;  // Π decay_i over the segments between j and seg
+    for (int j = w.seg - 1; j >= 0; j--) {
+        const float *slot = ws_slot(a, w, j);
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++) {
+            float v[32];
+            frag_load(v, slot, mt, false);
+#pragma unroll
+            for (int e = 0; e < 32; e++) st[mt][e] = fmaf(f, v[e], st[mt][e]);
+        }
+        f *= __ldcg(slot + WS_SLOT_DECAY(SLABS));
+    }
 }
 
 /* The walk's last state, its slabs (SLABS) n-tiles, to final_state. The loop
@@ -450,7 +484,7 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], 
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4);
     for (int mt = 0; mt < slabs; mt++) {
         const int n0 = mt * 64 + 16 * (thread_index() / 32) + lane / 4;
-        float *dst = a.final_state + w.state_row * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
+        float *dst = a.final_state + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
         const bool inside = p0 + 57 < P && n0 + 8 < N;
 #pragma unroll
         for (int e = 0; e < 32; e++)
@@ -490,12 +524,10 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     w.b = bh / (int)a.H;
     w.h = bh % (int)a.H;
     w.g = w.h / (int)(a.H / a.G);
-    w.state_row = bh;
+    w.bh = bh;
     w.c_first = w.seg * a.seg_chunks;
     w.c_end = min(a.nchunks, w.c_first + a.seg_chunks);
     w.last_seg = w.seg == a.segments - 1;
-    w.seg_end = a.ring + (int64_t)item * a.ring_slot;
-    w.prev_end = w.seg > 0 ? a.ring + ((int64_t)item - BH) * a.ring_slot : nullptr;
     w.stages = smem;
     w.Ss = w.stages + WS_STAGES * ws_stage_bytes<SLABS>();
     w.Ys = w.Ss + SLABS * WS_TILE;
@@ -520,34 +552,32 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
     uint32_t k = 0;
     if (!w.last_seg) {
-        /* ---- Pass 0: the segment's own state from zero, then
-         * S_seg = exp(Σ dA)·S_{seg−1} + it, published for segment seg + 1. */
+        /* ---- Pass 0: the segment's own state from zero (the first segment's
+         * with h0 carried through it: S_0^pub = S_0), published with the
+         * segment's decay without waiting for any other segment. */
         const float seg_decay = exp2_approx(ws_consume<T, SLABS, false>(a, w, st, k));
-        if (tid == 0 && w.seg > 0)
-            while (load_acquire(a.published + bh) < w.seg) __nanosleep(64);
-        consumers_sync();
+        float *slot = ws_slot(a, w, w.seg);
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) {
-            float before[32];
-            ws_entering_state(before, a, w, mt);
+            if (w.seg == 0) {
+                float h0[32];
+                ws_h0_tile(h0, a, w, mt);
 #pragma unroll
-            for (int e = 0; e < 32; e++) before[e] = st[mt][e] + seg_decay * before[e];
-            frag_store(w.seg_end, before, mt);
+                for (int e = 0; e < 32; e++) st[mt][e] = fmaf(seg_decay, h0[e], st[mt][e]);
+            }
+            frag_store(slot, st[mt], mt);
         }
-        consumers_sync();  // the warpgroup's writes of S_seg happen before thread 0's release
-        if (tid == 0) store_release(a.published + bh, w.seg + 1);
-    } else if (w.seg > 0) {
-        /* The last segment makes no pass 0: it waits here for S_{seg−1}. */
-        if (tid == 0)
-            while (load_acquire(a.published + bh) < w.seg) __nanosleep(64);
-        consumers_sync();
+        if (tid == 0) __stcg(slot + WS_SLOT_DECAY(SLABS), seg_decay);
+        consumers_sync();  // the warpgroup's writes of the slot happen before thread 0's release
+        if (tid == 0) store_release(a.published + item, 1);
     }
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs;
      * D of each column of y, read once (the barrier below orders it). */
     if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
+    if (w.seg > 0) ws_sum_published<SLABS>(st, a, w);
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
-        ws_entering_state(st[mt], a, w, mt);
+        if (w.seg == 0) ws_h0_tile(st[mt], a, w, mt);
         frag_to_smem<T>(smem_addr(w.Ss), st[mt], mt);
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them

@@ -30,8 +30,9 @@ struct WgmmaArgs {
     void *y;                           // (b, L, h, p) fp16 | bf16
     float *final_state;                // (b, h, p, N) fp32
     float *ring;                       // (b, h, 2, p, N) fp32: chunk c's end state in slot c % 2
-                                       // (versions 14-15: (segments, b, h, 2, slot), below)
+                                       // (versions 14-15: (segments, b, h, 2, slot), below; 18-19: (segments, b, h, slot))
     int *published;                    // (b, h): how many chunks (14-15: segments) have their end state out
+                                       // (18-19: (segments, b, h), 1 once the segment's state is out)
     int *ticket;                       // next work item: items go out in chunk-major order
     int64_t batch, L, H, P, G, N;
     int64_t ring_slot;                 // floats a ring slot holds
