@@ -56,7 +56,9 @@
  * where an exp an element below the diagonal is 2,080.
  *
  * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.307 ms at
- * commit d05b861bac5c against version 12's 0.611 in the same call. Nsight
+ * commit d05b861bac5c against version 12's 0.611 in the same call, 0.308
+ * at b5d7c5a81be9 (tensor pipe 42%); batch 1, L 8192 0.0850 (segments
+ * summed; 0.0922 with the chain). Nsight
  * Compute at e671b20932ba (0.349 ms, before the copying warp read dt ahead
  * of its wait): 3,900 warp instructions a (b, h, chunk of 64) (version 12:
  * 7,300 a 64 steps), issue slots 45% busy, 6.5 cycles between a warp's

@@ -237,10 +237,17 @@ def main():
         print(f"ssd: no S3 rows in plots/data/{CHAPTER}.csv; no chapter 05 figures")
         return 0
     home = main_device(rows)
+    every_device = rows
     rows = one_device(rows, home)
     draw_seqlen(rows, official, home)
     draw_memory(rows, home)
-    lines = scaling_lines([r for r in rows if r["device"] == home])
+    # Each version's scaling line from the device of its row at batch 1 and the
+    # longest L (the fastest first), named where it is not the device most of
+    # the drawn rows were timed on (as 06's figure).
+    found = scaling_lines(every_device)
+    scaling_home = main_device([r for _, _, rows_ in found for r in rows_
+                                if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L])
+    lines = [(f"{label}{device_suffix(rows_[0], scaling_home)}", dtype, rows_) for label, dtype, rows_ in found]
     if lines:
         draw_scaling(lines, "05: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{CHAPTER}_scaling.png")
     scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]
