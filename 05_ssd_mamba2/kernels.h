@@ -92,8 +92,9 @@ void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace);  // x, dt, z
 
 /* Version 14's walk with its roles split (wgmma_ws.cuh, sm_90a): one
  * warpgroup computes chunks of 64 with the state in its registers, one warp
- * copies the tiles into a ring of two stages, another copies y out and z in. p and N multiples of 8, N <=
- * 128, p <= 64. Workspace: the flags, and one state a (segment, b, h). */
+ * copies the tiles into a ring of two stages, another copies y out and z
+ * in. p and N multiples of 8, N <= 128, p <= 64. Workspace: a flag, and a
+ * state with its decay, a (segment, b, h). */
 const char *ssd_wgmma_ws_unsupported(const SsdShape *s);
 size_t ssd_wgmma_ws_workspace(const SsdShape *s);
 void ssd_wgmma_ws(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits

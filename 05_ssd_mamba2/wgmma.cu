@@ -42,11 +42,12 @@ extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
     return NULL;
 }
 
-/* One flag per (b, h) and the ticket, then the ring: (b, h, 2) slots of
- * 64 x 64·slabs fp32, enough for either order of a state. */
-static size_t wgmma_counter_bytes(const SsdShape *s) {
-    return ((size_t)(s->batch * s->heads + 1) * sizeof(int) + 255) / 256 * 256;
-}
+/* `flags` int flags and the ticket, rounded up so that the ring after them
+ * starts on 256 bytes. Versions 8-17: one flag per (b, h), then the ring:
+ * (b, h, 2) slots of 64 x 64·slabs fp32, enough for either order of a
+ * state. */
+static size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
+static size_t wgmma_counter_bytes(const SsdShape *s) { return counter_bytes(s->batch * s->heads); }
 static int64_t wgmma_ring_slot(const SsdShape *s) { return 64 * 64 * (int64_t)wgmma_slabs(s); }
 
 extern "C" size_t ssd_fused_wgmma_workspace(const SsdShape *s) {
@@ -65,17 +66,19 @@ static TmaMaps wgmma_maps(const SsdTensors *t, int Q) {
     return m;
 }
 
-/* The kernels' arguments; ring_slot: floats a state of the ring takes; Q:
- * the kernel's chunk (wgmma_chunk, or 64 for versions 16-19). */
-static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t ring_slot, int heads_per_block, int Q) {
+/* The kernels' arguments; flags: the flags before the ticket and the ring
+ * (counter_bytes); ring_slot: floats a state of the ring takes; Q: the
+ * kernel's chunk (wgmma_chunk, or 64 for versions 16-19). */
+static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t flags, int64_t ring_slot,
+                            int heads_per_block, int Q) {
     const SsdShape *s = &t->s;
     WgmmaArgs a;
     a.x = t->x; a.dt = t->dt; a.B = t->B; a.C = t->C; a.z = t->z;
     a.A = t->A; a.D = t->D; a.dt_bias = t->dt_bias; a.h0 = t->initial_states;
     a.y = t->y; a.final_state = t->final_state;
     a.published = static_cast<int *>(workspace);
-    a.ticket = a.published + s->batch * s->heads;
-    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + wgmma_counter_bytes(s));
+    a.ticket = a.published + flags;
+    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(flags));
     a.ring_slot = ring_slot;
     a.batch = s->batch; a.L = s->seqlen; a.H = s->heads; a.P = s->headdim; a.G = s->groups; a.N = s->dstate;
     a.nchunks = (int)ceil_div(s->seqlen, Q);
@@ -100,8 +103,9 @@ static void ring_start(const WgmmaArgs *a, const SsdShape *s, void *workspace, b
 template <typename T, bool FRAG_RING, bool HEAD_LOOP, bool TMA = false>
 static void launch_wgmma(const SsdTensors *t, void *workspace, int heads_per_block) {
     const SsdShape *s = &t->s;
-    const WgmmaArgs a = wgmma_args(t, workspace, FRAG_RING ? wgmma_ring_slot(s) : s->headdim * s->dstate,
-                                   heads_per_block, wgmma_chunk(s));
+    const WgmmaArgs a = wgmma_args(t, workspace, s->batch * s->heads,
+                                   FRAG_RING ? wgmma_ring_slot(s) : s->headdim * s->dstate, heads_per_block,
+                                   wgmma_chunk(s));
     const int Q = wgmma_chunk(s);
     const size_t smem = wgmma_smem_bytes(s);
     const bool two = wgmma_slabs(s) == 2;
@@ -148,7 +152,7 @@ extern "C" void ssd_wgmma_tma_bf16(const SsdTensors *t, void *workspace) {
 /* Version 16 (wgmma_split.cu): version 12's arguments and ring at chunks of
  * 64, the ring started. */
 WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace) {
-    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(&t->s), 1, 64);
+    WgmmaArgs a = wgmma_args(t, workspace, t->s.batch * t->s.heads, wgmma_ring_slot(&t->s), 1, 64);
     ring_start(&a, &t->s, workspace, true);
     return a;
 }
@@ -202,7 +206,7 @@ extern "C" size_t ssd_wgmma_walk_workspace(const SsdShape *s) {
 template <typename T, bool PACKED>
 static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspace) {
     const SsdShape *s = &t->s;
-    WgmmaArgs a = wgmma_args(t, workspace, wgmma_ring_slot(s), 1, wgmma_chunk(s));
+    WgmmaArgs a = wgmma_args(t, workspace, s->batch * s->heads, wgmma_ring_slot(s), 1, wgmma_chunk(s));
     if (PACKED) {
         a.cu_seqlens = pk->cu_seqlens;
         a.chunk_states = pk->chunk_states;
@@ -261,23 +265,22 @@ extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
     if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
     return NULL;
 }
-/* A flag per work item and the ticket, then each work item's slot: the
- * state its segment publishes (fragment order) and the segment's decay,
- * padded to 128 bytes. */
-static size_t ws_counter_bytes(const SsdShape *s) { return ((size_t)(ws_items(s) + 1) * sizeof(int) + 255) / 256 * 256; }
-static int64_t ws_slot_floats(const SsdShape *s) { return wgmma_ring_slot(s) + 32; }
+/* A flag per work item and the ticket, then each work item's slot
+ * (ws_slot_floats: the state its segment publishes and the segment's decay). */
 extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) {
-    return ws_counter_bytes(s) + (size_t)(ws_items(s) * ws_slot_floats(s)) * sizeof(float);
+    const int64_t items = ws_items(s);
+    return counter_bytes(items) + (size_t)(items * ws_slot_floats(wgmma_slabs(s))) * sizeof(float);
 }
 template <typename T>
 static void launch_ws(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
-    WgmmaArgs a = wgmma_args(t, workspace, ws_slot_floats(s), 1, 64);
-    ws_segments(s, &a.segments, &a.seg_chunks);
-    const int64_t items = a.segments * s->batch * s->heads;
-    a.ticket = a.published + items;
-    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + ws_counter_bytes(s));
+    int segments = 1, seg_chunks = 1;
+    ws_segments(s, &segments, &seg_chunks);
+    const int64_t items = segments * s->batch * s->heads;
     const int slabs = wgmma_slabs(s);
+    WgmmaArgs a = wgmma_args(t, workspace, items, ws_slot_floats(slabs), 1, 64);
+    a.segments = segments;
+    a.seg_chunks = seg_chunks;
     const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
     WsMaps maps;
@@ -287,7 +290,7 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     if (a.segments > 1)  // the flags and the ticket; one segment uses neither
-        cuda_check(cudaMemsetAsync(workspace, 0, ws_counter_bytes(s)));
+        cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(items)));
     kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
     cuda_check_launch();
 }

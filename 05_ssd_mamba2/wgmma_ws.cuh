@@ -10,8 +10,9 @@
  * c + 1's copies once every warp has read chunk c's tiles (one stage, so
  * the copies start late in the chunk and the next chunk may wait for them),
  * and its state goes through L2 between chunks because two warpgroups (8
- * warps) a block at two blocks an SM leave 128 registers a thread. Here the work is
- * split by role (warp specialization), a block being two warpgroups:
+ * warps) a block at two blocks an SM leave 128 registers a thread. Here
+ * the work is split by role (warp specialization), a block being two
+ * warpgroups:
  *   - the producer warpgroup gives its registers back (setmaxnreg, 40 a
  *     thread) and two of its warps leave; the first walks the same chunks
  *     ahead of the consumers: for each chunk it reads the chunk's dt (the
@@ -58,12 +59,11 @@
  * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.307 ms at
  * commit d05b861bac5c against version 12's 0.611 in the same call, 0.308
  * at b5d7c5a81be9 (tensor pipe 42%); batch 1, L 8192 0.0850 (segments
- * summed; 0.0922 with the chain). Nsight
- * Compute at e671b20932ba (0.349 ms, before the copying warp read dt ahead
- * of its wait): 3,900 warp instructions a (b, h, chunk of 64) (version 12:
- * 7,300 a 64 steps), issue slots 45% busy, 6.5 cycles between a warp's
- * instructions, DRAM 43%, L2 48%, tensor pipe 41%, 8 computing warps an
- * SM: bound by the latency of each chunk's chain in one warpgroup
+ * summed; 0.0922 with the chain). Nsight Compute at e671b20932ba (0.349
+ * ms, before the copying warp read dt ahead of its wait): 3,900 warp
+ * instructions a (b, h, chunk of 64) (version 12: 7,300 a 64 steps), issue
+ * slots 45% busy, 6.5 cycles between a warp's instructions, DRAM 43%, L2
+ * 48%, tensor pipe 41%, 8 computing warps an SM: bound by the latency of each chunk's chain in one warpgroup
  * (products, P, the next entering state, y). */
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
@@ -419,8 +419,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 
 /* Element e of n-tile mt of this thread is state (pi, ni) =
  * (p0 + (e / 4)·8 + (e & 1), n0 + (e & 2)·4), p0 = 2·(lane % 4),
- * n0 = mt·64 + 16·wq + lane / 4 (frag_pn): its offset in a (p, N) row block is e's own multiple of N plus
- * this thread's. The loops below run once a walk, so they are written to be
+ * n0 = mt·64 + 16·wq + lane / 4 (frag_pn): its offset in a (p, N) row
+ * block is e's own multiple of N plus this thread's. The loops below run once a walk, so they are written to be
  * short: 32-bit offsets, and the bounds of p and N tested per element only
  * where the tile reaches past them (as straight-line code with 64-bit
  * indices and a test of h0 per element they came to 1,500 instructions a
@@ -442,12 +442,14 @@ static __device__ __forceinline__ void ws_h0_tile(float (&v)[32], const WgmmaArg
         if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
 }
 
-/* Segment j's slot of the ring: its state S_j^pub in fragment order, then
- * its decay exp(Σ dA) over the segment (fp32 after the state's floats). */
+/* Segment j's slot of the ring: its state S_j^pub in fragment order (slabs
+ * n-tiles), then at ws_slot_decay its decay exp(Σ dA) over the segment,
+ * padded to 128 bytes (the launcher's ring_slot is ws_slot_floats). */
+static __host__ __device__ constexpr int ws_slot_decay(int slabs) { return slabs * 64 * 64; }
+static __host__ __device__ constexpr int64_t ws_slot_floats(int slabs) { return ws_slot_decay(slabs) + 32; }
 static __device__ __forceinline__ float *ws_slot(const WgmmaArgs &a, const WsWalk &w, int j) {
     return a.ring + ((int64_t)j * a.batch * a.H + w.bh) * a.ring_slot;
 }
-#define WS_SLOT_DECAY(SLABS) (SLABS * 64 * 64)
 
 /* The state entering segment seg > 0, summed from what the segments before
  * it published (each its own state from zero, the first's with h0 in it),
@@ -474,7 +476,7 @@ static __device__ __forceinline__ void ws_sum_published(float (&st)[2][32], cons
 #pragma unroll
             for (int e = 0; e < 32; e++) st[mt][e] = fmaf(f, v[e], st[mt][e]);
         }
-        f *= __ldcg(slot + WS_SLOT_DECAY(SLABS));
+        f *= __ldcg(slot + ws_slot_decay(SLABS));
     }
 }
 
@@ -569,7 +571,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
             }
             frag_store(slot, st[mt], mt);
         }
-        if (tid == 0) __stcg(slot + WS_SLOT_DECAY(SLABS), seg_decay);
+        if (tid == 0) __stcg(slot + ws_slot_decay(SLABS), seg_decay);
         consumers_sync();  // the warpgroup's writes of the slot happen before thread 0's release
         if (tid == 0) store_release(a.published + item, 1);
     }

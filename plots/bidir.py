@@ -23,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, SCALING_BATCH_L, colors, draw_scaling, line_style, log_axes, save, scaling_lines,  # noqa: E402
+from ssd import (MARKERS, colors, draw_scaling, line_style, log_axes, save, scaling_home, scaling_lines,  # noqa: E402
                  series, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.sets import (BIDIR, CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
@@ -98,9 +98,8 @@ def main():
     # named where it is not the device most of the drawn rows were timed on.
     per_form = [(form, scaling_lines([r for r in every_device if pick(r)]))
                 for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra))]
-    scaling_home = main_device([r for _, form_lines in per_form for _, _, rows_ in form_lines for r in rows_
-                                if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L])
-    lines = [(f"{label}{device_suffix(rows_[0], scaling_home)}, {form} form", dtype, rows_)
+    home_of_lines = scaling_home([line for _, form_lines in per_form for line in form_lines])
+    lines = [(f"{label}{device_suffix(rows_[0], home_of_lines)}, {form} form", dtype, rows_)
              for form, form_lines in per_form for label, dtype, rows_ in form_lines]
     if lines:
         draw_scaling(lines, "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{BIDIR}_scaling.png")

@@ -204,6 +204,13 @@ def scaling_lines(rows):
              [o for o in rows if o["version"] == r["version"] and o["device"] == r["device"]]) for r in long]
 
 
+def scaling_home(lines):
+    """The device most of the rows that scaling lines [(label, dtype, rows)] draw were timed
+    on: a line from another device names its device (device_suffix)."""
+    return main_device([r for _, _, rows in lines for r in rows
+                        if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L])
+
+
 def draw_crossover(scan, ssd):
     fig, ax = plt.subplots(figsize=(9, 5.5))
     lines = [(scan, "03 ", "#1f77b4")]
@@ -245,9 +252,8 @@ def main():
     # longest L (the fastest first), named where it is not the device most of
     # the drawn rows were timed on (as 06's figure).
     found = scaling_lines(every_device)
-    scaling_home = main_device([r for _, _, rows_ in found for r in rows_
-                                if r["batch"] == 1 or r["seqlen"] == SCALING_BATCH_L])
-    lines = [(f"{label}{device_suffix(rows_[0], scaling_home)}", dtype, rows_) for label, dtype, rows_ in found]
+    home_of_lines = scaling_home(found)
+    lines = [(f"{label}{device_suffix(rows_[0], home_of_lines)}", dtype, rows_) for label, dtype, rows_ in found]
     if lines:
         draw_scaling(lines, "05: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{CHAPTER}_scaling.png")
     scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]

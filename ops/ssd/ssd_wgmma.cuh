@@ -1,9 +1,9 @@
 /* The fused SSD on Hopper's warpgroup matrix product (sm_90a): what its
  * kernels share. 05_ssd_mamba2's versions 8-13 (wgmma_kernel.cuh), 14-15
  * (wgmma_walk.cuh) and 18-19 (wgmma_ws.cuh) and 06_bidirectional's versions
- * 7-8 (wgmma.cu): their
- * arguments and tensor maps, 16-bit pairs, and the pieces of a chunk (decays,
- * state product, state fragments, causal terms, y out). */
+ * 7-8 (wgmma.cu): their arguments and tensor maps, 16-bit pairs, and the
+ * pieces of a chunk (decays, state product, state fragments, causal terms,
+ * y out). */
 #ifndef SSD_WGMMA_CUH
 #define SSD_WGMMA_CUH
 
