@@ -167,12 +167,16 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
 
 /* dt of steps 2·lane and 2·lane + 1 of chunk c (0 past L), read before the
  * producer waits for a free stage, so that the loads' latency runs during
- * the wait. */
+ * the wait; and chunk c + WS_DT_AHEAD's dt brought into L2 (the producer's
+ * chunks are a chain of these loads: where it does not wait for a stage,
+ * as in pass 0, each chunk would wait for its dt from DRAM). */
+#define WS_DT_AHEAD 4
 template <typename T>
 static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c) {
     const int lane = threadIdx.x % 32;
     const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
+    if (t0 + WS_DT_AHEAD * 64 + j < a.L) prefetch_l2(dt + (WS_DT_AHEAD * 64 + j) * a.H);
     return make_float2(j < len ? to_float(dt[j * a.H]) : 0.f, j + 1 < len ? to_float(dt[(j + 1) * a.H]) : 0.f);
 }
 
