@@ -176,7 +176,10 @@ static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const Ws
     const int lane = threadIdx.x % 32;
     const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
-    if (t0 + WS_DT_AHEAD * 64 + j < a.L) prefetch_l2(dt + (WS_DT_AHEAD * 64 + j) * a.H);
+    if (t0 + WS_DT_AHEAD * 64 + j + 1 < a.L) {  // both steps' lines (one line at H·2 bytes under 128)
+        prefetch_l2(dt + (WS_DT_AHEAD * 64 + j) * a.H);
+        prefetch_l2(dt + (WS_DT_AHEAD * 64 + j + 1) * a.H);
+    }
     return make_float2(j < len ? to_float(dt[j * a.H]) : 0.f, j + 1 < len ? to_float(dt[(j + 1) * a.H]) : 0.f);
 }
 
