@@ -58,13 +58,14 @@
  *
  * Measured (H100, S3 b 8 L 8192; tuning.md has each step): 0.307 ms at
  * commit d05b861bac5c against version 12's 0.611 in the same call, 0.308
- * at b5d7c5a81be9 (tensor pipe 42%); batch 1, L 8192 0.0850 (segments
- * summed; 0.0922 with the chain). Nsight Compute at e671b20932ba (0.349
- * ms, before the copying warp read dt ahead of its wait): 3,900 warp
- * instructions a (b, h, chunk of 64) (version 12: 7,300 a 64 steps), issue
- * slots 45% busy, 6.5 cycles between a warp's instructions, DRAM 43%, L2
- * 48%, tensor pipe 41%, 8 computing warps an SM: bound by the latency of each chunk's chain in one warpgroup
- * (products, P, the next entering state, y). */
+ * at 40d5635b1ef6 (tensor pipe 42%); batch 1, L 8192 0.0794 (segments
+ * summed, dt brought into L2 ahead; 0.0850 without the prefetch, 0.0922
+ * with the chain). Nsight Compute at e671b20932ba (0.349 ms, before the
+ * copying warp read dt ahead of its wait): 3,900 warp instructions a
+ * (b, h, chunk of 64) (version 12: 7,300 a 64 steps), issue slots 45%
+ * busy, 6.5 cycles between a warp's instructions, DRAM 43%, L2 48%, tensor
+ * pipe 41%, 8 computing warps an SM: bound by the latency of each chunk's
+ * chain in one warpgroup (products, P, the next entering state, y). */
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
 
@@ -169,14 +170,16 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
  * producer waits for a free stage, so that the loads' latency runs during
  * the wait; and chunk c + WS_DT_AHEAD's dt brought into L2 (the producer's
  * chunks are a chain of these loads: where it does not wait for a stage,
- * as in pass 0, each chunk would wait for its dt from DRAM). */
+ * as in pass 0, each chunk would wait for its dt from DRAM). Both steps'
+ * lines: a step's row of dt is H 16-bit values, one 128-byte line for
+ * both steps only while H·2 < 128. */
 #define WS_DT_AHEAD 4
 template <typename T>
 static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c) {
     const int lane = threadIdx.x % 32;
     const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
-    if (t0 + WS_DT_AHEAD * 64 + j + 1 < a.L) {  // both steps' lines (one line at H·2 bytes under 128)
+    if (t0 + WS_DT_AHEAD * 64 + j + 1 < a.L) {
         prefetch_l2(dt + (WS_DT_AHEAD * 64 + j) * a.H);
         prefetch_l2(dt + (WS_DT_AHEAD * 64 + j + 1) * a.H);
     }
@@ -427,12 +430,12 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 /* Element e of n-tile mt of this thread is state (pi, ni) =
  * (p0 + (e / 4)·8 + (e & 1), n0 + (e & 2)·4), p0 = 2·(lane % 4),
  * n0 = mt·64 + 16·wq + lane / 4 (frag_pn): its offset in a (p, N) row
- * block is e's own multiple of N plus this thread's. The loops below run once a walk, so they are written to be
- * short: 32-bit offsets, and the bounds of p and N tested per element only
- * where the tile reaches past them (as straight-line code with 64-bit
- * indices and a test of h0 per element they came to 1,500 instructions a
- * thread, each fetched once into the instruction cache, and cost a one-chunk
- * walk as much as ten chunks). */
+ * block is e's own multiple of N plus this thread's. The loops below run
+ * once a walk, so they are written to be short: 32-bit offsets, and the
+ * bounds of p and N tested per element only where the tile reaches past
+ * them (as straight-line code with 64-bit indices and a test of h0 per
+ * element they came to 1,500 instructions a thread, each fetched once into
+ * the instruction cache, and cost a one-chunk walk as much as ten chunks). */
 static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
 
 /* n-tile mt of h0 of the walk's (b, h) (zero without). */
