@@ -168,18 +168,20 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
 
 /* dt of steps 2·lane and 2·lane + 1 of chunk c (0 past L), read before the
  * producer waits for a free stage, so that the loads' latency runs during
- * the wait; and chunk c + WS_DT_AHEAD's dt brought into L2 (the producer's
- * chunks are a chain of these loads: where it does not wait for a stage,
- * as in pass 0, each chunk would wait for its dt from DRAM). Both steps'
- * lines: a step's row of dt is H 16-bit values, one 128-byte line for
- * both steps only while H·2 < 128. */
+ * the wait; and, when ahead (pass 0), chunk c + WS_DT_AHEAD's dt brought
+ * into L2: pass 0's chunks never wait for a stage, so they are a chain of
+ * these loads, each chunk waiting for its dt from DRAM. Pass 1 waits for
+ * its stages, which hides the loads; prefetching there too costs the long
+ * walks (batch 1, L 262144: 1.965 ms against 1.922, tuning.md). Both
+ * steps' lines: a step's row of dt is H 16-bit values, one 128-byte line
+ * for both steps only while H·2 < 128. */
 #define WS_DT_AHEAD 4
 template <typename T>
-static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c) {
+static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c, bool ahead) {
     const int lane = threadIdx.x % 32;
     const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
-    if (t0 + WS_DT_AHEAD * 64 + j + 1 < a.L) {
+    if (ahead && t0 + WS_DT_AHEAD * 64 + j + 1 < a.L) {
         prefetch_l2(dt + (WS_DT_AHEAD * 64 + j) * a.H);
         prefetch_l2(dt + (WS_DT_AHEAD * 64 + j + 1) * a.H);
     }
@@ -195,7 +197,7 @@ static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
         for (int c = w.c_first; c < w.c_end; c++, k++) {
             const int s = (int)(k % WS_STAGES);
-            const float2 dt_raw = ws_dt_load<T>(a, w, c);
+            const float2 dt_raw = ws_dt_load<T>(a, w, c, pass == 0);
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
             ws_stage<T, SLABS>(a, maps, w, c, s, pass == 1, dt_raw);
         }
