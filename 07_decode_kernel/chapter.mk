@@ -10,4 +10,5 @@ SANITIZE_07_decode_kernel = \
     "07_decode_kernel" "--form m2 --batch 2 --tokens 1,5 --heads 6 --headdim 24 --groups 3" "7 128" \
     "07_decode_kernel" "--form m1 --batch 2 --tokens 1,5 --dim 40" "7 16" \
     "07_decode_kernel" "--form m2 --batch 5 --slots 9 --intermediate --tokens 1,5 --heads 6 --headdim 24 --groups 3" "7 128" \
-    "07_decode_kernel" "--form m1 --batch 5 --slots 9 --intermediate --tokens 1,5 --dim 40" "7 16"
+    "07_decode_kernel" "--form m1 --batch 5 --slots 9 --intermediate --tokens 1,5 --dim 40" "7 16" \
+    "07_decode_kernel" "--form m1 --batch 64 --tokens 1,2 --dim 2048" "16"

@@ -203,6 +203,206 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
     }
 }
 
+/* ========================================================================
+ * Versions 10-12 on Mamba-1 rows: decode_staged_m1_kernel
+ *
+ * What changed from versions 6-9 on Mamba-1, whose profile at batch 256
+ * (H100, version 6) showed DRAM at 43% of its peak with 6.5 of a warp's
+ * 12.8 cycles between instructions waiting on its loads (64 registers, 4
+ * blocks an SM: too few bytes in flight): the state through shared memory,
+ * as version 10 brings Mamba-2's.
+ *  - A unit is kRows channels of one batch entry, contiguous in the state
+ *    (M1 (b, d, N)): one bulk copy, kM1Stages in flight a block, version
+ *    10's ring.
+ *  - A Mamba-1 row is N = 16 states: S = 4 lanes a row in fp32 (one 16-byte
+ *    vector each), 2 in 16 bits; a thread takes R rows of the unit,
+ *    kStagedThreads / S rows apart (a warp reads 512 contiguous bytes of
+ *    the buffer: no bank conflicts).
+ *  - What a unit needs besides the state (A's vector of each row, dt_bias,
+ *    D, and token 0's dt, x, z, B and C) is loaded before the thread waits
+ *    for the unit's copy, so that the two are in flight together.
+ * What it should buy: the state's loads no longer capped by registers, as
+ * in version 10 for Mamba-2.
+ * Units and stages, swept on an H100 (batch 16, 64 and 256, fp32 and fp16
+ * states, 07_decode_kernel/profile.md): R = 1 (units of 2 KiB: 32 fp32 or
+ * 64 16-bit rows) with 2 stages, fp32 batch 256 0.0335 ms against 0.0359
+ * with R = 2 and 0.0420 with R = 4 (8 KiB units; 3 or 4 stages no faster).
+ * Loading those inputs one unit ahead, in registers while the unit before
+ * computes, was within 3% in fp32 and up to 21% slower in 16 bits (87
+ * registers a thread: 5 blocks an SM): not kept.
+ * Its specialization: N = 16 (every Mamba-1 checkpoint), the state, A, B
+ * and C 16-byte aligned. Serve: as version 10 (padding units copy nothing).
+ * Bytes and exps: as versions 6 and 8.
+ * ====================================================================== */
+
+constexpr int kM1State = 16;         // N of a Mamba-1 row
+constexpr int kM1RowsPerThread = 1;  // R
+constexpr int kM1Stages = 2;         // units in flight per block
+
+/* Rows of a unit for a state of value_bytes a value: R rows a thread, N·value_bytes / 16 lanes a row. */
+static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) {
+    return kM1RowsPerThread * kStagedThreads * 16 / (kM1State * value_bytes);
+}
+
+/* What a thread needs of a unit besides the state: per row j its A·log2 e
+ * (its VE elements), dt_bias, D, and token 0's dt, x and z; token 0's B
+ * and C (its VE elements). */
+template <int R, int VE>
+struct M1Inputs {
+    bool valid[R];  // row j exists
+    float A2[R][VE], bias[R], D[R], dt[R], x[R], z[R];
+    float B[VE], C[VE];
+};
+
+template <typename F, bool Serve>
+__global__ void __launch_bounds__(kStagedThreads) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
+    constexpr int N = kM1State, VE = 16 / (int)sizeof(F);  // values per 16-byte vector
+    constexpr int S = N / VE, R = kM1RowsPerThread;       // lanes per row, rows per thread
+    constexpr int kRows = m1_unit_rows((int)sizeof(F)), kPass = kStagedThreads / S;  // a unit's rows; from a thread's row j to j + 1
+    const DecodeShape s = t.s;
+    const int64_t d = s.dim, T = s.tokens;
+    const F *x = static_cast<const F *>(t.x);    // (b, T, d)
+    const F *dt = static_cast<const F *>(t.dt);  // (b, T, d)
+    const F *B = static_cast<const F *>(t.B);    // (b, T, N)
+    const F *C = static_cast<const F *>(t.C);    // (b, T, N)
+    const F *z = static_cast<const F *>(t.z);    // (b, T, d), NULL without z
+    F *y = static_cast<F *>(t.y);                // (b, T, d), written
+    const F *state = reinterpret_cast<const F *>(t.state);  // (b | slots, d, N)
+    F *state_out = reinterpret_cast<F *>(t.state_out);     // (b | slots, d, N), written (may be state)
+    F *inter = Serve ? static_cast<F *>(pool.inter) : nullptr;  // (b, T, d, N), written; NULL when not asked
+    extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F: units of the state
+    F *stage = reinterpret_cast<F *>(smem);
+    __shared__ uint64_t full[kM1Stages];  // stage i's unit has landed
+    const int first = threadIdx.x / S, sub = threadIdx.x % S;  // the thread's row 0 in a unit, its vector of a row
+    const uint32_t upb = (uint32_t)ceil_div(d, (int64_t)kRows);  // units per batch entry
+
+    /* The state entry of batch entry bi: its own, or (Serve, a pool) its slot; -1 for padding. */
+    auto state_entry = [&](uint32_t bi) -> int64_t {
+        if (!Serve || !pool.slot_of) return bi;
+        const int32_t slot = pool.slot_of[bi];
+        return slot < 0 ? -1 : slot;
+    };
+    /* Thread 0: unit u's rows into stage buffer i (a batch entry's last unit may be short). */
+    auto issue = [&](int64_t u, int i) {
+        const uint32_t bi = (uint32_t)u / upb;
+        const int64_t c0 = (int64_t)((uint32_t)u - bi * upb) * kRows;
+        const int64_t rows = d - c0 < kRows ? d - c0 : kRows;
+        const int64_t se = state_entry(bi);
+        if (se < 0) {  // padding: no copy; the arrival alone completes the phase
+            mbar_arrive_expect_tx(&full[i], 0);
+            return;
+        }
+        const uint32_t bytes = (uint32_t)(rows * N * (int64_t)sizeof(F));
+        mbar_arrive_expect_tx(&full[i], bytes);
+        bulk_load(stage + i * kRows * N, state + (se * d + c0) * N, bytes, &full[i]);
+    };
+    /* The thread's inputs of unit u (token 0's; 0 for rows past d). */
+    auto load_inputs = [&](int64_t u, M1Inputs<R, VE> &in) {
+        const uint32_t bi = (uint32_t)u / upb;
+        const int64_t c0 = (int64_t)((uint32_t)u - bi * upb) * kRows + first, at = (int64_t)bi * T * d + c0;
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int64_t c = c0 + (int64_t)j * kPass;
+            const bool ok = in.valid[j] = c < d;
+#pragma unroll
+            for (int q = 0; q < VE; q += 4) {
+                float a4[4] = {0.f, 0.f, 0.f, 0.f};
+                if (ok) load_vec(t.A + c * N + sub * VE + q, a4);
+#pragma unroll
+                for (int e = 0; e < 4; e++) in.A2[j][q + e] = a4[e] * LOG2E_F;
+            }
+            in.bias[j] = ok && t.dt_bias ? t.dt_bias[c] : 0.f;
+            in.D[j] = ok && t.D ? t.D[c] : 0.f;
+            in.dt[j] = ok ? to_float(dt[at + j * kPass]) : 0.f;
+            in.x[j] = ok ? to_float(x[at + j * kPass]) : 0.f;
+            in.z[j] = ok && z ? to_float(z[at + j * kPass]) : 0.f;
+        }
+        load_vec(B + (int64_t)bi * T * N + sub * VE, in.B);
+        load_vec(C + (int64_t)bi * T * N + sub * VE, in.C);
+    };
+
+    if (threadIdx.x == 0)
+        for (int i = 0; i < kM1Stages; i++) mbar_init(&full[i], 1);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int i = 0; i < kM1Stages; i++)
+            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+
+    int64_t k = 0;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
+        const int i = (int)(k % kM1Stages);
+        const uint32_t bi32 = (uint32_t)u / upb;
+        const int64_t bi = bi32, se = state_entry(bi32);
+        const int64_t c0 = (int64_t)((uint32_t)u - bi32 * upb) * kRows + first;  // the thread's row 0 (channel)
+        const bool padding = se < 0;
+        M1Inputs<R, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
+        load_inputs(u, in);
+        float h[R][VE];  // the thread's states of row j
+        mbar_wait(&full[i], (uint32_t)((k / kM1Stages) & 1));
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            if (in.valid[j] && !padding) load_vec(stage + i * kRows * N + (first + j * kPass) * N + sub * VE, h[j]);
+            else
+#pragma unroll
+                for (int e = 0; e < VE; e++) h[j][e] = 0.f;
+        }
+        __syncthreads();  // every thread holds its rows: buffer i takes the unit kM1Stages ahead
+        if (threadIdx.x == 0 && u + (int64_t)kM1Stages * gridDim.x < units) issue(u + (int64_t)kM1Stages * gridDim.x, i);
+
+        for (int64_t tok = 0; tok < T; tok++) {
+            const int64_t at = (bi * T + tok) * d + c0;  // x, dt, z, y of row 0; row j kPass further
+            F *inter_row = Serve && inter ? inter + at * N + sub * VE : nullptr;
+            if (Serve && padding) {  // y and the intermediate states zeros (h holds zeros)
+#pragma unroll
+                for (int j = 0; j < R; j++) {
+                    if (sub == 0 && in.valid[j]) y[at + j * kPass] = from_float<F>(0.f);
+                    if (inter_row && in.valid[j]) store_stream(inter_row + (int64_t)j * kPass * N, h[j]);
+                }
+                continue;
+            }
+            if (tok > 0) {  // token tok's inputs (token 0's came with the unit's)
+                load_vec(B + (bi * T + tok) * N + sub * VE, in.B);
+                load_vec(C + (bi * T + tok) * N + sub * VE, in.C);
+#pragma unroll
+                for (int j = 0; j < R; j++) {
+                    in.dt[j] = in.valid[j] ? to_float(dt[at + j * kPass]) : 0.f;
+                    in.x[j] = in.valid[j] ? to_float(x[at + j * kPass]) : 0.f;
+                    in.z[j] = in.valid[j] && z ? to_float(z[at + j * kPass]) : 0.f;
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < R; j++) {
+                const float delta = in.valid[j] ? delta_poly(in.dt[j], in.bias[j], s.softplus) : 0.f;
+                const float dx = delta * in.x[j];
+                float acc = 0.f;  // the lane's share of y
+#pragma unroll
+                for (int e = 0; e < VE; e++) {
+                    // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
+                    const float dA = exp2_approx(delta * in.A2[j][e]);
+                    // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1")), dB = dt·B: as B·(dt·x)
+                    h[j][e] = fmaf(in.B[e], dx, h[j][e] * dA);
+                    // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
+                    acc = fmaf(h[j][e], in.C[e], acc);
+                }
+#pragma unroll
+                for (int off = S / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+                if (sub == 0 && in.valid[j]) {
+                    // out += (x * D).to(out.dtype)
+                    float out = acc + in.x[j] * in.D[j];
+                    // return (out if z is None else out * F.silu(z)).to(x.dtype)
+                    if (z) out *= silu(in.z[j]);
+                    y[at + j * kPass] = from_float<F>(out);
+                }
+                if (inter_row && in.valid[j]) store_stream(inter_row + (int64_t)j * kPass * N, h[j]);
+            }
+        }
+        if (!padding)
+#pragma unroll
+            for (int j = 0; j < R; j++)
+                if (in.valid[j]) store_stream(state_out + (se * d + c0 + (int64_t)j * kPass) * N + sub * VE, h[j]);
+    }
+}
+
 /* ---- Host side of versions 10, 11 and 12 ---- */
 
 /* K for N, or 0 where the kernel is not built for it. */
@@ -214,8 +414,12 @@ static int staged_k(int64_t N, size_t value_bytes) {
 }
 
 static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) {
-    if (s->form != DECODE_M2)
-        return "specialized for Mamba-2: a Mamba-1 row is N = 16 states with A per state (versions 6-9 take it)";
+    if (s->form == DECODE_M1) {
+        if (s->dstate != kM1State) return "Mamba-1 rows are built for N = 16 (every Mamba-1 checkpoint; versions 6-9 take any N)";
+        if (s->batch * ceil_div(s->dim, (int64_t)m1_unit_rows((int)value_bytes)) > INT32_MAX)
+            return "more than 2^31 - 1 units of rows (their indices are 32-bit)";
+        return NULL;
+    }
     if (!staged_k(s->dstate, value_bytes))
         return value_bytes == 4 ? "N must be 32, 64 or 128 (8 threads a row, 1, 2 or 4 vectors of 4 floats each)"
                                 : "N must be 64, 128 or 256 (8 threads a row, 1, 2 or 4 vectors of 8 16-bit values each)";
@@ -227,30 +431,52 @@ static const char *staged_unsupported(const DecodeShape *s, size_t value_bytes) 
 extern "C" const char *decode_staged_unsupported(const DecodeShape *s) { return staged_unsupported(s, 4); }
 extern "C" const char *decode_staged_state16_unsupported(const DecodeShape *s) { return staged_unsupported(s, 2); }
 
+/* The state, the intermediate states, B, C (and Mamba-1's A) 16-byte aligned, or exit 2. */
+static void check_staged_alignment(const DecodeTensors *t, const void *inter) {
+    if (!aligned(t->state, 16) || !aligned(t->state_out, 16) || !aligned(t->B, 16) || !aligned(t->C, 16) ||
+        !aligned(inter, 16) || (t->s.form == DECODE_M1 && !aligned(t->A, 16))) {
+        fprintf(stderr, "decode_staged: the state, the intermediate states, B, C and (Mamba-1) A must be 16-byte "
+                        "aligned (bulk copies, 16-byte loads and stores)\n");
+        exit(2);
+    }
+}
+
+/* Kernel k over `units` units: as many blocks as fit on the SMs with smem bytes of shared memory each (persistent). */
+template <typename Kernel>
+static void launch_persistent(Kernel k, const DecodeTensors *t, DecodePool pool, int64_t units, size_t smem,
+                              size_t *allowed) {
+    check_staged_alignment(t, pool.inter);
+    allow_smem(k, smem, allowed);
+    int per_sm = 0;
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kStagedThreads, smem));
+    const int64_t fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
+    const unsigned grid = (unsigned)(units < fit ? units : fit);
+    k<<<grid, kStagedThreads, smem>>>(*t, pool, units);
+    cuda_check_launch();
+}
+
 template <typename F, int K, bool Serve>
 static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
-    if (!aligned(t->state, 16) || !aligned(t->state_out, 16) || !aligned(t->B, 16) || !aligned(t->C, 16) ||
-        !aligned(pool.inter, 16)) {
-        fprintf(stderr, "decode_staged: the state, the intermediate states, B and C must be 16-byte aligned "
-                        "(bulk copies, 16-byte loads and stores)\n");
-        exit(2);
-    }
-    const int64_t units = s->batch * s->heads * ceil_div(s->headdim, kStagedRows);
-    const size_t smem = (size_t)kStages * kStagedRows * s->dstate * sizeof(F);
     static size_t allowed = 0;
-    allow_smem(decode_staged_kernel<F, K, Serve>, smem, &allowed);
-    int per_sm = 0;
-    cuda_check(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_staged_kernel<F, K, Serve>, kStagedThreads, smem));
-    const int64_t fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
-    const unsigned grid = (unsigned)(units < fit ? units : fit);
-    decode_staged_kernel<F, K, Serve><<<grid, kStagedThreads, smem>>>(*t, pool, units);
-    cuda_check_launch();
+    launch_persistent(decode_staged_kernel<F, K, Serve>, t, pool, s->batch * s->heads * ceil_div(s->headdim, kStagedRows),
+                      (size_t)kStages * kStagedRows * s->dstate * sizeof(F), &allowed);
+}
+
+template <typename F, bool Serve>
+static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
+    constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
+    static size_t allowed = 0;
+    launch_persistent(decode_staged_m1_kernel<F, Serve>, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
+                      (size_t)kM1Stages * rows * kM1State * sizeof(F), &allowed);
 }
 
 template <typename F, bool Serve>
 static void run_staged(const DecodeTensors *t, DecodePool pool) {
+    if (t->s.form == DECODE_M1) {
+        launch_staged_m1<F, Serve>(t, pool);
+        return;
+    }
     switch (staged_k(t->s.dstate, sizeof(F))) {
     case 1: launch_staged<F, 1, Serve>(t, pool); break;
     case 2: launch_staged<F, 2, Serve>(t, pool); break;

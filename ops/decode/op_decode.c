@@ -476,6 +476,9 @@ static const Problem CHECK_CASES[] = {
     {.batch = 3, .seqlen = 2, .dstate = 64, .groups = 2, .heads = 4, .headdim = 40, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 1, .dstate = 256, .groups = 1, .heads = 3, .headdim = 33, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 4, .dstate = 32, .groups = 2, .heads = 2, .headdim = 70, .has_z = true, .big_delta = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    /* The staged versions' Mamba-1 rows (N 16): units of 128 (fp32) and 256
+     * (16-bit) channels, d 300 ending on a short unit, T > 1. */
+    {.batch = 3, .seqlen = 2, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
     /* A server's: the states in a pool of shuffled slots with padding
      * entries (every third), T draft tokens with the state after each, both. */
     {.batch = 5, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 11},
@@ -485,6 +488,7 @@ static const Problem CHECK_CASES[] = {
     /* The same at the staged versions' N: a short last unit (p 20), g > 1. */
     {.batch = 5, .seqlen = 3, .dstate = 64, .groups = 2, .heads = 4, .headdim = 20, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .slots = 9, .intermediate = true},
     {.batch = 7, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 3, .headdim = 16, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .slots = 12},
+    {.batch = 5, .seqlen = 3, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 9, .intermediate = true},
 };
 
 /* Benchmark sets (docs/design.md §7, S4): one token, batch 1..256 (the state
