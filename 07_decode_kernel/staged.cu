@@ -236,12 +236,13 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * ====================================================================== */
 
 constexpr int kM1State = 16;         // N of a Mamba-1 row
+constexpr int kM1Threads = 128;      // threads per block
 constexpr int kM1RowsPerThread = 1;  // R
 constexpr int kM1Stages = 2;         // units in flight per block
 
 /* Rows of a unit for a state of value_bytes a value: R rows a thread, N·value_bytes / 16 lanes a row. */
 static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) {
-    return kM1RowsPerThread * kStagedThreads * 16 / (kM1State * value_bytes);
+    return kM1RowsPerThread * kM1Threads * 16 / (kM1State * value_bytes);
 }
 
 /* What a thread needs of a unit besides the state: per row j its A·log2 e
@@ -255,10 +256,10 @@ struct M1Inputs {
 };
 
 template <typename F, bool Serve>
-__global__ void __launch_bounds__(kStagedThreads) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
+__global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
     constexpr int N = kM1State, VE = 16 / (int)sizeof(F);  // values per 16-byte vector
     constexpr int S = N / VE, R = kM1RowsPerThread;       // lanes per row, rows per thread
-    constexpr int kRows = m1_unit_rows((int)sizeof(F)), kPass = kStagedThreads / S;  // a unit's rows; from a thread's row j to j + 1
+    constexpr int kRows = m1_unit_rows((int)sizeof(F)), kPass = kM1Threads / S;  // a unit's rows; from a thread's row j to j + 1
     const DecodeShape s = t.s;
     const int64_t d = s.dim, T = s.tokens;
     const F *x = static_cast<const F *>(t.x);    // (b, T, d)
@@ -441,17 +442,18 @@ static void check_staged_alignment(const DecodeTensors *t, const void *inter) {
     }
 }
 
-/* Kernel k over `units` units: as many blocks as fit on the SMs with smem bytes of shared memory each (persistent). */
+/* Kernel k over `units` units: blocks of `threads`, as many as fit on the
+ * SMs with smem bytes of shared memory each (persistent). */
 template <typename Kernel>
-static void launch_persistent(Kernel k, const DecodeTensors *t, DecodePool pool, int64_t units, size_t smem,
-                              size_t *allowed) {
+static void launch_persistent(Kernel k, int threads, const DecodeTensors *t, DecodePool pool, int64_t units,
+                              size_t smem, size_t *allowed) {
     check_staged_alignment(t, pool.inter);
     allow_smem(k, smem, allowed);
     int per_sm = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kStagedThreads, smem));
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
     const int64_t fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
     const unsigned grid = (unsigned)(units < fit ? units : fit);
-    k<<<grid, kStagedThreads, smem>>>(*t, pool, units);
+    k<<<grid, threads, smem>>>(*t, pool, units);
     cuda_check_launch();
 }
 
@@ -459,7 +461,8 @@ template <typename F, int K, bool Serve>
 static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
     static size_t allowed = 0;
-    launch_persistent(decode_staged_kernel<F, K, Serve>, t, pool, s->batch * s->heads * ceil_div(s->headdim, kStagedRows),
+    launch_persistent(decode_staged_kernel<F, K, Serve>, kStagedThreads, t, pool,
+                      s->batch * s->heads * ceil_div(s->headdim, kStagedRows),
                       (size_t)kStages * kStagedRows * s->dstate * sizeof(F), &allowed);
 }
 
@@ -467,7 +470,7 @@ template <typename F, bool Serve>
 static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
     constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
     static size_t allowed = 0;
-    launch_persistent(decode_staged_m1_kernel<F, Serve>, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
+    launch_persistent(decode_staged_m1_kernel<F, Serve>, kM1Threads, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
                       (size_t)kM1Stages * rows * kM1State * sizeof(F), &allowed);
 }
 
