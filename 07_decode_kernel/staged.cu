@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * What it should buy: the state's loads no longer capped by registers, as
  * in version 10 for Mamba-2.
  * Units and stages, swept on an H100 (batch 16, 64 and 256, fp32 and fp16
- * states, 07_decode_kernel/profile.md): R = 1 (units of 2 KiB: 32 fp32 or
+ * states, each sweep in one device call): R = 1 (units of 2 KiB: 32 fp32 or
  * 64 16-bit rows) with 2 stages, fp32 batch 256 0.0335 ms against 0.0359
  * with R = 2 and 0.0420 with R = 4 (8 KiB units; 3 or 4 stages no faster).
  * Loading those inputs one unit ahead, in registers while the unit before
