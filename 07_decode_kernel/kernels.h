@@ -46,7 +46,7 @@ void decode_lean_state16(const DecodeTensors *t, void *workspace);  // x, dt, z,
 void decode_lean_state_bf16(const DecodeTensors *t, void *workspace);  // x, dt, z, B, C, y, state bf16 bits
 
 /* 10, 11, 12: staged: units of state rows (Mamba-2: 16 rows of a head, 8
- * threads a row; Mamba-1: 128 channels in fp32, 256 in 16 bits, N 16)
+ * threads a row; Mamba-1: 32 channels in fp32, 64 in 16 bits, N 16)
  * brought into shared memory by one bulk copy each (cp.async.bulk on an
  * mbarrier), 2 units in flight per block, persistent blocks; the state back
  * by streaming 16-byte stores. What it should buy: the state's loads in

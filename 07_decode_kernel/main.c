@@ -65,7 +65,7 @@ static const DecodeVersion versions[] = {
      .graph = true,
      .run_serving = decode_lean_state_bf16_serving},
     {.info = {.name = "decode_staged",
-              .what = "6's step, the state through shared memory: a bulk copy a unit (M2 16 rows, M1 128), 2 in flight a block",
+              .what = "6's step, the state through shared memory: a bulk copy a unit (M2 16 rows, M1 32), 2 in flight a block",
               .gpu = true, .dtype = DT_FP32},
      .unsupported = decode_staged_unsupported,
      .run = decode_staged,

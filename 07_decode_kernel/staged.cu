@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    10's ring.
  *  - A Mamba-1 row is N = 16 states: S = 4 lanes a row in fp32 (one 16-byte
  *    vector each), 2 in 16 bits; a thread takes R rows of the unit,
- *    kStagedThreads / S rows apart (a warp reads 512 contiguous bytes of
+ *    kM1Threads / S rows apart (a warp reads 512 contiguous bytes of
  *    the buffer: no bank conflicts).
  *  - What a unit needs besides the state (A's vector of each row, dt_bias,
  *    D, and token 0's dt, x, z, B and C) is loaded before the thread waits
@@ -246,8 +246,8 @@ static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) {
 }
 
 /* What a thread needs of a unit besides the state: per row j its A·log2 e
- * (its VE elements), dt_bias, D, and token 0's dt, x and z; token 0's B
- * and C (its VE elements). */
+ * (its VE elements), dt_bias and D; and of the current token, per row its
+ * dt, x and z, and B and C (its VE elements). */
 template <int R, int VE>
 struct M1Inputs {
     bool valid[R];  // row j exists
@@ -297,10 +297,20 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
         mbar_arrive_expect_tx(&full[i], bytes);
         bulk_load(stage + i * kRows * N, state + (se * d + c0) * N, bytes, &full[i]);
     };
-    /* The thread's inputs of unit u (token 0's; 0 for rows past d). */
-    auto load_inputs = [&](int64_t u, M1Inputs<R, VE> &in) {
-        const uint32_t bi = (uint32_t)u / upb;
-        const int64_t c0 = (int64_t)((uint32_t)u - bi * upb) * kRows + first, at = (int64_t)bi * T * d + c0;
+    /* Token tok's inputs of batch entry bi's rows from channel c0 (0 for rows past d). */
+    auto load_token = [&](int64_t bi, int64_t c0, int64_t tok, M1Inputs<R, VE> &in) {
+        const int64_t at = (bi * T + tok) * d + c0;  // x, dt, z of row 0; row j kPass further
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            in.dt[j] = in.valid[j] ? to_float(dt[at + j * kPass]) : 0.f;
+            in.x[j] = in.valid[j] ? to_float(x[at + j * kPass]) : 0.f;
+            in.z[j] = in.valid[j] && z ? to_float(z[at + j * kPass]) : 0.f;
+        }
+        load_vec(B + (bi * T + tok) * N + sub * VE, in.B);
+        load_vec(C + (bi * T + tok) * N + sub * VE, in.C);
+    };
+    /* The thread's per-row inputs of batch entry bi's rows from channel c0, and token 0's. */
+    auto load_inputs = [&](int64_t bi, int64_t c0, M1Inputs<R, VE> &in) {
 #pragma unroll
         for (int j = 0; j < R; j++) {
             const int64_t c = c0 + (int64_t)j * kPass;
@@ -314,12 +324,8 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
             }
             in.bias[j] = ok && t.dt_bias ? t.dt_bias[c] : 0.f;
             in.D[j] = ok && t.D ? t.D[c] : 0.f;
-            in.dt[j] = ok ? to_float(dt[at + j * kPass]) : 0.f;
-            in.x[j] = ok ? to_float(x[at + j * kPass]) : 0.f;
-            in.z[j] = ok && z ? to_float(z[at + j * kPass]) : 0.f;
         }
-        load_vec(B + (int64_t)bi * T * N + sub * VE, in.B);
-        load_vec(C + (int64_t)bi * T * N + sub * VE, in.C);
+        load_token(bi, c0, 0, in);
     };
 
     if (threadIdx.x == 0)
@@ -337,7 +343,7 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
         const int64_t c0 = (int64_t)((uint32_t)u - bi32 * upb) * kRows + first;  // the thread's row 0 (channel)
         const bool padding = se < 0;
         M1Inputs<R, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
-        load_inputs(u, in);
+        load_inputs(bi, c0, in);
         float h[R][VE];  // the thread's states of row j
         mbar_wait(&full[i], (uint32_t)((k / kM1Stages) & 1));
 #pragma unroll
@@ -361,16 +367,7 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
                 }
                 continue;
             }
-            if (tok > 0) {  // token tok's inputs (token 0's came with the unit's)
-                load_vec(B + (bi * T + tok) * N + sub * VE, in.B);
-                load_vec(C + (bi * T + tok) * N + sub * VE, in.C);
-#pragma unroll
-                for (int j = 0; j < R; j++) {
-                    in.dt[j] = in.valid[j] ? to_float(dt[at + j * kPass]) : 0.f;
-                    in.x[j] = in.valid[j] ? to_float(x[at + j * kPass]) : 0.f;
-                    in.z[j] = in.valid[j] && z ? to_float(z[at + j * kPass]) : 0.f;
-                }
-            }
+            if (tok > 0) load_token(bi, c0, tok, in);  // token 0's came with the unit's
 #pragma unroll
             for (int j = 0; j < R; j++) {
                 const float delta = in.valid[j] ? delta_poly(in.dt[j], in.bias[j], s.softplus) : 0.f;

@@ -476,7 +476,7 @@ static const Problem CHECK_CASES[] = {
     {.batch = 3, .seqlen = 2, .dstate = 64, .groups = 2, .heads = 4, .headdim = 40, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 1, .dstate = 256, .groups = 1, .heads = 3, .headdim = 33, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
     {.batch = 2, .seqlen = 4, .dstate = 32, .groups = 2, .heads = 2, .headdim = 70, .has_z = true, .big_delta = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    /* The staged versions' Mamba-1 rows (N 16): units of 128 (fp32) and 256
+    /* The staged versions' Mamba-1 rows (N 16): units of 32 (fp32) and 64
      * (16-bit) channels, d 300 ending on a short unit, T > 1. */
     {.batch = 3, .seqlen = 2, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
     /* A server's: the states in a pool of shuffled slots with padding
