@@ -90,7 +90,7 @@ void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B
 size_t ssd_wgmma_split_bc_workspace(const SsdShape *s);
 void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 
-/* Version 14's walk with its roles split (wgmma_ws.cuh, sm_90a): one
+/* Version 14's walk with its roles split (ops/ssd/ssd_wgmma_ws.cuh, sm_90a): one
  * warpgroup computes chunks of 64 with the state in its registers, one warp
  * copies the tiles into a ring of two stages, another copies y out and z
  * in. p and N multiples of 8, N <= 128, p <= 64. Workspace: a flag, and a

@@ -1,8 +1,8 @@
 /* 05_ssd_mamba2, GPU, versions 8-15 and 18-19: the launchers of the fused
  * SSD on Hopper's warpgroup matrix product (sm_90a). The kernels, and what
  * each version changes and measured, are in wgmma_kernel.cuh (8-13),
- * wgmma_walk.cuh (14-15) and wgmma_ws.cuh (18-19), the pieces of a chunk
- * they use in ops/ssd/ssd_wgmma.cuh. */
+ * wgmma_walk.cuh (14-15) and ops/ssd/ssd_wgmma_ws.cuh (18-19, shared with
+ * 06), the pieces of a chunk they use in ops/ssd/ssd_wgmma.cuh. */
 #include "kernels.h"
 
 #include <limits.h>
@@ -12,7 +12,7 @@
 #include "launch.cuh"
 #include "wgmma_kernel.cuh"
 #include "wgmma_walk.cuh"
-#include "wgmma_ws.cuh"
+#include "ssd_wgmma_ws.cuh"
 
 /* ---- launch ---- */
 
@@ -42,11 +42,9 @@ extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
     return NULL;
 }
 
-/* `flags` int flags and the ticket, rounded up so that the ring after them
- * starts on 256 bytes. Versions 8-17: one flag per (b, h), then the ring:
- * (b, h, 2) slots of 64 x 64·slabs fp32, enough for either order of a
- * state. */
-static size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
+/* Versions 8-17: one flag per (b, h) and the ticket (counter_bytes,
+ * ops/ssd/ssd_wgmma_ws.cuh), then the ring: (b, h, 2) slots of
+ * 64 x 64·slabs fp32, enough for either order of a state. */
 static size_t wgmma_counter_bytes(const SsdShape *s) { return counter_bytes(s->batch * s->heads); }
 static int64_t wgmma_ring_slot(const SsdShape *s) { return 64 * 64 * (int64_t)wgmma_slabs(s); }
 
@@ -157,18 +155,8 @@ WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace) {
     return a;
 }
 
-/* Versions 14-15 and 18-19: the segments of each (b, h)'s walk in chunks
- * of Q. As many as fill the places the GPU has for blocks (per_sm an SM)
- * when there are fewer (b, h) than places, at most one a chunk; then no
- * segment is left empty. */
-static void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {
-    const int64_t nchunks = ceil_div(s->seqlen, Q);
-    const int64_t places = per_sm * (int64_t)sm_count(), bh = s->batch * s->heads;
-    const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
-    *seg_chunks = (int)ceil_div(nchunks, want);
-    *segments = (int)ceil_div(nchunks, *seg_chunks);
-}
-/* Version 14's blocks an SM: two at chunks of 128, three at 64. */
+/* Versions 14-15: the segments of each (b, h)'s walk (walk_segments,
+ * ops/ssd/ssd_wgmma_ws.cuh); version 14's blocks an SM: two at chunks of 128, three at 64. */
 static void walk14_segments(const SsdShape *s, int *segments, int *seg_chunks) {
     walk_segments(s, wgmma_chunk(s), wgmma_chunk(s) == 128 ? 2 : 3, segments, seg_chunks);
 }
@@ -248,51 +236,24 @@ extern "C" void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace)
     launch_walk<__nv_bfloat16, true>(&pk->t, pk, workspace);
 }
 
-/* Versions 18-19: walks in chunks of 64, two blocks an SM. */
-static void ws_segments(const SsdShape *s, int *segments, int *seg_chunks) {
-    walk_segments(s, 64, 2, segments, seg_chunks);
-}
-static int64_t ws_items(const SsdShape *s) {
-    int segments = 1, seg_chunks = 1;
-    ws_segments(s, &segments, &seg_chunks);
-    return segments * s->batch * s->heads;
-}
-/* Segments number at most the chunks: the bound needs no device (ws_items
- * asks for the SMs). */
+/* Versions 18-19: walks in chunks of 64, two blocks an SM (ws_launch in
+ * ops/ssd/ssd_wgmma_ws.cuh). Segments number at most the chunks: the bound
+ * needs no device (ws_items asks for the SMs). */
 extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
     const char *why = wgmma_unsupported(s, true);
     if (why) return why;
     if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
     return NULL;
 }
-/* A flag per work item and the ticket, then each work item's slot
- * (ws_slot_floats: the state its segment publishes and the segment's decay). */
-extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) {
-    const int64_t items = ws_items(s);
-    return counter_bytes(items) + (size_t)(items * ws_slot_floats(wgmma_slabs(s))) * sizeof(float);
-}
+extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) { return ws_workspace_bytes(s); }
 template <typename T>
 static void launch_ws(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
-    int segments = 1, seg_chunks = 1;
-    ws_segments(s, &segments, &seg_chunks);
-    const int64_t items = segments * s->batch * s->heads;
-    const int slabs = wgmma_slabs(s);
-    WgmmaArgs a = wgmma_args(t, workspace, items, ws_slot_floats(slabs), 1, 64);
-    a.segments = segments;
-    a.seg_chunks = seg_chunks;
-    const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
-    void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2> : ssd_wgmma_ws_kernel<T, 1>;
     WsMaps maps;
     memset(&maps, 0, sizeof maps);
     maps.t = wgmma_maps<T>(t, 64);
     if (t->z) maps.z = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
-    static size_t allowed[2];  // the shared memory each kernel is opted in to
-    allow_smem(kernel, smem, &allowed[slabs - 1]);
-    if (a.segments > 1)  // the flags and the ticket; one segment uses neither
-        cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(items)));
-    kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
-    cuda_check_launch();
+    ws_launch<T, false, 0, false>(wgmma_args(t, workspace, 0, 0, 1, 64), maps, s, workspace);
 }
 extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }
 extern "C" void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace) { launch_ws<__nv_bfloat16>(t, workspace); }

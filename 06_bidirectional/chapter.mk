@@ -1,8 +1,8 @@
 # 06 reuses 05's CPU SSD and its kernels: its *_twice_* versions run them on flipped copies.
 LINKS_06_bidirectional := build/obj/05_ssd_mamba2/cpu.o build/obj/05_ssd_mamba2/kernels.o \
                           build/obj/05_ssd_mamba2/fused_mma.o
-# Versions 7-8 on wgmma: sm_90a code, as 05's wgmma.o (05_ssd_mamba2/chapter.mk).
-build/obj/06_bidirectional/wgmma.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
+# Versions 7-10 on wgmma: sm_90a code, as 05's wgmma.o (05_ssd_mamba2/chapter.mk).
+build/obj/06_bidirectional/wgmma.o build/obj/06_bidirectional/wgmma_ws.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
     -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
 
 # make sanitize: 05's SSD shapes (05_ssd_mamba2/chapter.mk), in both forms.

@@ -57,6 +57,18 @@ static const BidirVersion versions[] = {
      .workspace_bytes = bidir_wgmma_workspace,
      .unsupported = bidir_wgmma_unsupported,
      .run = bidir_wgmma_bf16},
+    {.info = {.name = "bidir_wgmma_ws",
+              .what = "each direction a walk of 05's version 18, the state in registers: backward y_b, then forward adds it",
+              .gpu = true, .dtype = DT_FP16},
+     .workspace_bytes = bidir_wgmma_ws_workspace,
+     .unsupported = bidir_wgmma_ws_unsupported,
+     .run = bidir_wgmma_ws},
+    {.info = {.name = "bidir_wgmma_ws_bf16",
+              .what = "version 9 with bf16 inputs and outputs",
+              .gpu = true, .dtype = DT_BF16},
+     .workspace_bytes = bidir_wgmma_ws_workspace,
+     .unsupported = bidir_wgmma_ws_unsupported,
+     .run = bidir_wgmma_ws_bf16},
 };
 
 int main(int argc, char **argv) {

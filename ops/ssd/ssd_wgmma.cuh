@@ -1,6 +1,6 @@
 /* The fused SSD on Hopper's warpgroup matrix product (sm_90a): what its
  * kernels share. 05_ssd_mamba2's versions 8-13 (wgmma_kernel.cuh), 14-15
- * (wgmma_walk.cuh) and 18-19 (wgmma_ws.cuh) and 06_bidirectional's versions
+ * (wgmma_walk.cuh) and 18-19 (ssd_wgmma_ws.cuh) and 06_bidirectional's versions
  * 7-8 (wgmma.cu): their arguments and tensor maps, 16-bit pairs, and the
  * pieces of a chunk (decays, state product, state fragments, causal terms,
  * y out). */
@@ -79,7 +79,7 @@ static __device__ __forceinline__ int thread_index() {
 
 /* ---- The pieces of a chunk, shared by the kernel of versions 8-13
  * (wgmma_kernel.cuh) and the walking kernels of versions 14-15
- * (wgmma_walk.cuh) and 18-19 (wgmma_ws.cuh). ---- */
+ * (wgmma_walk.cuh) and 18-19 (ssd_wgmma_ws.cuh). ---- */
 
 /* n-tiles of 64 of the state a warpgroup owns: NWG warpgroups share N <= 128. */
 static __host__ __device__ constexpr int state_tiles(int nwg) { return (WG_NMAX / 64 + nwg - 1) / nwg; }

@@ -1,5 +1,7 @@
 /* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 split by role
- * (sm_90a); the launchers are in wgmma.cu.
+ * (sm_90a); their launcher is in 05's wgmma.cu. 06_bidirectional's versions
+ * 9-10 run the same walk once in each direction (ws_launch, at the end):
+ * the template's BACK, SHIFT and ADD say how a walk differs from 18's.
  *  18 ssd_wgmma_ws       one warpgroup walks a (b, h) in chunks of 64, the
  *                        state in its registers; a producer warp brings the
  *                        chunks' tiles and decays into a ring of two stages,
@@ -69,6 +71,8 @@
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
 
+#include "cuda_check.h"
+#include "launch.cuh"
 #include "ssd_wgmma.cuh"
 
 #define WS_STAGES 2     // the tiles' ring: chunk c + 1's copies land while chunk c computes
@@ -80,9 +84,9 @@
 static __device__ __forceinline__ void consumers_sync() { named_barrier_sync<128>(1); }
 
 /* Bytes of a (64, 64) 16-bit tile, of a stage's tiles (x, B's and C's
- * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit). */
+ * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit, rows fp32). */
 #define WS_TILE (64 * 128)
-#define WS_DECAYS (64 * 10)
+#define WS_DECAYS (64 * 14)
 template <int SLABS>
 static __host__ __device__ constexpr int ws_stage_bytes() { return (1 + 2 * SLABS) * WS_TILE; }
 /* A block's dynamic shared memory, in the kernel's order: the stages'
@@ -114,34 +118,47 @@ struct WsMaps {
     CUtensorMap z;
 };
 
-/* Stage s's decays: cum2_j = log2e·Σ_{i<=j} Δ_i·A, dts_j = Δ_j, and
- * wts_j = Δ_j·exp(cum_last − cum_j), the state product's weights. */
+/* Stage s's decays: cum2_j = log2e·Σ_{i<=j} Δ_i·A (BACK: Σ_{i>=j}, the
+ * sums the backward direction decays by), dts_j = Δ_j, wts_j the state
+ * product's weights, Δ_j·exp(cum_last − cum_j) (BACK: Δ_j·exp(cum2_0 − cum2_j)),
+ * and with SHIFT each row's decay end, rows_i = cum2_{i−1} (BACK: cum2_{i+1}),
+ * 0 past the chunk. */
 struct WsDecays {
     float *cum2, *dts;
     void *wts;
+    float *rows;
 };
 static __device__ __forceinline__ WsDecays ws_decays_of(const WsWalk &w, int s) {
     float *f = reinterpret_cast<float *>(w.decays + s * WS_DECAYS);
-    return {f, f + 64, f + 128};
+    return {f, f + 64, f + 128, f + 160};
+}
+
+/* The chunk a walk takes k-th: BACK walks from the last chunk to the first. */
+template <bool BACK>
+static __device__ __forceinline__ int ws_chunk(const WgmmaArgs &a, int k) {
+    return BACK ? a.nchunks - 1 - k : k;
 }
 
 /* The producer warp, chunk c of 64 into stage s: lane 0 issues the copies
- * (C only with the outputs), then every lane forms the decays of steps 2·lane
- * and 2·lane + 1, as chunk_decays does for a block, and arrives on `full`
- * (32 arrivals and the copies' bytes complete the phase). */
-template <typename T, int SLABS>
+ * (C only with the outputs; with SHIFT its rows one step before the chunk's,
+ * BACK: one after, the copy filling rows outside 0 .. L − 1 with zeros), then
+ * every lane forms the decays of steps 2·lane and 2·lane + 1, as chunk_decays
+ * does for a block, and arrives on `full` (32 arrivals and the copies' bytes
+ * complete the phase). */
+template <typename T, int SLABS, bool BACK, int SHIFT>
 static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
                                                 bool with_C, float2 dt_raw) {
     const int lane = threadIdx.x % 32, t0 = c * 64;
     uint64_t *full = &w.full[s];
     if (lane == 0) {
         unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
+        const int tc = BACK ? t0 + SHIFT : t0 - SHIFT;  // C's first row
         mbar_expect_tx(full, (with_C ? 1 + 2 * SLABS : 1 + SLABS) * WS_TILE);
         tma_load_4d(st, &maps.x, full, 0, w.h, t0, w.b);
 #pragma unroll
         for (int sl = 0; sl < SLABS; sl++) {
             tma_load_4d(st + (1 + sl) * WS_TILE, &maps.B, full, 64 * sl, w.g, t0, w.b);
-            if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, t0, w.b);
+            if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, tc, w.b);
         }
     }
     const WsDecays d = ws_decays_of(w, s);
@@ -157,12 +174,29 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
         const float u = __shfl_up_sync(0xffffffffu, incl, off);
         if (lane >= off) incl += u;
     }
-    const float c0 = incl - a01 + a0, c1 = incl;
+    float c0 = incl - a01 + a0, c1 = incl;
     const float c_last = __shfl_sync(0xffffffffu, (len - 1) % 2 ? c1 : c0, (int)(len - 1) / 2);
+    float w0, w1;  // the weights' exponents
+    if (BACK) {
+        /* Σ_{i>=j} = the chunk's sum less the steps before j; the weight of
+         * step j is its decay to the chunk's first step, the steps before it. */
+        w0 = c0 - a0;
+        w1 = c1 - (a01 - a0);
+        c0 = c_last - w0;
+        c1 = c_last - w1;
+    } else {
+        w0 = c_last - c0;
+        w1 = c_last - c1;
+    }
     *reinterpret_cast<float2 *>(d.cum2 + j) = make_float2(c0, c1);
     *reinterpret_cast<float2 *>(d.dts + j) = make_float2(d0, d1);
     *reinterpret_cast<uint32_t *>(static_cast<T *>(d.wts) + j) =
-        pack16<T>(d0 * exp2_approx(c_last - c0), d1 * exp2_approx(c_last - c1));
+        pack16<T>(d0 * exp2_approx(w0), d1 * exp2_approx(w1));
+    if (SHIFT) {
+        const float before = __shfl_up_sync(0xffffffffu, c1, 1), after = __shfl_down_sync(0xffffffffu, c0, 1);
+        *reinterpret_cast<float2 *>(d.rows + j) = BACK ? make_float2(c1, lane < 31 ? after : 0.f)
+                                                       : make_float2(lane > 0 ? before : 0.f, c0);
+    }
     mbar_arrive(full);  // releases this lane's writes of the decays
 }
 
@@ -176,14 +210,15 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
  * steps' lines: a step's row of dt is H 16-bit values, one 128-byte line
  * for both steps only while H·2 < 128. */
 #define WS_DT_AHEAD 4
-template <typename T>
+template <typename T, bool BACK>
 static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c, bool ahead) {
     const int lane = threadIdx.x % 32;
     const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
-    if (ahead && t0 + WS_DT_AHEAD * 64 + j + 1 < a.L) {
-        prefetch_l2(dt + (WS_DT_AHEAD * 64 + j) * a.H);
-        prefetch_l2(dt + (WS_DT_AHEAD * 64 + j + 1) * a.H);
+    const int64_t ahead_t0 = BACK ? t0 - WS_DT_AHEAD * 64 : t0 + WS_DT_AHEAD * 64;  // WS_DT_AHEAD chunks on in the walk
+    if (ahead && (BACK ? ahead_t0 >= 0 : true) && ahead_t0 + j + 1 < a.L) {
+        prefetch_l2(dt + (ahead_t0 - t0 + j) * a.H);
+        prefetch_l2(dt + (ahead_t0 - t0 + j + 1) * a.H);
     }
     return make_float2(j < len ? to_float(dt[j * a.H]) : 0.f, j + 1 < len ? to_float(dt[(j + 1) * a.H]) : 0.f);
 }
@@ -191,53 +226,62 @@ static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const Ws
 /* The producer warp: every chunk of the walk in the consumers' order, pass
  * 0's (x and B; segments but the last) then pass 1's (x, B and C), each
  * into the next stage once its consumers have given it back. */
-template <typename T, int SLABS>
+template <typename T, int SLABS, bool BACK, int SHIFT>
 static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w) {
     uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
-        for (int c = w.c_first; c < w.c_end; c++, k++) {
-            const int s = (int)(k % WS_STAGES);
-            const float2 dt_raw = ws_dt_load<T>(a, w, c, pass == 0);
+        for (int v = w.c_first; v < w.c_end; v++, k++) {
+            const int s = (int)(k % WS_STAGES), c = ws_chunk<BACK>(a, v);
+            const float2 dt_raw = ws_dt_load<T, BACK>(a, w, c, pass == 0);
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-            ws_stage<T, SLABS>(a, maps, w, c, s, pass == 1, dt_raw);
+            ws_stage<T, SLABS, BACK, SHIFT>(a, maps, w, c, s, pass == 1, dt_raw);
         }
 }
 
 /* The storer (lane 0 of the producer warpgroup's second warp), over the
- * chunks of pass 1: once the consumers have written chunk c's y into Ys, it
- * copies Ys out to y, waits until the copy has read it, brings chunk
- * c + 1's z into Ys (with z) and tells the consumers that Ys is theirs. */
+ * chunks of pass 1: once the consumers have written a chunk's y into Ys, it
+ * copies Ys out to y, waits until the copy has read it, brings the next
+ * chunk's z into Ys (with z; ADD: what the other direction left in y, from
+ * maps.z, which is then y's map) and tells the consumers that Ys is theirs. */
+template <bool BACK, bool ADD>
 static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const WsWalk &w) {
     uint32_t u = 0;  // pass 1's chunks whose Ys has been handed to the consumers
-    for (int c = w.c_first; c <= w.c_end; c++, u++) {
-        if (c > w.c_first) {
+    for (int v = w.c_first; v <= w.c_end; v++, u++) {
+        if (v > w.c_first) {
             mbar_wait(w.ys_written, (u - 1) & 1);
-            const int t0 = (c - 1) * 64;
-            tma_store_4d(&maps.t.y, w.Ys, 0, w.h, t0, w.b);
+            tma_store_4d(&maps.t.y, w.Ys, 0, w.h, ws_chunk<BACK>(a, v - 1) * 64, w.b);
             tma_store_wait<true>();
         }
-        if (c == w.c_end) break;
-        if (a.z) {
+        if (v == w.c_end) break;
+        if (ADD || a.z) {
             mbar_arrive_expect_tx(w.ys_free, WS_TILE);
-            tma_load_4d(w.Ys, &maps.z, w.ys_free, 0, w.h, c * 64, w.b);
+            tma_load_4d(w.Ys, &maps.z, w.ys_free, 0, w.h, ws_chunk<BACK>(a, v) * 64, w.b);
         } else {
             mbar_arrive(w.ys_free);
         }
     }
 }
 
-/* y = acc + D·x, times silu(z) with z read from Ys (Z: with z), as 16-bit
- * pairs into Ys in place (x's swizzled layout; rows past L leave by no
- * copy). This step sits between the chunk's two barriers, so it is short
- * straight-line code: x and z come by ldmatrix and y leaves by stmatrix,
- * whose 8x8 matrices hold pairs in the accumulator's layout (matrix m of
- * group i: columns 8·(2i + m / 2) .., rows row0 + 8·(m % 2)), four
- * instructions for the warp's 16 rows instead of 16 loads or stores a
- * thread; D of each column comes from Dcol, filled once a walk.
+/* What Ys holds when the consumers turn a chunk's accumulators into y:
+ * nothing, z (y is gated by it), or the y the other direction left (06's
+ * forward walk adds it; z, when given, is then read from device memory,
+ * Ys being taken). */
+enum { YS_EMPTY, YS_Z, YS_PARTIAL, YS_PARTIAL_Z };
+
+/* y = acc + D·x (+ the partial y in Ys), times silu(z), as 16-bit pairs into
+ * Ys in place (x's swizzled layout; rows past L leave by no copy). This step
+ * sits between the chunk's two barriers, so it is short straight-line code:
+ * x and Ys come by ldmatrix and y leaves by stmatrix, whose 8x8 matrices
+ * hold pairs in the accumulator's layout (matrix m of group i: columns
+ * 8·(2i + m / 2) .., rows row0 + 8·(m % 2)), four instructions for the
+ * warp's 16 rows instead of 16 loads or stores a thread; D of each column
+ * comes from Dcol, filled once a walk. With YS_PARTIAL_Z, z of the chunk's
+ * row r, column p is at z[r·zstride + p], for r < len and p < P.
  * out = acc + x * D; out = out * F.silu(z) */
-template <typename T, bool Z>
+template <typename T, int YS>
 static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uint32_t xs, uint32_t ys,
-                                                    const float *Dcol, int row0) {
+                                                    const float *Dcol, int row0, const T *z = nullptr,
+                                                    int64_t zstride = 0, int len = 0, int P = 0) {
     using T2 = typename Pair<T>::type;
     const int lane = thread_index() % 32, t4 = lane % 4, q = lane / 8;
     const int row_q = row0 - lane / 4 + (q % 2) * 8 + lane % 8;  // the row whose address this lane gives
@@ -246,7 +290,7 @@ static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uin
     for (int i = 0; i < 4; i++) {
         const uint32_t at = sw128_offset(row_q, (2 * i + q / 2) * 8);
         ldsm_x4(x4[i], xs + at);
-        if (Z) ldsm_x4(z4[i], ys + at);
+        if (YS != YS_EMPTY) ldsm_x4(z4[i], ys + at);
     }
 #pragma unroll
     for (int i = 0; i < 4; i++)
@@ -257,10 +301,23 @@ static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uin
             const T2 x2 = *reinterpret_cast<const T2 *>(&x4[i][m]);
             float v0 = fmaf(d.x, Pair<T>::lo(x2), yacc[e]);
             float v1 = fmaf(d.y, Pair<T>::hi(x2), yacc[e + 1]);
-            if (Z) {
-                const T2 z2 = *reinterpret_cast<const T2 *>(&z4[i][m]);
-                v0 *= silu_fast(Pair<T>::lo(z2));
-                v1 *= silu_fast(Pair<T>::hi(z2));
+            const T2 s2 = *reinterpret_cast<const T2 *>(&z4[i][m]);
+            if (YS == YS_Z) {
+                v0 *= silu_fast(Pair<T>::lo(s2));
+                v1 *= silu_fast(Pair<T>::hi(s2));
+            }
+            if (YS == YS_PARTIAL || YS == YS_PARTIAL_Z) {
+                // y = y_fw + y_bw (the backward direction's with D·x in it)
+                v0 += Pair<T>::lo(s2);
+                v1 += Pair<T>::hi(s2);
+            }
+            if (YS == YS_PARTIAL_Z) {
+                const int r = row0 + (m % 2) * 8;
+                if (r < len && nt * 8 < P) {  // P is a multiple of 8
+                    const T2 z2 = *reinterpret_cast<const T2 *>(z + r * zstride + nt * 8 + t4 * 2);
+                    v0 *= silu_fast(Pair<T>::lo(z2));
+                    v1 *= silu_fast(Pair<T>::hi(z2));
+                }
             }
             y4[i][m] = pack16<T>(v0, v1);
         }
@@ -318,18 +375,24 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * factors at most 1: one exp serves both rows. Warp wq's rows end at
  * 16·wq + 15, so its column groups past 2·wq + 1 are zero and skipped
  * (a branch the whole warp takes).
+ * With SHIFT, row i's decay ends at rows_i and its mask at j <= i − 1
+ * (Hydra's shift: row i holds C_{i−1}). BACK, the backward direction: the
+ * mask above the diagonal, j >= i + SHIFT, and from row0 + 8 + SHIFT on,
+ * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
+ * groups before 2·wq are zero.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
  * acc += tl.dot(cb, x) */
-template <typename T>
+template <typename T, bool BACK, int SHIFT>
 static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
                                                        const WsDecays &d, int row0) {
     const int t4 = thread_index() % 4, wq = thread_index() / 32;
-    const float cum_a = d.cum2[row0], cum_b = d.cum2[row0 + 8];  // cum2 of this thread's rows
-    const float r = exp2_approx(cum_b - cum_a);  // <= 1: row0 + 8's decay from row0
+    const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
+    const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
+    const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
     uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
 #pragma unroll
     for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
-        if (cg > 2 * wq + 1) {        // past both of this warp's rows: zero
+        if (BACK ? cg < 2 * wq : cg > 2 * wq + 1) {  // on the masked side of both of this warp's rows: zero
             pf[cg / 2][(cg % 2) * 2] = pf[cg / 2][(cg % 2) * 2 + 1] = 0u;
             continue;
         }
@@ -339,11 +402,20 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
         float pa[2], pb[2];
 #pragma unroll
         for (int u = 0; u < 2; u++) {
-            /* Up to row0, row0 + 8's term is row0's times r (one exp for both rows). */
-            const bool below = j + u <= row0;
-            const float e = exp2_approx((below ? cum_a : cum_b) - (u ? cum_j.y : cum_j.x)) * (u ? dt_j.y : dt_j.x);
-            pa[u] = below ? s[cg * 4 + u] * e : 0.f;
-            pb[u] = j + u <= row0 + 8 ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
+            const float cj = u ? cum_j.y : cum_j.x, dj = u ? dt_j.y : dt_j.x;
+            if (BACK) {
+                /* From row0 + 8 + SHIFT on, row0's term is row0 + 8's times r. */
+                const bool above = j + u >= row0 + 8 + SHIFT;
+                const float e = exp2_approx((above ? cum_b : cum_a) - cj) * dj;
+                pb[u] = above ? s[cg * 4 + 2 + u] * e : 0.f;
+                pa[u] = j + u >= row0 + SHIFT ? s[cg * 4 + u] * (above ? r : 1.f) * e : 0.f;
+            } else {
+                /* Up to row0 − SHIFT, row0 + 8's term is row0's times r. */
+                const bool below = j + u <= row0 - SHIFT;
+                const float e = exp2_approx((below ? cum_a : cum_b) - cj) * dj;
+                pa[u] = below ? s[cg * 4 + u] * e : 0.f;
+                pb[u] = j + u <= row0 + 8 - SHIFT ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
+            }
         }
         pf[cg / 2][(cg % 2) * 2] = pack16<T>(pa[0], pa[1]);
         pf[cg / 2][(cg % 2) * 2 + 1] = pack16<T>(pb[0], pb[1]);
@@ -359,19 +431,19 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
  * after the last; k: chunks consumed so far. Pass 1 expects the entering
  * state in Ss, ordered before its products by a barrier. Returns
  * Σ cum_last, the segment's decay in log2 units. */
-template <typename T, int SLABS, bool OUTPUTS>
+template <typename T, int SLABS, bool OUTPUTS, bool BACK, int SHIFT, bool ADD>
 static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
                                                    uint32_t &k) {
     const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
     const uint32_t ss = smem_addr(w.Ss);
     float seg_log2 = 0.f;
-    for (int c = w.c_first; c < w.c_end; c++, k++) {
-        const int64_t t0 = (int64_t)c * 64;
+    for (int v = w.c_first; v < w.c_end; v++, k++) {
+        const int64_t t0 = (int64_t)ws_chunk<BACK>(a, v) * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
         const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), bs = xs + WS_TILE, cs = bs + SLABS * WS_TILE;
         const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
-        const float cum_last = d.cum2[len - 1];
+        const float cum_last = d.cum2[BACK ? 0 : len - 1];  // the chunk's Σ Δ·A (BACK: cum2 sums from j on)
         seg_log2 += cum_last;
 
         /* S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j, in the registers; with
@@ -401,11 +473,12 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         wgmma_touch(cbt);
         {
             // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
-            const float ea = exp2_approx(d.cum2[row0]), eb = exp2_approx(d.cum2[row0 + 8]);
+            const float *rows = SHIFT ? d.rows : d.cum2;
+            const float ea = exp2_approx(rows[row0]), eb = exp2_approx(rows[row0 + 8]);
 #pragma unroll
             for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
         }
-        ws_causal_issue<T>(yacc, cbt, xs, d, row0);
+        ws_causal_issue<T, BACK, SHIFT>(yacc, cbt, xs, d, row0);
         wgmma_wait<0>();
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
@@ -418,9 +491,15 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         consumers_sync();
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
-        mbar_wait(w.ys_free, (uint32_t)(c - w.c_first) & 1);
-        if (a.z) ws_y_to_smem<T, true>(yacc, xs, smem_addr(w.Ys), w.Dcol, row0);
-        else ws_y_to_smem<T, false>(yacc, xs, smem_addr(w.Ys), w.Dcol, row0);
+        mbar_wait(w.ys_free, (uint32_t)(v - w.c_first) & 1);
+        const uint32_t ys = smem_addr(w.Ys);
+        if (ADD && a.z)
+            ws_y_to_smem<T, YS_PARTIAL_Z>(yacc, xs, ys, w.Dcol, row0,
+                                          static_cast<const T *>(a.z) + ((w.b * a.L + t0) * a.H + w.h) * a.P,
+                                          a.H * a.P, len, (int)a.P);
+        else if (ADD) ws_y_to_smem<T, YS_PARTIAL>(yacc, xs, ys, w.Dcol, row0);
+        else if (a.z) ws_y_to_smem<T, YS_Z>(yacc, xs, ys, w.Dcol, row0);
+        else ws_y_to_smem<T, YS_EMPTY>(yacc, xs, ys, w.Dcol, row0);
         fence_async_smem();  // the state's and y's stores, before wgmma and the copy read them
         consumers_sync();
         mbar_arrive(&w.empty[s]);                  // this thread has read x, B, C and the decays
@@ -511,8 +590,8 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], 
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
  * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warp 5
- * stores y and brings z. */
-template <typename T, int SLABS>
+ * stores y and brings z. BACK, SHIFT, ADD: 06's walks (ws_launch). */
+template <typename T, int SLABS, bool BACK = false, int SHIFT = 0, bool ADD = false>
 __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ WsMaps maps) {
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -556,8 +635,8 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 
     if (tid >= 128) {
         warpgroup_regs_dec<WS_REGS_PRODUCER>();
-        if (tid < 160) ws_produce<T, SLABS>(a, maps.t, w);
-        else if (tid == 160) ws_store(a, maps, w);
+        if (tid < 160) ws_produce<T, SLABS, BACK, SHIFT>(a, maps.t, w);
+        else if (tid == 160) ws_store<BACK, ADD>(a, maps, w);
         return;
     }
     warpgroup_regs_inc<WS_REGS_CONSUMER>();
@@ -571,7 +650,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         /* ---- Pass 0: the segment's own state from zero (the first segment's
          * with h0 carried through it: S_0^pub = S_0), published with the
          * segment's decay without waiting for any other segment. */
-        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false>(a, w, st, k));
+        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD>(a, w, st, k));
         float *slot = ws_slot(a, w, w.seg);
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) {
@@ -598,8 +677,67 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
-    ws_consume<T, SLABS, true>(a, w, st, k);
-    if (w.last_seg) ws_final_state(st, a, w, SLABS);
+    ws_consume<T, SLABS, true, BACK, SHIFT, ADD>(a, w, st, k);
+    if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS);
+}
+
+
+/* ---- Host: the launch of the walks ---- */
+
+/* `flags` int flags and the ticket, rounded up so that what follows them
+ * starts on 256 bytes. */
+static inline size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
+
+/* The segments of each (b, h)'s walk in chunks of Q (05's versions 14-15 and
+ * these). As many as fill the places the GPU has for blocks (per_sm an SM)
+ * when there are fewer (b, h) than places, at most one a chunk; then no
+ * segment is left empty. */
+static inline void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {
+    const int64_t nchunks = ceil_div(s->seqlen, Q);
+    const int64_t places = per_sm * (int64_t)sm_count(), bh = s->batch * s->heads;
+    const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
+    *seg_chunks = (int)ceil_div(nchunks, want);
+    *segments = (int)ceil_div(nchunks, *seg_chunks);
+}
+
+/* Walks in chunks of 64, two blocks an SM: work items (segment, b, h). */
+static inline int64_t ws_items(const SsdShape *s) {
+    int segments = 1, seg_chunks = 1;
+    walk_segments(s, 64, 2, &segments, &seg_chunks);
+    return segments * s->batch * s->heads;
+}
+/* A flag per work item and the ticket, then each work item's slot
+ * (ws_slot_floats: the state its segment publishes and the segment's decay). */
+static inline size_t ws_workspace_bytes(const SsdShape *s) {
+    const int64_t items = ws_items(s);
+    return counter_bytes(items) + (size_t)(items * ws_slot_floats(wgmma_slabs(s))) * sizeof(float);
+}
+
+/* One launch of the walks over every (b, h), a holding the inputs, y and
+ * final_state (may be NULL); the segments, flags, ticket and slots are set
+ * here, in workspace (ws_workspace_bytes). maps.z: z's map, or with ADD y's. */
+template <typename T, bool BACK, int SHIFT, bool ADD>
+static void ws_launch(WgmmaArgs a, const WsMaps &maps, const SsdShape *s, void *workspace) {
+    int segments = 1, seg_chunks = 1;
+    walk_segments(s, 64, 2, &segments, &seg_chunks);
+    const int64_t items = segments * s->batch * s->heads;
+    const int slabs = wgmma_slabs(s);
+    a.nchunks = (int)ceil_div(s->seqlen, 64);
+    a.segments = segments;
+    a.seg_chunks = seg_chunks;
+    a.published = static_cast<int *>(workspace);
+    a.ticket = a.published + items;
+    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(items));
+    a.ring_slot = ws_slot_floats(slabs);
+    const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
+    void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2, BACK, SHIFT, ADD>
+                                                   : ssd_wgmma_ws_kernel<T, 1, BACK, SHIFT, ADD>;
+    static size_t allowed[2];  // the shared memory each kernel is opted in to
+    allow_smem(kernel, smem, &allowed[slabs - 1]);
+    if (segments > 1)  // the flags and the ticket; one segment uses neither
+        cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(items)));
+    kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
+    cuda_check_launch();
 }
 
 #endif
