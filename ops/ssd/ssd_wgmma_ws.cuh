@@ -2,6 +2,10 @@
  * (sm_90a); their launcher is in 05's wgmma.cu. 06_bidirectional's versions
  * 9-10 run the same walk once in each direction (ws_launch, at the end):
  * the template's BACK, SHIFT and ADD say how a walk differs from 18's.
+ * BACK takes the chunks from the last to the first, its decays summed from
+ * each step to the chunk's end and its mask above the diagonal; SHIFT
+ * (Hydra) gives row i the C and the decay end of step i − 1 (BACK: i + 1);
+ * ADD adds to y what the other direction's walk left there.
  *  18 ssd_wgmma_ws       one warpgroup walks a (b, h) in chunks of 64, the
  *                        state in its registers; a producer warp brings the
  *                        chunks' tiles and decays into a ring of two stages,
