@@ -252,7 +252,8 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     WsMaps maps;
     memset(&maps, 0, sizeof maps);
     maps.t = wgmma_maps<T>(t, 64);
-    if (t->z) maps.z = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
+    if (t->z) maps.ys_in = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
+    // no flags or ring here: ws_launch places the counters and slots in workspace
     ws_launch<T, false, 0, false>(wgmma_args(t, workspace, 0, 0, 1, 64), maps, s, workspace);
 }
 extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }

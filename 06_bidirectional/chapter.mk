@@ -5,6 +5,8 @@ LINKS_06_bidirectional := build/obj/05_ssd_mamba2/cpu.o build/obj/05_ssd_mamba2/
 build/obj/06_bidirectional/wgmma.o build/obj/06_bidirectional/wgmma_ws.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
     -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
 
-# make sanitize: 05's SSD shapes (05_ssd_mamba2/chapter.mk), in both forms.
+# make sanitize: 05's SSD shapes (05_ssd_mamba2/chapter.mk), in both forms, and its walks'
+# set (walks of one segment each, for versions 9-10) in the default form.
 SANITIZE_06_bidirectional = "06_bidirectional" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
-                            "06_bidirectional" "$(SANITIZE_SSD_SHAPES) --hydra" "$(SANITIZE_SSD_DSTATES)"
+                            "06_bidirectional" "$(SANITIZE_SSD_SHAPES) --hydra" "$(SANITIZE_SSD_DSTATES)" \
+                            "06_bidirectional" "$(SANITIZE_SSD_WALKS)" "128"

@@ -60,8 +60,9 @@ void bidir_wgmma_bf16(const BidirTensors *t, void *workspace);  // bf16 I/O
 /* ---- Each direction a walk of 05's version 18 (sm_90a, wgmma_ws.cu) ----
  * The backward walk writes y_b + D·x to y (16-bit), then the forward walk
  * adds y_f and gates with silu(z). N <= 128, p <= 64, both multiples of 8.
- * Workspace: the walks' flags, ticket and segment states (05's
- * ssd_wgmma_ws_workspace), used by one launch after the other. */
+ * Workspace: the walks' flags, ticket and segment states
+ * (ws_workspace_bytes of ops/ssd/ssd_wgmma_ws.cuh, as 05's version 18),
+ * used by one launch after the other. */
 const char *bidir_wgmma_ws_unsupported(const BidirShape *s);
 size_t bidir_wgmma_ws_workspace(const BidirShape *s);
 void bidir_wgmma_ws(const BidirTensors *t, void *workspace);       // fp16 I/O

@@ -33,8 +33,8 @@
  * Measured (H100, S3 b 8, L 8192, commit 5a90f2b42d7b): 0.659 ms in the
  * default form, 0.662 in the Hydra form (version 7: 1.346 and 1.610 in the
  * same call; 05's version 18, one causal pass: 0.307). Nsight Compute: the
- * backward walk 320 us, the forward one 348 us, each with issue slots 44%
- * busy and 6.5 cycles between a warp's instructions, DRAM 54% and 72%,
+ * backward walk 320 us, the forward one 348 us, issue slots 44% busy in
+ * each, 6.5 and 6.6 cycles between a warp's instructions, DRAM 54% and 72%,
  * tensor pipe 41% and 38% (at 5e6e822921ef; version 18: 41%): each
  * bound as version 18 is, by the latency of a chunk's chain in one
  * warpgroup; the 1.42 GB they move take 0.51 ms at the copy rate alone.
@@ -65,7 +65,7 @@ extern "C" size_t bidir_wgmma_ws_workspace(const BidirShape *bs) { return ws_wor
 template <typename T, int SHIFT>
 static void launch_bidir_ws(const BidirTensors *t, void *workspace) {
     const SsdShape *s = &t->s.s;
-    const bool bf16 = std::is_same<T, __nv_bfloat16>::value, hydra = t->s.hydra;
+    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
     WgmmaArgs a;
     memset(&a, 0, sizeof a);
     a.x = t->x; a.A = t->A; a.dt_bias = t->dt_bias; a.y = t->y;
@@ -77,9 +77,9 @@ static void launch_bidir_ws(const BidirTensors *t, void *workspace) {
     maps.t.y = wgmma_map_bhp(t->y, s, bf16, 64);
 
     /* 1: the backward direction, y_b + D·x into y. */
-    a.dt = hydra ? t->dt_bwd : t->dt;
-    a.B = hydra ? t->B_bwd : t->B;
-    a.C = hydra ? t->C_bwd : t->C;
+    a.dt = SHIFT ? t->dt_bwd : t->dt;  // Hydra's backward direction has its own dt, B, C
+    a.B = SHIFT ? t->B_bwd : t->B;
+    a.C = SHIFT ? t->C_bwd : t->C;
     a.h0 = t->initial_states_bwd;
     a.D = t->D;
     a.D_per_channel = s->D_per_channel;
@@ -97,7 +97,7 @@ static void launch_bidir_ws(const BidirTensors *t, void *workspace) {
     a.z = t->z;
     maps.t.B = wgmma_map_bgn(a.B, s, bf16, 64);
     maps.t.C = wgmma_map_bgn(a.C, s, bf16, 64);
-    maps.z = maps.t.y;
+    maps.ys_in = maps.t.y;
     ws_launch<T, false, SHIFT, true>(a, maps, s, workspace);
 }
 

@@ -199,9 +199,11 @@ static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .heads = 4, .headdim = 6, .chunk = 32, .has_D = true, .softplus = true, .big_delta = true, .hydra = true},
     {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .heads = 4, .headdim = 6, .chunk = 32, .has_z = true, .has_D = true, .softplus = true, .has_h0 = true, .D_per_channel = true, .big_delta = true},
     /* p and N multiples of 8, where the bulk tensor copies run: one slab of N
-     * with p 32 at chunk 64; two slabs, the second part-filled, at chunk 128;
-     * Hydra with a 3-step tail chunk and z. */
+     * with p 32 at chunk 64, z and D per channel, in both forms; two slabs,
+     * the second part-filled, at chunk 128; Hydra with a 3-step tail chunk
+     * and z. */
     {.batch = 2, .seqlen = 300, .dstate = 64, .groups = 2, .heads = 4, .headdim = 32, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .D_per_channel = true, .hydra = true},
+    {.batch = 2, .seqlen = 300, .dstate = 64, .groups = 2, .heads = 4, .headdim = 32, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .D_per_channel = true},
     {.batch = 1, .seqlen = 333, .dstate = 96, .groups = 1, .heads = 2, .headdim = 48, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
     {.batch = 1, .seqlen = 259, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 128, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .hydra = true},
 };

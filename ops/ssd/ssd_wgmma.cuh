@@ -1,9 +1,10 @@
 /* The fused SSD on Hopper's warpgroup matrix product (sm_90a): what its
  * kernels share. 05_ssd_mamba2's versions 8-13 (wgmma_kernel.cuh), 14-15
  * (wgmma_walk.cuh) and 18-19 (ssd_wgmma_ws.cuh) and 06_bidirectional's versions
- * 7-8 (wgmma.cu): their arguments and tensor maps, 16-bit pairs, and the
- * pieces of a chunk (decays, state product, state fragments, causal terms,
- * y out). */
+ * 7-8 (wgmma.cu) and 9-10 (wgmma_ws.cu, on ssd_wgmma_ws.cuh): their
+ * arguments and tensor maps, 16-bit pairs, the pieces of a chunk (decays,
+ * state product, state fragments, causal terms, y out), and the host's
+ * counters and segments of the walks. */
 #ifndef SSD_WGMMA_CUH
 #define SSD_WGMMA_CUH
 
@@ -28,7 +29,7 @@ struct WgmmaArgs {
     const float *A, *D, *dt_bias;      // (h,), (h,) | (h,p), (h,) fp32
     const float *h0;                   // (b, h, p, N) fp32, NULL without
     void *y;                           // (b, L, h, p) fp16 | bf16
-    float *final_state;                // (b, h, p, N) fp32
+    float *final_state;                // (b, h, p, N) fp32 (06's walks: NULL)
     float *ring;                       // (b, h, 2, p, N) fp32: chunk c's end state in slot c % 2
                                        // (versions 14-15: (segments, b, h, 2, slot), below; 18-19: (segments, b, h, slot))
     int *published;                    // (b, h): how many chunks (14-15: segments) have their end state out
@@ -455,6 +456,22 @@ static inline const char *wgmma_unsupported(const SsdShape *s, bool tma) {
     if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
     return NULL;
 #endif
+}
+
+/* `flags` int flags and the ticket, rounded up so that what follows them
+ * starts on 256 bytes. */
+static inline size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
+
+/* The segments of each (b, h)'s walk in chunks of Q (05's versions 14-15
+ * and 18-19, 06's 9-10). As many as fill the places the GPU has for blocks
+ * (per_sm an SM) when there are fewer (b, h) than places, at most one a
+ * chunk; then no segment is left empty. */
+static inline void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {
+    const int64_t nchunks = ceil_div(s->seqlen, Q);
+    const int64_t places = per_sm * (int64_t)sm_count(), bh = s->batch * s->heads;
+    const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
+    *seg_chunks = (int)ceil_div(nchunks, want);
+    *segments = (int)ceil_div(nchunks, *seg_chunks);
 }
 
 /* Tensor maps of a 16-bit (b, L, h, p) tensor (x, y, z) and a (b, L, g, N)

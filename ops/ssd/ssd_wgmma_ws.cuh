@@ -1,7 +1,8 @@
 /* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 split by role
- * (sm_90a); their launcher is in 05's wgmma.cu. 06_bidirectional's versions
- * 9-10 run the same walk once in each direction (ws_launch, at the end):
- * the template's BACK, SHIFT and ADD say how a walk differs from 18's.
+ * (sm_90a), and its launch (ws_launch, at the end; 05's wgmma.cu calls it).
+ * 06_bidirectional's versions 9-10 run the same walk once in each direction
+ * (06's wgmma_ws.cu): the template's BACK, SHIFT and ADD say how a walk
+ * differs from 18's.
  * BACK takes the chunks from the last to the first, its decays summed from
  * each step to the chunk's end and its mask above the diagonal; SHIFT
  * (Hydra) gives row i the C and the decay end of step i − 1 (BACK: i + 1);
@@ -42,7 +43,7 @@
  *   - the consumers meet at named barrier 1 (128 threads), never at
  *     __syncthreads: the producer runs its own loop.
  * Shared memory at N 128: two stages of x (8 KiB), B and C (16 KiB each)
- * and decays, the entering state (16 KiB), z and then y (8 KiB): 106 KiB,
+ * and decays, the entering state (16 KiB), z and then y (8 KiB): 107 KiB,
  * two blocks an SM.
  *
  * Segments: at b·h under two walks an SM, a (b, h) is cut into segments
@@ -108,18 +109,20 @@ struct WsWalk {
     int bh;                   // b·H + h: its row of h0 and final_state; its item is seg·b·H + bh
     bool last_seg;
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
-    unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit] (ws_stage)
-    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk; (64, 64) 16-bit: z, then y
+    unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit, rows (64,) fp32] (ws_stage)
+    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk;
+                              // (64, 64) 16-bit: z (ADD: the other direction's y), then y
     float *Dcol;              // (64,) fp32: D of each column p of y (0 past P, or without D)
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
-    uint64_t *ys_free;        // Ys may be written: the chunk before's y has been read out, this one's z is in
+    uint64_t *ys_free;        // Ys may be written: the chunk before's y has been read out, this one's z (ADD: y) is in
     uint64_t *ys_written;     // this chunk's y is in Ys (a consumer warp's arrival each)
 };
 
-/* Version 18's tensor maps: version 12's, and z's (boxes of 64 steps of one head). */
+/* The walk's tensor maps: version 12's, and the map of what the storer
+ * brings into Ys (boxes of 64 steps of one head): z's, or with ADD y's. */
 struct WsMaps {
     TmaMaps t;
-    CUtensorMap z;
+    CUtensorMap ys_in;
 };
 
 /* Stage s's decays: cum2_j = log2e·Σ_{i<=j} Δ_i·A (BACK: Σ_{i>=j}, the
@@ -128,9 +131,9 @@ struct WsMaps {
  * and with SHIFT each row's decay end, rows_i = cum2_{i−1} (BACK: cum2_{i+1}),
  * 0 past the chunk. */
 struct WsDecays {
-    float *cum2, *dts;
-    void *wts;
-    float *rows;
+    float *cum2, *dts;  // (64,) fp32 each
+    void *wts;          // (64,) 16-bit
+    float *rows;        // (64,) fp32, written with SHIFT only
 };
 static __device__ __forceinline__ WsDecays ws_decays_of(const WsWalk &w, int s) {
     float *f = reinterpret_cast<float *>(w.decays + s * WS_DECAYS);
@@ -156,6 +159,7 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
     uint64_t *full = &w.full[s];
     if (lane == 0) {
         unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
+        // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0 (Hydra, each direction):
         const int tc = BACK ? t0 + SHIFT : t0 - SHIFT;  // C's first row
         mbar_expect_tx(full, (with_C ? 1 + 2 * SLABS : 1 + SLABS) * WS_TILE);
         tma_load_4d(st, &maps.x, full, 0, w.h, t0, w.b);
@@ -182,8 +186,11 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
     const float c_last = __shfl_sync(0xffffffffu, (len - 1) % 2 ? c1 : c0, (int)(len - 1) / 2);
     float w0, w1;  // the weights' exponents
     if (BACK) {
-        /* Σ_{i>=j} = the chunk's sum less the steps before j; the weight of
-         * step j is its decay to the chunk's first step, the steps before it. */
+        /* The official recipe flips x, dt, B and C and runs the causal scan
+         * (x = torch.cat((x, torch.flip(x, (1,))), dim=0)); here the sums run
+         * backward instead. Σ_{i>=j} = the chunk's sum less the steps before j;
+         * the weight of step j is its decay to the chunk's first step, the
+         * steps before it. */
         w0 = c0 - a0;
         w1 = c1 - (a01 - a0);
         c0 = c_last - w0;
@@ -206,7 +213,8 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
 
 /* dt of steps 2·lane and 2·lane + 1 of chunk c (0 past L), read before the
  * producer waits for a free stage, so that the loads' latency runs during
- * the wait; and, when ahead (pass 0), chunk c + WS_DT_AHEAD's dt brought
+ * the wait; and, when ahead (pass 0), the dt of the chunk WS_DT_AHEAD
+ * further along the walk (c + WS_DT_AHEAD; BACK: c − WS_DT_AHEAD) brought
  * into L2: pass 0's chunks never wait for a stage, so they are a chain of
  * these loads, each chunk waiting for its dt from DRAM. Pass 1 waits for
  * its stages, which hides the loads; prefetching there too costs the long
@@ -220,7 +228,7 @@ static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const Ws
     const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
     const int64_t ahead_t0 = BACK ? t0 - WS_DT_AHEAD * 64 : t0 + WS_DT_AHEAD * 64;  // WS_DT_AHEAD chunks on in the walk
-    if (ahead && (BACK ? ahead_t0 >= 0 : true) && ahead_t0 + j + 1 < a.L) {
+    if (ahead && (!BACK || ahead_t0 >= 0) && ahead_t0 + j + 1 < a.L) {
         prefetch_l2(dt + (ahead_t0 - t0 + j) * a.H);
         prefetch_l2(dt + (ahead_t0 - t0 + j + 1) * a.H);
     }
@@ -246,7 +254,7 @@ static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const
  * chunks of pass 1: once the consumers have written a chunk's y into Ys, it
  * copies Ys out to y, waits until the copy has read it, brings the next
  * chunk's z into Ys (with z; ADD: what the other direction left in y, from
- * maps.z, which is then y's map) and tells the consumers that Ys is theirs. */
+ * maps.ys_in, which is then y's map) and tells the consumers that Ys is theirs. */
 template <bool BACK, bool ADD>
 static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const WsWalk &w) {
     uint32_t u = 0;  // pass 1's chunks whose Ys has been handed to the consumers
@@ -259,7 +267,7 @@ static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const Ws
         if (v == w.c_end) break;
         if (ADD || a.z) {
             mbar_arrive_expect_tx(w.ys_free, WS_TILE);
-            tma_load_4d(w.Ys, &maps.z, w.ys_free, 0, w.h, ws_chunk<BACK>(a, v) * 64, w.b);
+            tma_load_4d(w.Ys, &maps.ys_in, w.ys_free, 0, w.h, ws_chunk<BACK>(a, v) * 64, w.b);
         } else {
             mbar_arrive(w.ys_free);
         }
@@ -289,12 +297,12 @@ static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uin
     using T2 = typename Pair<T>::type;
     const int lane = thread_index() % 32, t4 = lane % 4, q = lane / 8;
     const int row_q = row0 - lane / 4 + (q % 2) * 8 + lane % 8;  // the row whose address this lane gives
-    uint32_t x4[4][4], z4[4][4], y4[4][4];                     // group i, matrix m: one pair each
+    uint32_t x4[4][4], ys4[4][4], y4[4][4];                    // group i, matrix m: one pair each
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         const uint32_t at = sw128_offset(row_q, (2 * i + q / 2) * 8);
         ldsm_x4(x4[i], xs + at);
-        if (YS != YS_EMPTY) ldsm_x4(z4[i], ys + at);
+        if (YS != YS_EMPTY) ldsm_x4(ys4[i], ys + at);
     }
 #pragma unroll
     for (int i = 0; i < 4; i++)
@@ -305,15 +313,16 @@ static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uin
             const T2 x2 = *reinterpret_cast<const T2 *>(&x4[i][m]);
             float v0 = fmaf(d.x, Pair<T>::lo(x2), yacc[e]);
             float v1 = fmaf(d.y, Pair<T>::hi(x2), yacc[e + 1]);
-            const T2 s2 = *reinterpret_cast<const T2 *>(&z4[i][m]);
             if (YS == YS_Z) {
-                v0 *= silu_fast(Pair<T>::lo(s2));
-                v1 *= silu_fast(Pair<T>::hi(s2));
+                const T2 z2 = *reinterpret_cast<const T2 *>(&ys4[i][m]);
+                v0 *= silu_fast(Pair<T>::lo(z2));
+                v1 *= silu_fast(Pair<T>::hi(z2));
             }
             if (YS == YS_PARTIAL || YS == YS_PARTIAL_Z) {
-                // y = y_fw + y_bw (the backward direction's with D·x in it)
-                v0 += Pair<T>::lo(s2);
-                v1 += Pair<T>::hi(s2);
+                // y = y_fw + y_bw + x_og * D (y_bw with D·x in it, from the backward walk)
+                const T2 yb2 = *reinterpret_cast<const T2 *>(&ys4[i][m]);
+                v0 += Pair<T>::lo(yb2);
+                v1 += Pair<T>::hi(yb2);
             }
             if (YS == YS_PARTIAL_Z) {
                 const int r = row0 + (m % 2) * 8;
@@ -594,9 +603,11 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], 
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
  * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warp 5
- * stores y and brings z. BACK, SHIFT, ADD: 06's walks (ws_launch). */
+ * stores y and brings z (ADD: the other direction's y). BACK, SHIFT, ADD:
+ * 06's walks (ws_launch). */
 template <typename T, int SLABS, bool BACK = false, int SHIFT = 0, bool ADD = false>
 __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ WsMaps maps) {
+    static_assert(SHIFT == 0 || SHIFT == 1, "Hydra's shift is one step");
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
@@ -688,22 +699,6 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 
 /* ---- Host: the launch of the walks ---- */
 
-/* `flags` int flags and the ticket, rounded up so that what follows them
- * starts on 256 bytes. */
-static inline size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
-
-/* The segments of each (b, h)'s walk in chunks of Q (05's versions 14-15 and
- * these). As many as fill the places the GPU has for blocks (per_sm an SM)
- * when there are fewer (b, h) than places, at most one a chunk; then no
- * segment is left empty. */
-static inline void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {
-    const int64_t nchunks = ceil_div(s->seqlen, Q);
-    const int64_t places = per_sm * (int64_t)sm_count(), bh = s->batch * s->heads;
-    const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
-    *seg_chunks = (int)ceil_div(nchunks, want);
-    *segments = (int)ceil_div(nchunks, *seg_chunks);
-}
-
 /* Walks in chunks of 64, two blocks an SM: work items (segment, b, h). */
 static inline int64_t ws_items(const SsdShape *s) {
     int segments = 1, seg_chunks = 1;
@@ -719,7 +714,7 @@ static inline size_t ws_workspace_bytes(const SsdShape *s) {
 
 /* One launch of the walks over every (b, h), a holding the inputs, y and
  * final_state (may be NULL); the segments, flags, ticket and slots are set
- * here, in workspace (ws_workspace_bytes). maps.z: z's map, or with ADD y's. */
+ * here, in workspace (ws_workspace_bytes). maps.ys_in: z's map, or with ADD y's. */
 template <typename T, bool BACK, int SHIFT, bool ADD>
 static void ws_launch(WgmmaArgs a, const WsMaps &maps, const SsdShape *s, void *workspace) {
     int segments = 1, seg_chunks = 1;
