@@ -43,7 +43,7 @@ extern "C" const char *ssd_fused_wgmma_unsupported(const SsdShape *s) {
 }
 
 /* Versions 8-17: one flag per (b, h) and the ticket (counter_bytes,
- * ops/ssd/ssd_wgmma_ws.cuh), then the ring: (b, h, 2) slots of
+ * ops/ssd/ssd_wgmma.cuh), then the ring: (b, h, 2) slots of
  * 64 x 64·slabs fp32, enough for either order of a state. */
 static size_t wgmma_counter_bytes(const SsdShape *s) { return counter_bytes(s->batch * s->heads); }
 static int64_t wgmma_ring_slot(const SsdShape *s) { return 64 * 64 * (int64_t)wgmma_slabs(s); }
@@ -156,7 +156,7 @@ WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace) {
 }
 
 /* Versions 14-15: the segments of each (b, h)'s walk (walk_segments,
- * ops/ssd/ssd_wgmma_ws.cuh); version 14's blocks an SM: two at chunks of 128, three at 64. */
+ * ops/ssd/ssd_wgmma.cuh); version 14's blocks an SM: two at chunks of 128, three at 64. */
 static void walk14_segments(const SsdShape *s, int *segments, int *seg_chunks) {
     walk_segments(s, wgmma_chunk(s), wgmma_chunk(s) == 128 ? 2 : 3, segments, seg_chunks);
 }

@@ -74,6 +74,25 @@ constexpr int kStagedRows = 16;                                  // rows (p) per
 constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 128
 constexpr int kStages = 2;                                       // units in flight per block
 
+/* The ring of a persistent block, whose units are u = blockIdx.x,
+ * blockIdx.x + gridDim.x, ...: thread 0 sets up the Stages barriers and
+ * issues the block's first Stages units (issue(u, i): unit u into buffer i,
+ * completing on full[i]), the block synced between; once every thread holds
+ * unit u of buffer i, ring_refill issues the unit Stages ahead into it. */
+template <int Stages, typename Issue>
+static __device__ __forceinline__ void ring_start(uint64_t *full, int64_t units, Issue issue) {
+    if (threadIdx.x == 0)
+        for (int i = 0; i < Stages; i++) mbar_init(&full[i], 1);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int i = 0; i < Stages; i++)
+            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+}
+template <int Stages, typename Issue>
+static __device__ __forceinline__ void ring_refill(int64_t u, int i, int64_t units, Issue issue) {
+    if (threadIdx.x == 0 && u + (int64_t)Stages * gridDim.x < units) issue(u + (int64_t)Stages * gridDim.x, i);
+}
+
 /* F: x, dt, z, B, C, y and the state, float (10), __half (11) or
  * __nv_bfloat16 (12). K: the thread's 16-byte vectors of a row,
  * N = 8·K·(16 / sizeof(F)). Serve: on pool's slots (in place, t.state ==
@@ -126,12 +145,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         mbar_arrive_expect_tx(&full[i], bytes);
         bulk_load(stage + i * unit_elems, state + (sh * P + p0) * N, bytes, &full[i]);
     };
-    if (threadIdx.x == 0)
-        for (int i = 0; i < kStages; i++) mbar_init(&full[i], 1);
-    __syncthreads();
-    if (threadIdx.x == 0)
-        for (int i = 0; i < kStages; i++)
-            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+    ring_start<kStages>(full, units, issue);
 
     int64_t k = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
@@ -152,7 +166,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
                 for (int e = 0; e < VE; e++) h[v][e] = 0.f;
         }
         __syncthreads();  // every thread holds its rows: buffer i takes the unit kStages ahead
-        if (threadIdx.x == 0 && u + (int64_t)kStages * gridDim.x < units) issue(u + (int64_t)kStages * gridDim.x, i);
+        ring_refill<kStages>(u, i, units, issue);
 
         const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
         for (int64_t tok = 0; tok < T; tok++) {
@@ -328,12 +342,7 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
         load_token(bi, c0, 0, in);
     };
 
-    if (threadIdx.x == 0)
-        for (int i = 0; i < kM1Stages; i++) mbar_init(&full[i], 1);
-    __syncthreads();
-    if (threadIdx.x == 0)
-        for (int i = 0; i < kM1Stages; i++)
-            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+    ring_start<kM1Stages>(full, units, issue);
 
     int64_t k = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
@@ -354,7 +363,7 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
                 for (int e = 0; e < VE; e++) h[j][e] = 0.f;
         }
         __syncthreads();  // every thread holds its rows: buffer i takes the unit kM1Stages ahead
-        if (threadIdx.x == 0 && u + (int64_t)kM1Stages * gridDim.x < units) issue(u + (int64_t)kM1Stages * gridDim.x, i);
+        ring_refill<kM1Stages>(u, i, units, issue);
 
         for (int64_t tok = 0; tok < T; tok++) {
             const int64_t at = (bi * T + tok) * d + c0;  // x, dt, z, y of row 0; row j kPass further
