@@ -125,6 +125,12 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_wgmma_ws_workspace,
      .unsupported = ssd_wgmma_ws_unsupported,
      .run = ssd_wgmma_ws_bf16},
+    {.info = {.name = "ssd_wgmma_ws_split_fp32",
+              .what = "version 18's walk on 17's split operands: B, C split before, x as it lands, by warps of its own",
+              .gpu = true, .dtype = DT_FP32},
+     .workspace_bytes = ssd_wgmma_ws_split_workspace,
+     .unsupported = ssd_wgmma_split_unsupported,
+     .run = ssd_wgmma_ws_split_fp32},
 };
 
 int main(int argc, char **argv) {

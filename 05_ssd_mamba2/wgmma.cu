@@ -246,6 +246,9 @@ extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
     return NULL;
 }
 extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) { return ws_workspace_bytes(s); }
+/* Versions 18-20's arguments: no flags or ring here, ws_place puts the
+ * counters and slots in workspace. */
+WgmmaArgs wgmma_ws_args(const SsdTensors *t, void *workspace) { return wgmma_args(t, workspace, 0, 0, 1, 64); }
 template <typename T>
 static void launch_ws(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
@@ -253,8 +256,7 @@ static void launch_ws(const SsdTensors *t, void *workspace) {
     memset(&maps, 0, sizeof maps);
     maps.t = wgmma_maps<T>(t, 64);
     if (t->z) maps.ys_in = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
-    // no flags or ring here: ws_launch places the counters and slots in workspace
-    ws_launch<T, false, 0, false>(wgmma_args(t, workspace, 0, 0, 1, 64), maps, s, workspace);
+    ws_launch<T, false, 0, false>(wgmma_ws_args(t, workspace), maps, s, workspace);
 }
 extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }
 extern "C" void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace) { launch_ws<__nv_bfloat16>(t, workspace); }

@@ -64,28 +64,12 @@
 
 #include "cuda_check.h"
 #include "launch.cuh"
-#include "ssd_wgmma.cuh"
+#include "ssd_wgmma_ws.cuh"
 
 using bf16 = __nv_bfloat16;
 
 /* Bytes of a 64 x 64 bf16 tile (64 rows of 128 bytes, swizzled). */
 #define SPLIT_TILE 8192
-
-/* The pair (a, b) as bf16 hi and lo pairs: hi = bf16(v) and lo =
- * bf16(v − hi), both rounded to nearest (v − hi is exact in fp32), so
- * |v − hi − lo| <= 2^-17·|v|: 17 of fp32's 24 bits; six instructions a pair
- * (cvt.rn.bf16x2 packs its first operand in the high half). */
-static __device__ __forceinline__ void split_pair(float a, float b, uint32_t *hi, uint32_t *lo) {
-    uint32_t h;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
-    const float la = a - __uint_as_float(h << 16), lb = b - __uint_as_float(h & 0xffff0000u);
-    *hi = h;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(*lo) : "f"(lb), "f"(la));
-}
-/* A bf16 pair as two floats. */
-static __device__ __forceinline__ float2 unpack_bf16(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&v));
-}
 
 /* A (64, COLS) fp32 tile, as a bulk copy lands it (rows of COLS floats), is
  * rewritten in the same bytes as COLS/64 swizzled bf16 hi slabs of 64
@@ -156,9 +140,9 @@ static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32
 }
 
 /* One n-tile of the entering state (32 accumulator-order values) to shared
- * memory as its bf16 hi tile at ss and lo tile after it, (p, n) rows by
+ * memory as its bf16 hi tile at ss and lo tile at ss_lo, (p, n) rows by
  * stmatrix, as frag_to_smem does. */
-static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, const float (&s)[32]) {
+static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, uint32_t ss_lo, const float (&s)[32]) {
     const int lane = threadIdx.x % 32, wq = threadIdx.x / 32, q = lane / 8, r8 = lane % 8;
 #pragma unroll
     for (int i = 0; i < 8; i += 2) {
@@ -167,7 +151,7 @@ static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, const fl
         for (int m = 0; m < 4; m++) split_pair(s[4 * i + 2 * m], s[4 * i + 2 * m + 1], &hi[m], &lo[m]);
         const uint32_t at = sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1));
         stsm_x4_trans(ss + at, hi);
-        stsm_x4_trans(ss + SPLIT_TILE + at, lo);
+        stsm_x4_trans(ss_lo + at, lo);
     }
 }
 
@@ -288,7 +272,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
             wgmma_wait<0>();  // the previous columns' products have read Ss
             __syncthreads();
         }
-        state_to_smem_split(ss, s_in[mt]);
+        state_to_smem_split(ss, ss + SPLIT_TILE, s_in[mt]);
         fence_async_smem();  // the generic writes, before the tensor cores read them
         __syncthreads();
         /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
@@ -389,6 +373,327 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
     }
 }
 
+/* ---- Version 20: version 18's walk on version 17's split operands ----
+ *
+ * The walk, the roles and the ring of stages are version 18's
+ * (ops/ssd/ssd_wgmma_ws.cuh); the operands are version 17's: B and C come
+ * split by split_bc_kernel, their hi and lo slabs by bulk copies, and every
+ * product is three bf16 products. What changes against version 18:
+ *   - x arrives as fp32 rows (16 KiB a chunk) into one landing tile, and
+ *     three warps of the producer warpgroup (the splitters, idle in
+ *     version 18) split it into the stage's swizzled hi and lo tiles while
+ *     the consumers compute the chunk before: the consumers split nothing
+ *     but P and the state product's (w ∘ B)ᵀ fragments, as version 17 does;
+ *   - a stage holds x, B and C twice (hi and lo), 80 KiB at N 128, and the
+ *     entering state too (32 KiB): 211 KiB, one block an SM, so the
+ *     segments are cut for one walk an SM and no register budget is split
+ *     (no setmaxnreg: 255 registers for every thread);
+ *   - a chunk issues the state product first, then C·Bᵀ and C·S_in, and
+ *     waits for the first two while C·S_in runs: the state product's 64
+ *     registers of split fragments are free before P's 32 are formed;
+ *   - y leaves from the accumulators by 8-byte stores (fp32 pairs), z comes
+ *     the same way, as in version 16: no Ys tile and no storer warp.
+ * Per (b, h, chunk of 64), N 128, p 64: 84 products of 64 x 64 x 16, three
+ * times version 18's 28. */
+
+#define WSS_SPLITTERS 96         // threads 160-255: warps 5-7 split x
+#define WSS_RAW (64 * 64 * 4)    // x of a chunk as copied: (64, 64) fp32 rows
+
+/* A stage: x hi, x lo (64, 64), then B hi, B lo, C hi, C lo (64, 64·SLABS)
+ * each, bf16, swizzled. */
+template <int SLABS>
+static __host__ __device__ constexpr int wss_stage_bytes() { return (2 + 4 * SLABS) * WS_TILE; }
+/* The stages, the landing tile of x, the entering state (hi, lo), the
+ * stages' decays, and 1024 bytes to align the swizzled tiles. */
+template <int SLABS>
+static __host__ __device__ constexpr size_t wss_smem_bytes() {
+    return 1024 + (size_t)WS_STAGES * wss_stage_bytes<SLABS>() + WSS_RAW + 2 * SLABS * WS_TILE + WS_STAGES * WS_DECAYS;
+}
+
+/* The producer warp: version 18's ws_produce with the split copies. For each
+ * chunk, once its stage is free, lane 0 copies B's (and with the outputs
+ * C's) hi and lo slabs into it, then, once the splitters have read the
+ * landing tile, x's fp32 rows into that; the lanes form the decays (fp32
+ * weights) and arrive on `full`, which completes with the slabs' bytes and
+ * the splitters' arrivals. */
+template <int SLABS>
+static __device__ void wss_produce(const WgmmaArgs &a, const SplitMaps &maps, const WsWalk &w, unsigned char *raw,
+                                   uint64_t *raw_full, uint64_t *raw_empty) {
+    const int lane = threadIdx.x % 32;
+    uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
+    for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
+        for (int c = w.c_first; c < w.c_end; c++, k++) {
+            const int s = (int)(k % WS_STAGES), t0 = c * 64;
+            const float2 dt_raw = ws_dt_load<float, false>(a, w, c, pass == 0);
+            if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
+            if (lane == 0) {
+                unsigned char *st = w.stages + s * wss_stage_bytes<SLABS>();
+                mbar_expect_tx(&w.full[s], (pass == 1 ? 4 : 2) * SLABS * WS_TILE);
+#pragma unroll
+                for (int part = 0; part < 2; part++)
+#pragma unroll
+                    for (int sl = 0; sl < SLABS; sl++) {
+                        tma_load_4d(st + (2 + part * SLABS + sl) * WS_TILE, &maps.B[part], &w.full[s], 64 * sl, w.g, t0,
+                                    w.b);
+                        if (pass == 1)
+                            tma_load_4d(st + (2 + (2 + part) * SLABS + sl) * WS_TILE, &maps.C[part], &w.full[s],
+                                        64 * sl, w.g, t0, w.b);
+                    }
+                if (k > 0) mbar_wait(raw_empty, (k - 1) & 1);
+                mbar_arrive_expect_tx(raw_full, WSS_RAW);
+                tma_load_4d(raw, &maps.x, raw_full, 0, w.h, t0, w.b);
+            }
+            ws_form_decays<false, 0, float>(a, w, c, ws_decays_of(w, s), dt_raw);
+            mbar_arrive(&w.full[s]);  // releases this lane's writes of the decays
+        }
+}
+
+/* The splitters: for each chunk, once its x has landed (and its stage is
+ * free), each thread splits its float4s of the landing tile into the stage's
+ * x hi and lo tiles, gives the landing tile back and arrives on `full`. */
+template <int SLABS>
+static __device__ void wss_split_x(const WsWalk &w, const unsigned char *raw, uint64_t *raw_full, uint64_t *raw_empty) {
+    constexpr int F4 = WSS_RAW / 16, PER = (F4 + WSS_SPLITTERS - 1) / WSS_SPLITTERS;  // float4s: all, a thread's
+    const int u = threadIdx.x - (WS_THREADS - WSS_SPLITTERS);
+    uint32_t k = 0;
+    for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
+        for (int c = w.c_first; c < w.c_end; c++, k++) {
+            const int s = (int)(k % WS_STAGES);
+            mbar_wait(raw_full, k & 1);
+            if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
+            unsigned char *xs = w.stages + s * wss_stage_bytes<SLABS>();
+            float4 v[PER];
+#pragma unroll
+            for (int m = 0; m < PER; m++) {
+                const int i = u + WSS_SPLITTERS * m;
+                if (i < F4) v[m] = reinterpret_cast<const float4 *>(raw)[i];
+            }
+            mbar_arrive(raw_empty);  // this thread has read the landing tile
+#pragma unroll
+            for (int m = 0; m < PER; m++) {
+                const int i = u + WSS_SPLITTERS * m;
+                if (i >= F4) continue;
+                uint2 hi, lo;
+                split_pair(v[m].x, v[m].y, &hi.x, &lo.x);
+                split_pair(v[m].z, v[m].w, &hi.y, &lo.y);
+                const uint32_t at = sw128_offset(i / 16, (i % 16) * 4);
+                *reinterpret_cast<uint2 *>(xs + at) = hi;
+                *reinterpret_cast<uint2 *>(xs + WS_TILE + at) = lo;
+            }
+            fence_async_smem();  // the tiles' generic writes, before the tensor cores read them
+            mbar_arrive(&w.full[s]);
+        }
+}
+
+/* The state product of version 17 (state_product_split), every fragment
+ * formed first, then every product issued and committed: (w ∘ B)ᵀ rebuilt in
+ * fp32 from B's hi and lo slabs (sl bytes apart), scaled by w_j (fp32) and
+ * split again; x's hi tile at xs, lo one tile on. */
+template <int SLABS>
+static __device__ __forceinline__ void wss_state_issue(float (&st)[2][32], uint32_t bs, uint32_t sl, uint32_t xs,
+                                                       const float *wts) {
+    const int wq = thread_index() / 32, lane = thread_index() % 32;
+    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+    uint32_t ah[SLABS][4][4], al[SLABS][4][4];            // (w ∘ B)ᵀ fragments, hi and lo: n-tile, k-step
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            const uint32_t at = mt * WS_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
+            uint32_t bh[4], bl[4];
+            ldsm_x4_trans(bh, bs + at);
+            ldsm_x4_trans(bl, bs + sl + at);
+            /* Registers 0, 1 hold columns j = 16kk + 2t4 (+1); 2, 3 the same + 8. */
+            const float2 w_lo = *reinterpret_cast<const float2 *>(wts + kk * 16 + t4 * 2);
+            const float2 w_hi = *reinterpret_cast<const float2 *>(wts + kk * 16 + 8 + t4 * 2);
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const float2 h = unpack_bf16(bh[r]), l = unpack_bf16(bl[r]), wv = r < 2 ? w_lo : w_hi;
+                split_pair((h.x + l.x) * wv.x, (h.y + l.y) * wv.y, &ah[mt][kk][r], &al[mt][kk][r]);
+            }
+        }
+    wgmma_fence();
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + WS_TILE + kk * 2048);
+            wgmma_64x64_rs<bf16, 1>(st[mt], ah[mt][kk], x_hi, 1);
+            wgmma_64x64_rs<bf16, 1>(st[mt], ah[mt][kk], x_lo, 1);
+            wgmma_64x64_rs<bf16, 1>(st[mt], al[mt][kk], x_hi, 1);
+        }
+    wgmma_commit();
+}
+
+/* d = A·Bᵀ over N (both K-major, split: hi slabs at a and b, lo slabs sl
+ * bytes on), issued and committed. */
+template <int SLABS>
+static __device__ __forceinline__ void wss_nt_issue(float (&d)[32], uint32_t a, uint32_t b, uint32_t sl) {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < SLABS * 4; kk++) {
+        const uint32_t at = (kk / 4) * WS_TILE + (kk % 4) * 32;
+        wgmma_split_ss(d, a + at, sl, b + at, sl, kk > 0);
+    }
+    wgmma_commit();
+}
+
+/* The consumers' pass over the walk's chunks, as version 18's ws_consume
+ * (OUTPUTS: pass 1, else pass 0); returns the segment's decay in log2 units. */
+template <int SLABS, bool OUTPUTS>
+static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
+                                                    uint32_t &k) {
+    constexpr uint32_t SL = SLABS * WS_TILE;  // from a hi slab of B, C or S_in to its lo slab
+    const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
+    const uint32_t ss = smem_addr(w.Ss);
+    float seg_log2 = 0.f;
+    for (int c = w.c_first; c < w.c_end; c++, k++) {
+        const int64_t t0 = (int64_t)c * 64;
+        const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
+        const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
+        const uint32_t xs = smem_addr(stage), bs = xs + 2 * WS_TILE, cs = bs + 2 * SL;
+        const WsDecays d = ws_decays_of(w, s);
+        mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
+        const float cum_last = d.cum2[len - 1];
+        seg_log2 += cum_last;
+
+        /* S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j; with the outputs, C·Bᵀ
+         * and C·S_in are issued after it and all three run together.
+         * states = scale * states + new_states (_state_passing_fwd_kernel)
+         * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+        const float chunk_decay = exp2_approx(cum_last);
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
+        wss_state_issue<SLABS>(st, bs, SL, xs, static_cast<const float *>(d.wts));
+        if (!OUTPUTS) {
+            wgmma_wait<0>();
+            wgmma_touch(st[0]);
+            wgmma_touch(st[1]);
+            mbar_arrive(&w.empty[s]);  // this thread has read x, B and the decays
+            continue;
+        }
+        float cbt[32] = {}, yacc[32] = {};  // C·Bᵀ (64 x 64); y rows of the chunk
+        /* cb = tl.dot(C, B) */
+        wss_nt_issue<SLABS>(cbt, cs, bs, SL);
+        /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
+        wss_nt_issue<SLABS>(yacc, cs, ss, SL);
+        wgmma_wait<1>();  // the state product and C·Bᵀ are in; C·S_in may still run
+        wgmma_touch(st[0]);
+        wgmma_touch(st[1]);
+        wgmma_touch(cbt);
+        uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo
+        ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl);
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
+        {
+            // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
+            const float ea = exp2_approx(d.cum2[row0]), eb = exp2_approx(d.cum2[row0 + 8]);
+#pragma unroll
+            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+        }
+        /* acc += tl.dot(cb, x) */
+        wgmma_fence();
+#pragma unroll
+        for (int kj = 0; kj < 4; kj++) {
+            const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + WS_TILE + kj * 2048);
+            wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
+            wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
+            wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
+        /* Every warp's C·S_in is done: the next chunk's entering state to Ss. */
+        consumers_sync();
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++) state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt]);
+        /* y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs. */
+        const float *z = static_cast<const float *>(a.z);
+        float *y = static_cast<float *>(a.y);
+        for_each_y_pair(yacc, row0, len, a.P, [&](int i, int pi, float acc0, float acc1) {
+            const int64_t row = ((w.b * a.L + t0 + i) * a.H + w.h) * a.P;  // offset of y[b, t0+i, h, 0]
+            const uint32_t at = sw128_offset(i, pi);
+            const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
+            const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
+            // out = acc + x * D
+            float2 v = make_float2(fmaf(w.Dcol[pi], xh.x + xl.x, acc0), fmaf(w.Dcol[pi + 1], xh.y + xl.y, acc1));
+            if (z) {
+                // out = out * F.silu(z)
+                const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
+                v.x *= zv.x / (1.f + __expf(-zv.x));
+                v.y *= zv.y / (1.f + __expf(-zv.y));
+            }
+            *reinterpret_cast<float2 *>(y + row + pi) = v;
+        });
+        fence_async_smem();  // the state's stores, before the next chunk's products read them
+        consumers_sync();
+        mbar_arrive(&w.empty[s]);  // this thread has read x, B, C and the decays
+    }
+    return seg_log2;
+}
+
+/* SLABS: N rounded up to 64, over 64. One block walks one segment of one
+ * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warps
+ * 5-7 split x. */
+template <int SLABS>
+__global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    __shared__ int item;
+    __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES], raw_full, raw_empty;
+    __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        item = a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
+        for (int s = 0; s < WS_STAGES; s++) {
+            mbar_init(&full[s], 32 + WSS_SPLITTERS);  // the producer's lanes, the splitters, and the copies' bytes
+            mbar_init(&empty[s], 128);                // each consumer thread, after its last read of the stage
+        }
+        mbar_init(&raw_full, 1);               // the producer's lane 0, and x's bytes
+        mbar_init(&raw_empty, WSS_SPLITTERS);  // each splitter, after its reads
+    }
+    __syncthreads();  // the block's last barrier of all its threads
+    WsWalk w = ws_walk_of(a, item);
+    w.stages = smem;
+    unsigned char *raw = w.stages + WS_STAGES * wss_stage_bytes<SLABS>();  // (64, 64) fp32: x as copied
+    w.Ss = raw + WSS_RAW;                      // (64, 64·SLABS) bf16 hi, then lo: the entering state, rows p
+    w.decays = w.Ss + 2 * SLABS * WS_TILE;     // WS_STAGES x [cum2, dts, wts (64,) fp32]
+    w.Ys = nullptr;
+    w.Dcol = Dcol;
+    w.full = full;
+    w.empty = empty;
+    w.ys_free = w.ys_written = nullptr;
+
+    if (tid >= 128) {
+        if (tid < 160) wss_produce<SLABS>(a, maps, w, raw, &raw_full, &raw_empty);
+        else wss_split_x<SLABS>(w, raw, &raw_full, &raw_empty);
+        return;
+    }
+    float st[2][32];  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
+    uint32_t k = 0;
+    /* ---- Pass 0 (segments but the last): the segment's own state, published. */
+    if (!w.last_seg) ws_publish<SLABS>(st, a, w, item, exp2_approx(wss_consume<SLABS, false>(a, w, st, k)));
+    /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
+    if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
+    if (w.seg > 0) ws_sum_published<SLABS>(st, a, w);
+    const uint32_t ss = smem_addr(w.Ss);
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++) {
+        if (w.seg == 0) ws_h0_tile(st[mt], a, w, mt);
+        state_to_smem_split(ss + mt * WS_TILE, ss + SLABS * WS_TILE + mt * WS_TILE, st[mt]);
+    }
+    fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
+    consumers_sync();
+    wss_consume<SLABS, true>(a, w, st, k);
+    if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS);
+}
+
 /* ---- launch ---- */
 
 WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace);  // wgmma.cu: arguments, ring started
@@ -431,6 +736,23 @@ static CUtensorMap split_plane_map(const bf16 *plane, const SsdShape *s) {
     return tma_map_16bit_4d(plane, true, dims, strides, box);
 }
 
+/* Version 17's and 20's first kernel: B and C split into four bf16 planes
+ * at `planes` (4·split_bc_plane elements), and maps.B, maps.C of them. */
+static void split_bc(const SsdTensors *t, void *planes_at, SplitMaps *maps) {
+    const SsdShape *s = &t->s;
+    bf16 *planes = static_cast<bf16 *>(planes_at);
+    const int64_t plane = split_bc_plane(s), pairs = plane / 2;
+    const int64_t blocks = min(ceil_div(pairs, 256), 8 * (int64_t)sm_count());  // grid-stride beyond
+    split_bc_kernel<<<(unsigned)blocks, 256>>>(static_cast<const float *>(t->B), static_cast<const float *>(t->C),
+                                               planes, s->batch * s->seqlen * s->groups, s->dstate,
+                                               64 * wgmma_slabs(s));
+    cuda_check_launch();
+    for (int part = 0; part < 2; part++) {
+        maps->B[part] = split_plane_map(planes + part * plane, s);
+        maps->C[part] = split_plane_map(planes + (2 + part) * plane, s);
+    }
+}
+
 template <bool PRESPLIT>
 static void launch_split(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
@@ -439,16 +761,7 @@ static void launch_split(const SsdTensors *t, void *workspace) {
     memset(&maps, 0, sizeof maps);
     maps.x = split_map(t->x, s, s->heads, s->headdim, 64);
     if (PRESPLIT) {
-        bf16 *planes = reinterpret_cast<bf16 *>(static_cast<char *>(workspace) + split_bc_offset(s));
-        const int64_t plane = split_bc_plane(s), pairs = plane / 2;
-        const int64_t blocks = min(ceil_div(pairs, 256), 8 * (int64_t)sm_count());  // grid-stride beyond
-        split_bc_kernel<<<(unsigned)blocks, 256>>>(static_cast<const float *>(t->B), static_cast<const float *>(t->C), planes, s->batch * s->seqlen * s->groups, s->dstate,
-                                                   64 * slabs);
-        cuda_check_launch();
-        for (int part = 0; part < 2; part++) {
-            maps.B[part] = split_plane_map(planes + part * plane, s);
-            maps.C[part] = split_plane_map(planes + (2 + part) * plane, s);
-        }
+        split_bc(t, static_cast<char *>(workspace) + split_bc_offset(s), &maps);
     } else {
         maps.B[0] = split_map(t->B, s, s->groups, s->dstate, 64 * slabs);
         maps.C[0] = split_map(t->C, s, s->groups, s->dstate, 64 * slabs);
@@ -465,3 +778,31 @@ static void launch_split(const SsdTensors *t, void *workspace) {
 
 extern "C" void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace) { launch_split<false>(t, workspace); }
 extern "C" void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace) { launch_split<true>(t, workspace); }
+
+/* ---- Version 20's launch: the walks of ws_place at one block an SM, after
+ * split_bc_kernel. Workspace: the walks' counters and slots
+ * (ws_workspace_bytes), then version 17's four planes. ---- */
+
+WgmmaArgs wgmma_ws_args(const SsdTensors *t, void *workspace);  // wgmma.cu: version 18's arguments
+
+static size_t ws_split_planes_offset(const SsdShape *s) { return (ws_workspace_bytes(s, 1) + 255) / 256 * 256; }
+extern "C" size_t ssd_wgmma_ws_split_workspace(const SsdShape *s) {
+    return ws_split_planes_offset(s) + 4 * (size_t)split_bc_plane(s) * sizeof(bf16);
+}
+
+extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) {
+    const SsdShape *s = &t->s;
+    const int slabs = wgmma_slabs(s);
+    SplitMaps maps;
+    memset(&maps, 0, sizeof maps);
+    maps.x = split_map(t->x, s, s->heads, s->headdim, 64);
+    split_bc(t, static_cast<char *>(workspace) + ws_split_planes_offset(s), &maps);
+    const size_t smem = slabs == 2 ? wss_smem_bytes<2>() : wss_smem_bytes<1>();
+    void (*kernel)(WgmmaArgs, SplitMaps) = slabs == 2 ? ssd_wgmma_ws_split_kernel<2> : ssd_wgmma_ws_split_kernel<1>;
+    static size_t allowed[2];  // the shared memory each kernel is opted in to
+    allow_smem(kernel, smem, &allowed[slabs - 1]);
+    WgmmaArgs a = wgmma_ws_args(t, workspace);
+    const int64_t items = ws_place(&a, s, workspace, 1);
+    kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
+    cuda_check_launch();
+}

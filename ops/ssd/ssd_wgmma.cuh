@@ -69,6 +69,22 @@ static __device__ __forceinline__ uint32_t mul16(uint32_t v, uint32_t w) {
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
+/* The pair (a, b) as bf16 hi and lo pairs: hi = bf16(v) and lo =
+ * bf16(v − hi), both rounded to nearest (v − hi is exact in fp32), so
+ * |v − hi − lo| <= 2^-17·|v|: 17 of fp32's 24 bits; six instructions a pair
+ * (cvt.rn.bf16x2 packs its first operand in the high half). */
+static __device__ __forceinline__ void split_pair(float a, float b, uint32_t *hi, uint32_t *lo) {
+    uint32_t h;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
+    const float la = a - __uint_as_float(h << 16), lb = b - __uint_as_float(h & 0xffff0000u);
+    *hi = h;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(*lo) : "f"(lb), "f"(la));
+}
+/* A bf16 pair as two floats. */
+static __device__ __forceinline__ float2 unpack_bf16(uint32_t v) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&v));
+}
+
 /* threadIdx.x, read where it is used: what a helper derives from it (lane,
  * fragment rows, shared-memory offsets) is then computed afresh in each
  * chunk of version 14's loop instead of being kept in registers across it. */

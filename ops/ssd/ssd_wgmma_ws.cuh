@@ -76,6 +76,8 @@
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
 
+#include <type_traits>
+
 #include "cuda_check.h"
 #include "launch.cuh"
 #include "ssd_wgmma.cuh"
@@ -146,30 +148,15 @@ static __device__ __forceinline__ int ws_chunk(const WgmmaArgs &a, int k) {
     return BACK ? a.nchunks - 1 - k : k;
 }
 
-/* The producer warp, chunk c of 64 into stage s: lane 0 issues the copies
- * (C only with the outputs; with SHIFT its rows one step before the chunk's,
- * BACK: one after, the copy filling rows outside 0 .. L − 1 with zeros), then
- * every lane forms the decays of steps 2·lane and 2·lane + 1, as chunk_decays
- * does for a block, and arrives on `full` (32 arrivals and the copies' bytes
- * complete the phase). */
-template <typename T, int SLABS, bool BACK, int SHIFT>
-static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
-                                                bool with_C, float2 dt_raw) {
+/* The decays of chunk c into d, by the 32 lanes of a warp: steps 2·lane and
+ * 2·lane + 1 from their raw dt, as chunk_decays does for a block. WT: the
+ * weights' type, 16-bit (versions 18-19, 06's 9-10) or fp32 (version 20,
+ * whose 64 fp32 weights take wts and rows: it has no SHIFT). */
+template <bool BACK, int SHIFT, typename WT>
+static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const WsWalk &w, int c, const WsDecays &d,
+                                                      float2 dt_raw) {
+    static_assert(SHIFT == 0 || !std::is_same<WT, float>::value, "fp32 weights cover rows");
     const int lane = threadIdx.x % 32, t0 = c * 64;
-    uint64_t *full = &w.full[s];
-    if (lane == 0) {
-        unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
-        // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0 (Hydra, each direction):
-        const int tc = BACK ? t0 + SHIFT : t0 - SHIFT;  // C's first row
-        mbar_expect_tx(full, (with_C ? 1 + 2 * SLABS : 1 + SLABS) * WS_TILE);
-        tma_load_4d(st, &maps.x, full, 0, w.h, t0, w.b);
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++) {
-            tma_load_4d(st + (1 + sl) * WS_TILE, &maps.B, full, 64 * sl, w.g, t0, w.b);
-            if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, tc, w.b);
-        }
-    }
-    const WsDecays d = ws_decays_of(w, s);
     const int64_t len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const float bias = a.dt_bias ? a.dt_bias[w.h] : 0.f, A2 = a.A[w.h] * LOG2E_F;
     const float d0 = j < len ? delta_of(dt_raw.x, bias, a.softplus) : 0.f;
@@ -201,13 +188,41 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
     }
     *reinterpret_cast<float2 *>(d.cum2 + j) = make_float2(c0, c1);
     *reinterpret_cast<float2 *>(d.dts + j) = make_float2(d0, d1);
-    *reinterpret_cast<uint32_t *>(static_cast<T *>(d.wts) + j) =
-        pack16<T>(d0 * exp2_approx(w0), d1 * exp2_approx(w1));
+    if constexpr (std::is_same<WT, float>::value)
+        *reinterpret_cast<float2 *>(static_cast<float *>(d.wts) + j) = make_float2(d0 * exp2_approx(w0), d1 * exp2_approx(w1));
+    else
+        *reinterpret_cast<uint32_t *>(static_cast<WT *>(d.wts) + j) = pack16<WT>(d0 * exp2_approx(w0), d1 * exp2_approx(w1));
     if (SHIFT) {
         const float before = __shfl_up_sync(0xffffffffu, c1, 1), after = __shfl_down_sync(0xffffffffu, c0, 1);
         *reinterpret_cast<float2 *>(d.rows + j) = BACK ? make_float2(c1, lane < 31 ? after : 0.f)
                                                        : make_float2(lane > 0 ? before : 0.f, c0);
     }
+}
+
+/* The producer warp, chunk c of 64 into stage s: lane 0 issues the copies
+ * (C only with the outputs; with SHIFT its rows one step before the chunk's,
+ * BACK: one after, the copy filling rows outside 0 .. L − 1 with zeros), then
+ * every lane forms the decays of steps 2·lane and 2·lane + 1, as chunk_decays
+ * does for a block, and arrives on `full` (32 arrivals and the copies' bytes
+ * complete the phase). */
+template <typename T, int SLABS, bool BACK, int SHIFT>
+static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
+                                                bool with_C, float2 dt_raw) {
+    const int lane = threadIdx.x % 32, t0 = c * 64;
+    uint64_t *full = &w.full[s];
+    if (lane == 0) {
+        unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
+        // y = torch.roll(y, shifts=1, dims=1); y[:, 0, :] = 0.0 (Hydra, each direction):
+        const int tc = BACK ? t0 + SHIFT : t0 - SHIFT;  // C's first row
+        mbar_expect_tx(full, (with_C ? 1 + 2 * SLABS : 1 + SLABS) * WS_TILE);
+        tma_load_4d(st, &maps.x, full, 0, w.h, t0, w.b);
+#pragma unroll
+        for (int sl = 0; sl < SLABS; sl++) {
+            tma_load_4d(st + (1 + sl) * WS_TILE, &maps.B, full, 64 * sl, w.g, t0, w.b);
+            if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, tc, w.b);
+        }
+    }
+    ws_form_decays<BACK, SHIFT, T>(a, w, c, ws_decays_of(w, s), dt_raw);
     mbar_arrive(full);  // releases this lane's writes of the decays
 }
 
@@ -224,8 +239,8 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
 #define WS_DT_AHEAD 4
 template <typename T, bool BACK>
 static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c, bool ahead) {
-    const int lane = threadIdx.x % 32;
-    const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
+    const int lane = threadIdx.x % 32, t0 = c * 64;
+    const int64_t len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
     const int64_t ahead_t0 = BACK ? t0 - WS_DT_AHEAD * 64 : t0 + WS_DT_AHEAD * 64;  // WS_DT_AHEAD chunks on in the walk
     if (ahead && (!BACK || ahead_t0 >= 0) && ahead_t0 + j + 1 < a.L) {
@@ -393,20 +408,20 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * mask above the diagonal, j >= i + SHIFT, and from row0 + 8 + SHIFT on,
  * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
  * groups before 2·wq are zero.
+ * ws_causal_frags forms P's fragments (SPLIT, version 20: as bf16 hi in pf
+ * and lo in pl), ws_causal_issue issues the product.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
  * acc += tl.dot(cb, x) */
-template <typename T, bool BACK, int SHIFT>
-static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
-                                                       const WsDecays &d, int row0) {
+template <bool BACK, int SHIFT, typename F>
+static __device__ __forceinline__ void ws_causal_p(const float (&s)[32], const WsDecays &d, int row0, F put) {
     const int t4 = thread_index() % 4, wq = thread_index() / 32;
     const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
     const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
     const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
-    uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
 #pragma unroll
     for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
         if (BACK ? cg < 2 * wq : cg > 2 * wq + 1) {  // on the masked side of both of this warp's rows: zero
-            pf[cg / 2][(cg % 2) * 2] = pf[cg / 2][(cg % 2) * 2 + 1] = 0u;
+            put(cg, 0.f, 0.f, 0.f, 0.f);
             continue;
         }
         const int j = cg * 8 + t4 * 2;
@@ -430,9 +445,58 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
                 pb[u] = j + u <= row0 + 8 - SHIFT ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
             }
         }
-        pf[cg / 2][(cg % 2) * 2] = pack16<T>(pa[0], pa[1]);
-        pf[cg / 2][(cg % 2) * 2 + 1] = pack16<T>(pb[0], pb[1]);
+        put(cg, pa[0], pa[1], pb[0], pb[1]);
     }
+}
+template <typename T, bool BACK, int SHIFT, bool SPLIT>
+static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
+                                                       uint32_t (&pf)[4][4], uint32_t (&pl)[4][4]) {
+    const int t4 = thread_index() % 4, wq = thread_index() / 32;
+    const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
+    const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
+    const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
+#pragma unroll
+    for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
+        if (BACK ? cg < 2 * wq : cg > 2 * wq + 1) {  // on the masked side of both of this warp's rows: zero
+            pf[cg / 2][(cg % 2) * 2] = pf[cg / 2][(cg % 2) * 2 + 1] = 0u;
+            if (SPLIT) pl[cg / 2][(cg % 2) * 2] = pl[cg / 2][(cg % 2) * 2 + 1] = 0u;
+            continue;
+        }
+        const int j = cg * 8 + t4 * 2;
+        const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
+        const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
+        float pa[2], pb[2];
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const float cj = u ? cum_j.y : cum_j.x, dj = u ? dt_j.y : dt_j.x;
+            if (BACK) {
+                /* From row0 + 8 + SHIFT on, row0's term is row0 + 8's times r. */
+                const bool above = j + u >= row0 + 8 + SHIFT;
+                const float e = exp2_approx((above ? cum_b : cum_a) - cj) * dj;
+                pb[u] = above ? s[cg * 4 + 2 + u] * e : 0.f;
+                pa[u] = j + u >= row0 + SHIFT ? s[cg * 4 + u] * (above ? r : 1.f) * e : 0.f;
+            } else {
+                /* Up to row0 − SHIFT, row0 + 8's term is row0's times r. */
+                const bool below = j + u <= row0 - SHIFT;
+                const float e = exp2_approx((below ? cum_a : cum_b) - cj) * dj;
+                pa[u] = below ? s[cg * 4 + u] * e : 0.f;
+                pb[u] = j + u <= row0 + 8 - SHIFT ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
+            }
+        }
+        if constexpr (SPLIT) {
+            split_pair(pa[0], pa[1], &pf[cg / 2][(cg % 2) * 2], &pl[cg / 2][(cg % 2) * 2]);
+            split_pair(pb[0], pb[1], &pf[cg / 2][(cg % 2) * 2 + 1], &pl[cg / 2][(cg % 2) * 2 + 1]);
+        } else {
+            pf[cg / 2][(cg % 2) * 2] = pack16<T>(pa[0], pa[1]);
+            pf[cg / 2][(cg % 2) * 2 + 1] = pack16<T>(pb[0], pb[1]);
+        }
+    }
+}
+template <typename T, bool BACK, int SHIFT>
+static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
+                                                       const WsDecays &d, int row0) {
+    uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
+    ws_causal_frags<T, BACK, SHIFT, false>(s, d, row0, pf, pf);
     wgmma_fence();
 #pragma unroll
     for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + kj * 2048), 1);
@@ -584,6 +648,45 @@ static __device__ __forceinline__ void ws_sum_published(float (&st)[2][32], cons
     }
 }
 
+/* The walk of work item `item` (segment, b, h), segment-major: its place in
+ * the problem (its shared memory is the kernel's to set). */
+static __device__ __forceinline__ WsWalk ws_walk_of(const WgmmaArgs &a, int item) {
+    const int BH = (int)(a.batch * a.H);  // the launcher's check: items < 2^31
+    WsWalk w;
+    w.seg = item / BH;
+    const int bh = item % BH;
+    w.b = bh / (int)a.H;
+    w.h = bh % (int)a.H;
+    w.g = w.h / (int)(a.H / a.G);
+    w.bh = bh;
+    w.c_first = w.seg * a.seg_chunks;
+    w.c_end = min(a.nchunks, w.c_first + a.seg_chunks);
+    w.last_seg = w.seg == a.segments - 1;
+    return w;
+}
+
+/* Pass 0's end: the segment's own state st (the first segment's with h0
+ * carried through it, seg_decay being the segment's decay) and seg_decay into
+ * its slot, then its flag raised, without waiting for any other segment. */
+template <int SLABS>
+static __device__ __forceinline__ void ws_publish(float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w, int item,
+                                                  float seg_decay) {
+    float *slot = ws_slot(a, w, w.seg);
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++) {
+        if (w.seg == 0) {
+            float h0[32];
+            ws_h0_tile(h0, a, w, mt);
+#pragma unroll
+            for (int e = 0; e < 32; e++) st[mt][e] = fmaf(seg_decay, h0[e], st[mt][e]);
+        }
+        frag_store(slot, st[mt], mt);
+    }
+    if (threadIdx.x == 0) __stcg(slot + ws_slot_decay(SLABS), seg_decay);
+    consumers_sync();  // the warpgroup's writes of the slot happen before thread 0's release
+    if (threadIdx.x == 0) store_release(a.published + item, 1);
+}
+
 /* The walk's last state, its slabs (SLABS) n-tiles, to final_state. The loop
  * over n-tiles takes slabs at run time and picks the tile by a select, so
  * that it stays rolled: one copy of the 32 stores to fetch, not two. */
@@ -627,17 +730,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     /* Work item (segment, b, h), segment-major, as version 14: with segments,
      * taken by ticket, so that a segment's block starts only after those of
      * the segments before it (it waits for their states). */
-    const int BH = (int)(a.batch * a.H);  // the launcher's check: items < 2^31
-    WsWalk w;
-    w.seg = item / BH;
-    const int bh = item % BH;
-    w.b = bh / (int)a.H;
-    w.h = bh % (int)a.H;
-    w.g = w.h / (int)(a.H / a.G);
-    w.bh = bh;
-    w.c_first = w.seg * a.seg_chunks;
-    w.c_end = min(a.nchunks, w.c_first + a.seg_chunks);
-    w.last_seg = w.seg == a.segments - 1;
+    WsWalk w = ws_walk_of(a, item);
     w.stages = smem;
     w.Ss = w.stages + WS_STAGES * ws_stage_bytes<SLABS>();
     w.Ys = w.Ss + SLABS * WS_TILE;
@@ -665,21 +758,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         /* ---- Pass 0: the segment's own state from zero (the first segment's
          * with h0 carried through it: S_0^pub = S_0), published with the
          * segment's decay without waiting for any other segment. */
-        const float seg_decay = exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD>(a, w, st, k));
-        float *slot = ws_slot(a, w, w.seg);
-#pragma unroll
-        for (int mt = 0; mt < SLABS; mt++) {
-            if (w.seg == 0) {
-                float h0[32];
-                ws_h0_tile(h0, a, w, mt);
-#pragma unroll
-                for (int e = 0; e < 32; e++) st[mt][e] = fmaf(seg_decay, h0[e], st[mt][e]);
-            }
-            frag_store(slot, st[mt], mt);
-        }
-        if (tid == 0) __stcg(slot + ws_slot_decay(SLABS), seg_decay);
-        consumers_sync();  // the warpgroup's writes of the slot happen before thread 0's release
-        if (tid == 0) store_release(a.published + item, 1);
+        ws_publish<SLABS>(st, a, w, item, exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD>(a, w, st, k)));
     }
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs;
      * D of each column of y, read once (the barrier below orders it). */
@@ -699,42 +778,49 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 
 /* ---- Host: the launch of the walks ---- */
 
-/* Walks in chunks of 64, two blocks an SM: work items (segment, b, h). */
-static inline int64_t ws_items(const SsdShape *s) {
+/* Walks in chunks of 64, per_sm blocks an SM (versions 18-19 and 06's 9-10:
+ * two; version 20: one): work items (segment, b, h). */
+static inline int64_t ws_items(const SsdShape *s, int per_sm = 2) {
     int segments = 1, seg_chunks = 1;
-    walk_segments(s, 64, 2, &segments, &seg_chunks);
+    walk_segments(s, 64, per_sm, &segments, &seg_chunks);
     return segments * s->batch * s->heads;
 }
 /* A flag per work item and the ticket, then each work item's slot
  * (ws_slot_floats: the state its segment publishes and the segment's decay). */
-static inline size_t ws_workspace_bytes(const SsdShape *s) {
-    const int64_t items = ws_items(s);
+static inline size_t ws_workspace_bytes(const SsdShape *s, int per_sm = 2) {
+    const int64_t items = ws_items(s, per_sm);
     return counter_bytes(items) + (size_t)(items * ws_slot_floats(wgmma_slabs(s))) * sizeof(float);
 }
 
+/* The walks' segments, flags, ticket and slots set in a and placed in
+ * workspace (ws_workspace_bytes), the flags and the ticket zeroed where there
+ * are segments (one segment uses neither); returns the work items. */
+static inline int64_t ws_place(WgmmaArgs *a, const SsdShape *s, void *workspace, int per_sm) {
+    int segments = 1, seg_chunks = 1;
+    walk_segments(s, 64, per_sm, &segments, &seg_chunks);
+    const int64_t items = segments * s->batch * s->heads;
+    a->nchunks = (int)ceil_div(s->seqlen, 64);
+    a->segments = segments;
+    a->seg_chunks = seg_chunks;
+    a->published = static_cast<int *>(workspace);
+    a->ticket = a->published + items;
+    a->ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(items));
+    a->ring_slot = ws_slot_floats(wgmma_slabs(s));
+    if (segments > 1) cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(items)));
+    return items;
+}
+
 /* One launch of the walks over every (b, h), a holding the inputs, y and
- * final_state (may be NULL); the segments, flags, ticket and slots are set
- * here, in workspace (ws_workspace_bytes). maps.ys_in: z's map, or with ADD y's. */
+ * final_state (may be NULL). maps.ys_in: z's map, or with ADD y's. */
 template <typename T, bool BACK, int SHIFT, bool ADD>
 static void ws_launch(WgmmaArgs a, const WsMaps &maps, const SsdShape *s, void *workspace) {
-    int segments = 1, seg_chunks = 1;
-    walk_segments(s, 64, 2, &segments, &seg_chunks);
-    const int64_t items = segments * s->batch * s->heads;
     const int slabs = wgmma_slabs(s);
-    a.nchunks = (int)ceil_div(s->seqlen, 64);
-    a.segments = segments;
-    a.seg_chunks = seg_chunks;
-    a.published = static_cast<int *>(workspace);
-    a.ticket = a.published + items;
-    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(items));
-    a.ring_slot = ws_slot_floats(slabs);
     const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2, BACK, SHIFT, ADD>
                                                    : ssd_wgmma_ws_kernel<T, 1, BACK, SHIFT, ADD>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
-    if (segments > 1)  // the flags and the ticket; one segment uses neither
-        cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(items)));
+    const int64_t items = ws_place(&a, s, workspace, 2);
     kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
     cuda_check_launch();
 }
