@@ -379,154 +379,119 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  * (ops/ssd/ssd_wgmma_ws.cuh); the operands are version 17's: B and C come
  * split by split_bc_kernel, their hi and lo slabs by bulk copies, and every
  * product is three bf16 products. What changes against version 18:
- *   - x arrives as fp32 rows (16 KiB a chunk) into one landing tile, and
- *     three warps of the producer warpgroup (the splitters, idle in
- *     version 18) split it into the stage's swizzled hi and lo tiles while
- *     the consumers compute the chunk before: the consumers split nothing
- *     but P and the state product's (w ∘ B)ᵀ fragments, as version 17 does;
- *   - a stage holds x, B and C twice (hi and lo), 80 KiB at N 128, and the
- *     entering state too (32 KiB): 211 KiB, one block an SM, so the
- *     segments are cut for one walk an SM and no register budget is split
- *     (no setmaxnreg: 255 registers for every thread);
- *   - a chunk issues the state product first, then C·Bᵀ and C·S_in, and
- *     waits for the first two while C·S_in runs: the state product's 64
- *     registers of split fragments are free before P's 32 are formed;
+ *   - three warps of the producer warpgroup (idle in version 18), the
+ *     splitters, read each chunk's x from device memory in fp32, the first
+ *     of them forms the chunk's decays, and they write x and w ∘ x (x_j
+ *     times the state product's weight w_j) as swizzled hi and lo tiles into
+ *     the stage, while the consumers compute the chunk before. With w on x
+ *     instead of on B, the state product S_localᵀ = Σ_j B_jᵀ (w_j x_j) takes
+ *     both operands from shared memory (Bᵀ as an MN-major A), so the
+ *     consumers form no fragment for it: version 17's consumers rebuilt and
+ *     split (w ∘ B)ᵀ in registers, 40% of their instructions;
+ *   - a stage holds x, w ∘ x, B and C twice (hi and lo), 96 KiB at N 128, and
+ *     the entering state takes 32 KiB: 227 KiB with the decays, one block an
+ *     SM, so the segments are cut for one walk an SM and no register budget
+ *     is split (no setmaxnreg);
+ *   - a chunk issues the state product, C·Bᵀ and C·S_in together and waits
+ *     for the first two while C·S_in runs, forming P then;
  *   - y leaves from the accumulators by 8-byte stores (fp32 pairs), z comes
  *     the same way, as in version 16: no Ys tile and no storer warp.
  * Per (b, h, chunk of 64), N 128, p 64: 84 products of 64 x 64 x 16, three
  * times version 18's 28. */
 
-#define WSS_SPLITTERS 96         // threads 160-255: warps 5-7 split x
-#define WSS_RAW (64 * 64 * 4)    // x of a chunk as copied: (64, 64) fp32 rows
+#define WSS_SPLITTERS 96  // threads 160-255: warps 5-7 split x, warp 5 forms the decays
+#define WSS_DECAYS (64 * 12)  // a stage's decays: cum2, dts, wts (64,) fp32
 
-/* A stage: x hi, x lo (64, 64), then B hi, B lo, C hi, C lo (64, 64·SLABS)
- * each, bf16, swizzled. */
+/* A stage: x hi, x lo, (w ∘ x) hi, (w ∘ x) lo (64, 64), then B hi, B lo,
+ * C hi, C lo (64, 64·SLABS) each, bf16, swizzled. */
 template <int SLABS>
-static __host__ __device__ constexpr int wss_stage_bytes() { return (2 + 4 * SLABS) * WS_TILE; }
-/* The stages, the landing tile of x, the entering state (hi, lo), the
- * stages' decays, and 1024 bytes to align the swizzled tiles. */
+static __host__ __device__ constexpr int wss_stage_bytes() { return (4 + 4 * SLABS) * WS_TILE; }
+/* The stages, the entering state (hi, lo), the stages' decays (at
+ * ws_decays_of's stride), and 1024 bytes to align the swizzled tiles:
+ * 232,064 bytes at N 128, with the kernel's 304 static bytes just under
+ * the 232,448 a block may have. */
 template <int SLABS>
 static __host__ __device__ constexpr size_t wss_smem_bytes() {
-    return 1024 + (size_t)WS_STAGES * wss_stage_bytes<SLABS>() + WSS_RAW + 2 * SLABS * WS_TILE + WS_STAGES * WS_DECAYS;
+    return 1024 + (size_t)WS_STAGES * wss_stage_bytes<SLABS>() + 2 * SLABS * WS_TILE + (WS_STAGES - 1) * WS_DECAYS +
+           WSS_DECAYS;
 }
 
-/* The producer warp: version 18's ws_produce with the split copies. For each
- * chunk, once its stage is free, lane 0 copies B's (and with the outputs
- * C's) hi and lo slabs into it, then, once the splitters have read the
- * landing tile, x's fp32 rows into that; the lanes form the decays (fp32
- * weights) and arrive on `full`, which completes with the slabs' bytes and
- * the splitters' arrivals. */
+/* The copying thread: for each chunk, once its stage is free, B's (and with
+ * the outputs C's) hi and lo slabs into it, on `full`. */
 template <int SLABS>
-static __device__ void wss_produce(const WgmmaArgs &a, const SplitMaps &maps, const WsWalk &w, unsigned char *raw,
-                                   uint64_t *raw_full, uint64_t *raw_empty) {
-    const int lane = threadIdx.x % 32;
+static __device__ void wss_produce(const SplitMaps &maps, const WsWalk &w) {
     uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
         for (int c = w.c_first; c < w.c_end; c++, k++) {
             const int s = (int)(k % WS_STAGES), t0 = c * 64;
-            const float2 dt_raw = ws_dt_load<float, false>(a, w, c, pass == 0);
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-            if (lane == 0) {
-                unsigned char *st = w.stages + s * wss_stage_bytes<SLABS>();
-                mbar_expect_tx(&w.full[s], (pass == 1 ? 4 : 2) * SLABS * WS_TILE);
+            unsigned char *st = w.stages + s * wss_stage_bytes<SLABS>();
+            mbar_arrive_expect_tx(&w.full[s], (pass == 1 ? 4 : 2) * SLABS * WS_TILE);
 #pragma unroll
-                for (int part = 0; part < 2; part++)
+            for (int part = 0; part < 2; part++)
 #pragma unroll
-                    for (int sl = 0; sl < SLABS; sl++) {
-                        tma_load_4d(st + (2 + part * SLABS + sl) * WS_TILE, &maps.B[part], &w.full[s], 64 * sl, w.g, t0,
-                                    w.b);
-                        if (pass == 1)
-                            tma_load_4d(st + (2 + (2 + part) * SLABS + sl) * WS_TILE, &maps.C[part], &w.full[s],
-                                        64 * sl, w.g, t0, w.b);
-                    }
-                if (k > 0) mbar_wait(raw_empty, (k - 1) & 1);
-                mbar_arrive_expect_tx(raw_full, WSS_RAW);
-                tma_load_4d(raw, &maps.x, raw_full, 0, w.h, t0, w.b);
-            }
-            ws_form_decays<false, 0, float>(a, w, c, ws_decays_of(w, s), dt_raw);
-            mbar_arrive(&w.full[s]);  // releases this lane's writes of the decays
+                for (int sl = 0; sl < SLABS; sl++) {
+                    tma_load_4d(st + (4 + part * SLABS + sl) * WS_TILE, &maps.B[part], &w.full[s], 64 * sl, w.g, t0, w.b);
+                    if (pass == 1)
+                        tma_load_4d(st + (4 + (2 + part) * SLABS + sl) * WS_TILE, &maps.C[part], &w.full[s], 64 * sl,
+                                    w.g, t0, w.b);
+                }
         }
 }
 
-/* The splitters: for each chunk, once its x has landed (and its stage is
- * free), each thread splits its float4s of the landing tile into the stage's
- * x hi and lo tiles, gives the landing tile back and arrives on `full`. */
+/* The splitters: for each chunk, each thread loads its float4s of x (rows
+ * past L and columns past p as zeros) and warp 5 its dt before the stage is
+ * free; then warp 5 forms the decays into the stage, the splitters meet
+ * (named barrier 2), and each writes its x and w ∘ x as hi and lo pairs into
+ * the stage's tiles and arrives on `full`. */
 template <int SLABS>
-static __device__ void wss_split_x(const WsWalk &w, const unsigned char *raw, uint64_t *raw_full, uint64_t *raw_empty) {
-    constexpr int F4 = WSS_RAW / 16, PER = (F4 + WSS_SPLITTERS - 1) / WSS_SPLITTERS;  // float4s: all, a thread's
+static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
+    constexpr int F4 = 64 * 16, PER = (F4 + WSS_SPLITTERS - 1) / WSS_SPLITTERS;  // float4s of x: a chunk's, a thread's
     const int u = threadIdx.x - (WS_THREADS - WSS_SPLITTERS);
+    const bool decayer = u < 32;
     uint32_t k = 0;
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
         for (int c = w.c_first; c < w.c_end; c++, k++) {
             const int s = (int)(k % WS_STAGES);
-            mbar_wait(raw_full, k & 1);
-            if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-            unsigned char *xs = w.stages + s * wss_stage_bytes<SLABS>();
+            const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0);
+            const float *x = static_cast<const float *>(a.x) + ((w.b * a.L + t0) * a.H + w.h) * a.P;  // x[b, t0, h, 0]
             float4 v[PER];
 #pragma unroll
             for (int m = 0; m < PER; m++) {
-                const int i = u + WSS_SPLITTERS * m;
-                if (i < F4) v[m] = reinterpret_cast<const float4 *>(raw)[i];
+                const int i = u + WSS_SPLITTERS * m, r = i / 16, col = (i % 16) * 4;  // p is a multiple of 4
+                v[m] = i < F4 && r < len && col < a.P ? *reinterpret_cast<const float4 *>(x + r * a.H * a.P + col)
+                                                      : make_float4(0.f, 0.f, 0.f, 0.f);
             }
-            mbar_arrive(raw_empty);  // this thread has read the landing tile
+            const float2 dt_raw = decayer ? ws_dt_load<float, false>(a, w, c, pass == 0) : make_float2(0.f, 0.f);
+            if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
+            const WsDecays d = ws_decays_of(w, s);
+            if (decayer) ws_form_decays<false, 0, float>(a, w, c, d, dt_raw);
+            named_barrier_sync<WSS_SPLITTERS>(2);  // the chunk's weights are in
+            unsigned char *xs = w.stages + s * wss_stage_bytes<SLABS>();
 #pragma unroll
             for (int m = 0; m < PER; m++) {
-                const int i = u + WSS_SPLITTERS * m;
+                const int i = u + WSS_SPLITTERS * m, r = i / 16;
                 if (i >= F4) continue;
+                const float wr = static_cast<const float *>(d.wts)[r];
+                const uint32_t at = sw128_offset(r, (i % 16) * 4);
                 uint2 hi, lo;
                 split_pair(v[m].x, v[m].y, &hi.x, &lo.x);
                 split_pair(v[m].z, v[m].w, &hi.y, &lo.y);
-                const uint32_t at = sw128_offset(i / 16, (i % 16) * 4);
                 *reinterpret_cast<uint2 *>(xs + at) = hi;
                 *reinterpret_cast<uint2 *>(xs + WS_TILE + at) = lo;
+                // states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel)
+                split_pair(wr * v[m].x, wr * v[m].y, &hi.x, &lo.x);
+                split_pair(wr * v[m].z, wr * v[m].w, &hi.y, &lo.y);
+                *reinterpret_cast<uint2 *>(xs + 2 * WS_TILE + at) = hi;
+                *reinterpret_cast<uint2 *>(xs + 3 * WS_TILE + at) = lo;
             }
             fence_async_smem();  // the tiles' generic writes, before the tensor cores read them
             mbar_arrive(&w.full[s]);
         }
 }
 
-/* The state product of version 17 (state_product_split), every fragment
- * formed first, then every product issued and committed: (w ∘ B)ᵀ rebuilt in
- * fp32 from B's hi and lo slabs (sl bytes apart), scaled by w_j (fp32) and
- * split again; x's hi tile at xs, lo one tile on. */
-template <int SLABS>
-static __device__ __forceinline__ void wss_state_issue(float (&st)[2][32], uint32_t bs, uint32_t sl, uint32_t xs,
-                                                       const float *wts) {
-    const int wq = thread_index() / 32, lane = thread_index() % 32;
-    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
-    uint32_t ah[SLABS][4][4], al[SLABS][4][4];            // (w ∘ B)ᵀ fragments, hi and lo: n-tile, k-step
-#pragma unroll
-    for (int mt = 0; mt < SLABS; mt++)
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            const uint32_t at = mt * WS_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
-            uint32_t bh[4], bl[4];
-            ldsm_x4_trans(bh, bs + at);
-            ldsm_x4_trans(bl, bs + sl + at);
-            /* Registers 0, 1 hold columns j = 16kk + 2t4 (+1); 2, 3 the same + 8. */
-            const float2 w_lo = *reinterpret_cast<const float2 *>(wts + kk * 16 + t4 * 2);
-            const float2 w_hi = *reinterpret_cast<const float2 *>(wts + kk * 16 + 8 + t4 * 2);
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const float2 h = unpack_bf16(bh[r]), l = unpack_bf16(bl[r]), wv = r < 2 ? w_lo : w_hi;
-                split_pair((h.x + l.x) * wv.x, (h.y + l.y) * wv.y, &ah[mt][kk][r], &al[mt][kk][r]);
-            }
-        }
-    wgmma_fence();
-#pragma unroll
-    for (int mt = 0; mt < SLABS; mt++)
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + WS_TILE + kk * 2048);
-            wgmma_64x64_rs<bf16, 1>(st[mt], ah[mt][kk], x_hi, 1);
-            wgmma_64x64_rs<bf16, 1>(st[mt], ah[mt][kk], x_lo, 1);
-            wgmma_64x64_rs<bf16, 1>(st[mt], al[mt][kk], x_hi, 1);
-        }
-    wgmma_commit();
-}
-
-/* d = A·Bᵀ over N (both K-major, split: hi slabs at a and b, lo slabs sl
- * bytes on), issued and committed. */
+/* d (+)= A·Bᵀ over N, both K-major and split (hi slabs at a and b, lo slabs
+ * sl bytes on), issued and committed. */
 template <int SLABS>
 static __device__ __forceinline__ void wss_nt_issue(float (&d)[32], uint32_t a, uint32_t b, uint32_t sl) {
     wgmma_fence();
@@ -551,14 +516,15 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         const int64_t t0 = (int64_t)c * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
         const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
-        const uint32_t xs = smem_addr(stage), bs = xs + 2 * WS_TILE, cs = bs + 2 * SL;
+        const uint32_t xs = smem_addr(stage), wxs = xs + 2 * WS_TILE, bs = xs + 4 * WS_TILE, cs = bs + 2 * SL;
         const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
         const float cum_last = d.cum2[len - 1];
         seg_log2 += cum_last;
 
-        /* S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j; with the outputs, C·Bᵀ
-         * and C·S_in are issued after it and all three run together.
+        /* S_out = exp(cum_last)·S_in + Σ_j B_jᵀ (w_j x_j), n-tile mt from B's
+         * slab mt read as an MN-major A; with the outputs, C·Bᵀ and C·S_in are
+         * issued after it and all three run together.
          * states = scale * states + new_states (_state_passing_fwd_kernel)
          * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
         const float chunk_decay = exp2_approx(cum_last);
@@ -566,12 +532,22 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         for (int mt = 0; mt < 2; mt++)
 #pragma unroll
             for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
-        wss_state_issue<SLABS>(st, bs, SL, xs, static_cast<const float *>(d.wts));
+        wgmma_fence();
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                const uint32_t b_hi = bs + mt * WS_TILE + kk * 2048, wx_hi = wxs + kk * 2048;
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi), 1);
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi + WS_TILE), 1);
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi + SL), sw128_desc(wx_hi), 1);
+            }
+        wgmma_commit();
         if (!OUTPUTS) {
             wgmma_wait<0>();
             wgmma_touch(st[0]);
             wgmma_touch(st[1]);
-            mbar_arrive(&w.empty[s]);  // this thread has read x, B and the decays
+            mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
             continue;
         }
         float cbt[32] = {}, yacc[32] = {};  // C·Bᵀ (64 x 64); y rows of the chunk
@@ -629,37 +605,34 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         });
         fence_async_smem();  // the state's stores, before the next chunk's products read them
         consumers_sync();
-        mbar_arrive(&w.empty[s]);  // this thread has read x, B, C and the decays
+        mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
     }
     return seg_log2;
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
- * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warps
- * 5-7 split x. */
+ * (b, h): threads 0-127 compute, thread 128 copies B and C, warps 5-7 split x
+ * and form the decays. */
 template <int SLABS>
 __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
-    __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES], raw_full, raw_empty;
+    __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
     __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y
     const int tid = threadIdx.x;
     if (tid == 0) {
         item = a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
         for (int s = 0; s < WS_STAGES; s++) {
-            mbar_init(&full[s], 32 + WSS_SPLITTERS);  // the producer's lanes, the splitters, and the copies' bytes
-            mbar_init(&empty[s], 128);                // each consumer thread, after its last read of the stage
+            mbar_init(&full[s], 1 + WSS_SPLITTERS);  // the copying thread with the copies' bytes, the splitters
+            mbar_init(&empty[s], 128);               // each consumer thread, after its last read of the stage
         }
-        mbar_init(&raw_full, 1);               // the producer's lane 0, and x's bytes
-        mbar_init(&raw_empty, WSS_SPLITTERS);  // each splitter, after its reads
     }
     __syncthreads();  // the block's last barrier of all its threads
     WsWalk w = ws_walk_of(a, item);
     w.stages = smem;
-    unsigned char *raw = w.stages + WS_STAGES * wss_stage_bytes<SLABS>();  // (64, 64) fp32: x as copied
-    w.Ss = raw + WSS_RAW;                      // (64, 64·SLABS) bf16 hi, then lo: the entering state, rows p
-    w.decays = w.Ss + 2 * SLABS * WS_TILE;     // WS_STAGES x [cum2, dts, wts (64,) fp32]
+    w.Ss = w.stages + WS_STAGES * wss_stage_bytes<SLABS>();  // (64, 64·SLABS) bf16 hi, then lo: the entering state, rows p
+    w.decays = w.Ss + 2 * SLABS * WS_TILE;                    // WS_STAGES x [cum2, dts, wts (64,) fp32], WS_DECAYS apart
     w.Ys = nullptr;
     w.Dcol = Dcol;
     w.full = full;
@@ -667,8 +640,8 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
     w.ys_free = w.ys_written = nullptr;
 
     if (tid >= 128) {
-        if (tid < 160) wss_produce<SLABS>(a, maps, w, raw, &raw_full, &raw_empty);
-        else wss_split_x<SLABS>(w, raw, &raw_full, &raw_empty);
+        if (tid == 128) wss_produce<SLABS>(maps, w);
+        else if (tid >= WS_THREADS - WSS_SPLITTERS) wss_split_x<SLABS>(a, w);
         return;
     }
     float st[2][32];  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)

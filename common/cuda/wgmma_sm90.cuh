@@ -114,19 +114,20 @@ static __device__ __forceinline__ void fence_async_smem() {
 }
 
 /* d (64x64 fp32) = A·B + (accumulate ? d : 0), A a K-major tile of T in
- * shared memory (descriptor a), B one too (TRANS_B 0) or MN-major (TRANS_B 1). */
-template <typename T, int TRANS_B = 0>
+ * shared memory (descriptor a; TRANS_A 1: MN-major, its rows the k), B one
+ * too (TRANS_B 0) or MN-major (TRANS_B 1). */
+template <typename T, int TRANS_B = 0, int TRANS_A = 0>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
     if constexpr (std::is_same<T, __nv_bfloat16>::value)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " WGMMA_D32 ", %32, %33, p, 1, 1, 0, %35;\n}"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " WGMMA_D32 ", %32, %33, p, 1, 1, %36, %35;\n}"
                      : WGMMA_D32_OPERANDS(d)
-                     : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B));
+                     : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B), "n"(TRANS_A));
     else
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " WGMMA_D32 ", %32, %33, p, 1, 1, 0, %35;\n}"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " WGMMA_D32 ", %32, %33, p, 1, 1, %36, %35;\n}"
                      : WGMMA_D32_OPERANDS(d)
-                     : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B));
+                     : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B), "n"(TRANS_A));
 }
 
 /* The same for a 64x32 product: d (64x32 fp32, 16 values a thread, the
@@ -180,7 +181,7 @@ static __device__ __forceinline__ void warpgroup_regs_inc() { __trap(); }
 static __device__ __forceinline__ void fence_async_smem() { __trap(); }
 static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
 static __device__ __forceinline__ void stsm_x4(uint32_t, const uint32_t (&)[4]) { __trap(); }
-template <typename T, int TRANS_B = 0>
+template <typename T, int TRANS_B = 0, int TRANS_A = 0>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&)[32], uint64_t, uint64_t, int) { __trap(); }
 template <typename T>
 static __device__ __forceinline__ void wgmma_64x32_ss(float (&)[16], uint64_t, uint64_t, int) { __trap(); }
