@@ -393,9 +393,11 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  *     SM, so the segments are cut for one walk an SM and no register budget
  *     is split (no setmaxnreg);
  *   - a chunk issues the state product, C·Bᵀ and C·S_in together and waits
- *     for the first two while C·S_in runs, forming P then;
- *   - y leaves from the accumulators by 8-byte stores (fp32 pairs), z comes
- *     the same way, as in version 16: no Ys tile and no storer warp.
+ *     for the first two while C·S_in runs, forming P then, and writes the
+ *     next entering state to shared memory while P·x runs;
+ *   - y leaves from the accumulators by 8-byte stores (fp32 pairs), and z
+ *     comes the same way, loaded before the chunk's products: no Ys tile
+ *     and no storer warp.
  * Per (b, h, chunk of 64), N 128, p 64: 84 products of 64 x 64 x 16, three
  * times version 18's 28. */
 
@@ -518,6 +520,19 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
         const uint32_t xs = smem_addr(stage), wxs = xs + 2 * WS_TILE, bs = xs + 4 * WS_TILE, cs = bs + 2 * SL;
         const WsDecays d = ws_decays_of(w, s);
+        /* z of this thread's pairs of y, rows row0 + 8hr, columns 8nt + 2(lane % 4),
+         * loaded now so that the loads' latency runs under the chunk's products. */
+        float2 zr[2][8];
+        if (OUTPUTS && a.z) {
+            const float *zt = static_cast<const float *>(a.z) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
+#pragma unroll
+            for (int hr = 0; hr < 2; hr++)
+#pragma unroll
+                for (int nt = 0; nt < 8; nt++)
+                    zr[hr][nt] = row0 + 8 * hr < len && 8 * nt + 2 * (lane % 4) < a.P
+                                     ? *reinterpret_cast<const float2 *>(zt + 8 * hr * a.H * a.P + 8 * nt)
+                                     : make_float2(0.f, 0.f);
+        }
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
         const float cum_last = d.cum2[len - 1];
         seg_log2 += cum_last;
@@ -579,30 +594,35 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
         }
         wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_touch(yacc);
-        /* Every warp's C·S_in is done: the next chunk's entering state to Ss. */
+        /* Every warp's C·S_in is done: the next chunk's entering state to Ss,
+         * while P·x runs. */
         consumers_sync();
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt]);
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
         /* y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs. */
-        const float *z = static_cast<const float *>(a.z);
-        float *y = static_cast<float *>(a.y);
-        for_each_y_pair(yacc, row0, len, a.P, [&](int i, int pi, float acc0, float acc1) {
-            const int64_t row = ((w.b * a.L + t0 + i) * a.H + w.h) * a.P;  // offset of y[b, t0+i, h, 0]
-            const uint32_t at = sw128_offset(i, pi);
-            const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
-            const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
-            // out = acc + x * D
-            float2 v = make_float2(fmaf(w.Dcol[pi], xh.x + xl.x, acc0), fmaf(w.Dcol[pi + 1], xh.y + xl.y, acc1));
-            if (z) {
-                // out = out * F.silu(z)
-                const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
-                v.x *= zv.x / (1.f + __expf(-zv.x));
-                v.y *= zv.y / (1.f + __expf(-zv.y));
+        float *y = static_cast<float *>(a.y) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++)
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                const int i = row0 + 8 * hr, pi = 8 * nt + 2 * (lane % 4);
+                if (i >= len || pi >= a.P) continue;
+                const uint32_t at = sw128_offset(i, pi);
+                const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
+                const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
+                // out = acc + x * D
+                float2 v = make_float2(fmaf(w.Dcol[pi], xh.x + xl.x, yacc[nt * 4 + hr * 2]),
+                                       fmaf(w.Dcol[pi + 1], xh.y + xl.y, yacc[nt * 4 + hr * 2 + 1]));
+                if (a.z) {
+                    // out = out * F.silu(z)
+                    const float2 zv = zr[hr][nt];
+                    v.x *= zv.x / (1.f + __expf(-zv.x));
+                    v.y *= zv.y / (1.f + __expf(-zv.y));
+                }
+                *reinterpret_cast<float2 *>(y + 8 * hr * a.H * a.P + 8 * nt) = v;
             }
-            *reinterpret_cast<float2 *>(y + row + pi) = v;
-        });
         fence_async_smem();  // the state's stores, before the next chunk's products read them
         consumers_sync();
         mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
