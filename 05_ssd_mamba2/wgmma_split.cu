@@ -392,12 +392,11 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  *     the entering state takes 32 KiB: 227 KiB with the decays, one block an
  *     SM, so the segments are cut for one walk an SM and no register budget
  *     is split (no setmaxnreg);
- *   - the consumers' chunks overlap (software pipelining, wss_chunk): P of
- *     chunk c is formed while its state product and C·S_in run, and y of
- *     chunk c while chunk c + 1's C·Bᵀ, state product and C·S_in run, so
- *     that y's accumulators alternate between two sets of registers;
- *   - y leaves from the accumulators by 8-byte stores (fp32 pairs), z comes
- *     the same way after a prefetch into L2 at the chunk's start: no Ys tile
+ *   - a chunk issues the state product, C·Bᵀ and C·S_in together and waits
+ *     for the first two while C·S_in runs, forming P then, and writes the
+ *     next entering state to shared memory while P·x runs;
+ *   - y leaves from the accumulators by 8-byte stores (fp32 pairs), and z
+ *     comes the same way, loaded before the chunk's products: no Ys tile
  *     and no storer warp.
  * Per (b, h, chunk of 64), N 128, p 64: 84 products of 64 x 64 x 16, three
  * times version 18's 28. */
@@ -506,190 +505,129 @@ static __device__ __forceinline__ void wss_nt_issue(float (&d)[32], uint32_t a, 
     wgmma_commit();
 }
 
-/* The k-th chunk the block consumes sits in stage k % WS_STAGES: its tiles. */
-template <int SLABS>
-static __device__ __forceinline__ uint32_t wss_stage_addr(const WsWalk &w, uint32_t k) {
-    return smem_addr(w.stages + (k % WS_STAGES) * wss_stage_bytes<SLABS>());
-}
-
-/* Chunk c's (the k-th consumed, its stage full) S_out = exp(cum_last)·S_in +
- * Σ_j B_jᵀ (w_j x_j) into st, n-tile mt from B's slab mt read as an MN-major
- * A, issued and committed; returns cum_last, the chunk's Σ Δ·A in log2 units. */
-template <int SLABS>
-static __device__ __forceinline__ float wss_state_issue(const WgmmaArgs &a, const WsWalk &w, int c, uint32_t k,
-                                                        float (&st)[2][32]) {
-    constexpr uint32_t SL = SLABS * WS_TILE;
-    const uint32_t xs = wss_stage_addr<SLABS>(w, k), wxs = xs + 2 * WS_TILE, bs = xs + 4 * WS_TILE;
-    const int len = (int)min((int64_t)64, a.L - (int64_t)c * 64);
-    const float cum_last = ws_decays_of(w, (int)(k % WS_STAGES)).cum2[len - 1];
-    const float chunk_decay = exp2_approx(cum_last);
-#pragma unroll
-    for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
-    wgmma_fence();
-#pragma unroll
-    for (int mt = 0; mt < SLABS; mt++)
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            const uint32_t b_hi = bs + mt * WS_TILE + kk * 2048, wx_hi = wxs + kk * 2048;
-            wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi), 1);
-            wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi + WS_TILE), 1);
-            wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi + SL), sw128_desc(wx_hi), 1);
-        }
-    wgmma_commit();
-    return cum_last;
-}
-
-/* The k-th chunk's C·Bᵀ into cbt, once its stage is full, issued and committed.
- * cb = tl.dot(C, B) */
-template <int SLABS>
-static __device__ __forceinline__ void wss_cb_issue(const WsWalk &w, uint32_t k, float (&cbt)[32]) {
-    constexpr uint32_t SL = SLABS * WS_TILE;
-    const uint32_t bs = wss_stage_addr<SLABS>(w, k) + 4 * WS_TILE, cs = bs + 2 * SL;
-    mbar_wait(&w.full[k % WS_STAGES], (k / WS_STAGES) & 1);
-    wss_nt_issue<SLABS>(cbt, cs, bs, SL);
-}
-
-/* The k-th chunk's C·S_inᵀ into y (its first product overwrites), S_in in Ss.
- * acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
-template <int SLABS>
-static __device__ __forceinline__ void wss_csin_issue(const WsWalk &w, uint32_t k, float (&y)[32]) {
-    constexpr uint32_t SL = SLABS * WS_TILE;
-    wss_nt_issue<SLABS>(y, wss_stage_addr<SLABS>(w, k) + 4 * WS_TILE + 2 * SL, smem_addr(w.Ss), SL);
-}
-
-/* Pass 0 (segments but the last): the state product of each chunk, nothing
- * else; returns the segment's decay in log2 units.
- * states = scale * states + new_states (_state_passing_fwd_kernel)
- * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
-template <int SLABS>
-static __device__ __forceinline__ float wss_pass0(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
-                                                  uint32_t &k) {
+/* The consumers' pass over the walk's chunks, as version 18's ws_consume
+ * (OUTPUTS: pass 1, else pass 0); returns the segment's decay in log2 units. */
+template <int SLABS, bool OUTPUTS>
+static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
+                                                    uint32_t &k) {
+    constexpr uint32_t SL = SLABS * WS_TILE;  // from a hi slab of B, C or S_in to its lo slab
+    const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
+    const uint32_t ss = smem_addr(w.Ss);
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
-        const int s = (int)(k % WS_STAGES);
+        const int64_t t0 = (int64_t)c * 64;
+        const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
+        const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
+        const uint32_t xs = smem_addr(stage), wxs = xs + 2 * WS_TILE, bs = xs + 4 * WS_TILE, cs = bs + 2 * SL;
+        const WsDecays d = ws_decays_of(w, s);
+        /* z of this thread's pairs of y, rows row0 + 8hr, columns 8nt + 2(lane % 4),
+         * loaded now so that the loads' latency runs under the chunk's products. */
+        float2 zr[2][8];
+        if (OUTPUTS && a.z) {
+            const float *zt = static_cast<const float *>(a.z) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
+#pragma unroll
+            for (int hr = 0; hr < 2; hr++)
+#pragma unroll
+                for (int nt = 0; nt < 8; nt++)
+                    zr[hr][nt] = row0 + 8 * hr < len && 8 * nt + 2 * (lane % 4) < a.P
+                                     ? *reinterpret_cast<const float2 *>(zt + 8 * hr * a.H * a.P + 8 * nt)
+                                     : make_float2(0.f, 0.f);
+        }
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
-        seg_log2 += wss_state_issue<SLABS>(a, w, c, k, st);
-        wgmma_wait<0>();
+        const float cum_last = d.cum2[len - 1];
+        seg_log2 += cum_last;
+
+        /* S_out = exp(cum_last)·S_in + Σ_j B_jᵀ (w_j x_j), n-tile mt from B's
+         * slab mt read as an MN-major A; with the outputs, C·Bᵀ and C·S_in are
+         * issued after it and all three run together.
+         * states = scale * states + new_states (_state_passing_fwd_kernel)
+         * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+        const float chunk_decay = exp2_approx(cum_last);
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
+        wgmma_fence();
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                const uint32_t b_hi = bs + mt * WS_TILE + kk * 2048, wx_hi = wxs + kk * 2048;
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi), 1);
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi + WS_TILE), 1);
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi + SL), sw128_desc(wx_hi), 1);
+            }
+        wgmma_commit();
+        if (!OUTPUTS) {
+            wgmma_wait<0>();
+            wgmma_touch(st[0]);
+            wgmma_touch(st[1]);
+            mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
+            continue;
+        }
+        float cbt[32] = {}, yacc[32] = {};  // C·Bᵀ (64 x 64); y rows of the chunk
+        /* cb = tl.dot(C, B) */
+        wss_nt_issue<SLABS>(cbt, cs, bs, SL);
+        /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
+        wss_nt_issue<SLABS>(yacc, cs, ss, SL);
+        wgmma_wait<1>();  // the state product and C·Bᵀ are in; C·S_in may still run
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
+        wgmma_touch(cbt);
+        uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo
+        ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl);
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
+        {
+            // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
+            const float ea = exp2_approx(d.cum2[row0]), eb = exp2_approx(d.cum2[row0 + 8]);
+#pragma unroll
+            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+        }
+        /* acc += tl.dot(cb, x) */
+        wgmma_fence();
+#pragma unroll
+        for (int kj = 0; kj < 4; kj++) {
+            const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + WS_TILE + kj * 2048);
+            wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
+            wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
+            wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
+        }
+        wgmma_commit();
+        /* Every warp's C·S_in is done: the next chunk's entering state to Ss,
+         * while P·x runs. */
+        consumers_sync();
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++) state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt]);
+        wgmma_wait<0>();
+        wgmma_touch(yacc);
+        /* y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs. */
+        float *y = static_cast<float *>(a.y) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++)
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                const int i = row0 + 8 * hr, pi = 8 * nt + 2 * (lane % 4);
+                if (i >= len || pi >= a.P) continue;
+                const uint32_t at = sw128_offset(i, pi);
+                const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
+                const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
+                // out = acc + x * D
+                float2 v = make_float2(fmaf(w.Dcol[pi], xh.x + xl.x, yacc[nt * 4 + hr * 2]),
+                                       fmaf(w.Dcol[pi + 1], xh.y + xl.y, yacc[nt * 4 + hr * 2 + 1]));
+                if (a.z) {
+                    // out = out * F.silu(z)
+                    const float2 zv = zr[hr][nt];
+                    v.x *= zv.x / (1.f + __expf(-zv.x));
+                    v.y *= zv.y / (1.f + __expf(-zv.y));
+                }
+                *reinterpret_cast<float2 *>(y + 8 * hr * a.H * a.P + 8 * nt) = v;
+            }
+        fence_async_smem();  // the state's stores, before the next chunk's products read them
+        consumers_sync();
         mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
     }
     return seg_log2;
-}
-
-/* Pass 1, one chunk c (the k-th the block consumes), software-pipelined:
- * on entry its C·Bᵀ (into cbt), state product (st) and C·S_in (ycur) are
- * issued, in that order. P is formed while the last two run, then P·x is
- * issued; chunk c + 1's C·Bᵀ goes in behind it, its entering state to Ss,
- * and its state product and C·S_in (into ynext); y of chunk c is formed
- * and stored while they run. */
-template <int SLABS>
-static __device__ __forceinline__ void wss_chunk(const WgmmaArgs &a, const WsWalk &w, int c, uint32_t k,
-                                                 float (&st)[2][32], float (&cbt)[32], float (&ycur)[32],
-                                                 float (&ynext)[32]) {
-    constexpr uint32_t SL = SLABS * WS_TILE;  // from a hi slab of S_in to its lo slab
-    const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
-    const int64_t t0 = (int64_t)c * 64;
-    const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
-    const bool next = c + 1 < w.c_end;
-    const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
-    const uint32_t xs = smem_addr(stage), ss = smem_addr(w.Ss);
-    const WsDecays d = ws_decays_of(w, s);
-    const float *z = static_cast<const float *>(a.z);
-    const int64_t rstride = a.H * a.P, first = ((w.b * a.L + t0) * a.H + w.h) * a.P;  // y[b, t0, h, 0]
-    if (z && tid / 2 < len && (tid % 2) * 32 < a.P)  // z of the chunk into L2: two 128-byte lines a row
-        prefetch_l2(z + first + (tid / 2) * rstride + (tid % 2) * 32);
-
-    wgmma_wait<2>();  // C·Bᵀ is in
-    wgmma_touch(cbt);
-    uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo
-    ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl);
-    wgmma_wait<0>();  // the state product and C·S_in are in
-    wgmma_touch(st[0]);
-    wgmma_touch(st[1]);
-    wgmma_touch(ycur);
-    {
-        // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
-        const float ea = exp2_approx(d.cum2[row0]), eb = exp2_approx(d.cum2[row0 + 8]);
-#pragma unroll
-        for (int e = 0; e < 32; e++) ycur[e] *= (e & 2) ? eb : ea;
-    }
-    /* acc += tl.dot(cb, x) */
-    wgmma_fence();
-#pragma unroll
-    for (int kj = 0; kj < 4; kj++) {
-        const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + WS_TILE + kj * 2048);
-        wgmma_64x64_rs<bf16, 1>(ycur, ph[kj], x_hi, 1);
-        wgmma_64x64_rs<bf16, 1>(ycur, ph[kj], x_lo, 1);
-        wgmma_64x64_rs<bf16, 1>(ycur, pl[kj], x_hi, 1);
-    }
-    wgmma_commit();
-    if (next) wss_cb_issue<SLABS>(w, k + 1, cbt);
-    /* Every warp's C·S_in is done: the next chunk's entering state to Ss. */
-    consumers_sync();
-#pragma unroll
-    for (int mt = 0; mt < SLABS; mt++) state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt]);
-    fence_async_smem();  // the state's stmatrix stores, before the tensor cores read them
-    consumers_sync();
-    if (next) {
-        wss_state_issue<SLABS>(a, w, c + 1, k + 1, st);
-        wss_csin_issue<SLABS>(w, k + 1, ynext);
-        wgmma_wait<3>();  // P·x is in
-    } else {
-        wgmma_wait<0>();
-    }
-    wgmma_touch(ycur);
-    /* y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs: z loaded
-     * first (from L2), then each pair formed and stored. */
-    float2 zr[2][8];
-    const int col = 2 * (lane % 4);
-#pragma unroll
-    for (int hr = 0; hr < 2; hr++)
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++)
-            zr[hr][nt] = z && row0 + 8 * hr < len && 8 * nt + col < a.P
-                             ? *reinterpret_cast<const float2 *>(z + first + (row0 + 8 * hr) * rstride + 8 * nt + col)
-                             : make_float2(0.f, 0.f);
-    float *y = static_cast<float *>(a.y) + first + row0 * rstride + col;
-#pragma unroll
-    for (int hr = 0; hr < 2; hr++)
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++) {
-            const int i = row0 + 8 * hr, pi = 8 * nt + col;
-            if (i >= len || pi >= a.P) continue;
-            const uint32_t at = sw128_offset(i, pi);
-            const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
-            const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
-            // out = acc + x * D
-            float2 v = make_float2(fmaf(w.Dcol[pi], xh.x + xl.x, ycur[nt * 4 + hr * 2]),
-                                   fmaf(w.Dcol[pi + 1], xh.y + xl.y, ycur[nt * 4 + hr * 2 + 1]));
-            if (z) {
-                // out = out * F.silu(z)
-                const float2 zv = zr[hr][nt];
-                v.x *= zv.x / (1.f + __expf(-zv.x));
-                v.y *= zv.y / (1.f + __expf(-zv.y));
-            }
-            *reinterpret_cast<float2 *>(y + 8 * hr * rstride + 8 * nt) = v;
-        }
-    mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
-}
-
-/* Pass 1 over the walk's chunks, the entering state in st and in Ss: the
- * first chunk's products issued here, then the chunks two at a time, so
- * that y's accumulators alternate between ya and yb. */
-template <int SLABS>
-static __device__ __forceinline__ void wss_pass1(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32], uint32_t k) {
-    float cbt[32] = {}, ya[32] = {}, yb[32] = {};  // C·Bᵀ (64 x 64); y of a chunk, two in flight
-    wss_cb_issue<SLABS>(w, k, cbt);
-    wss_state_issue<SLABS>(a, w, w.c_first, k, st);
-    wss_csin_issue<SLABS>(w, k, ya);
-#pragma unroll 1
-    for (int c = w.c_first; c < w.c_end; c += 2, k += 2) {
-        wss_chunk<SLABS>(a, w, c, k, st, cbt, ya, yb);
-        if (c + 1 < w.c_end) wss_chunk<SLABS>(a, w, c + 1, k + 1, st, cbt, yb, ya);
-    }
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
@@ -733,7 +671,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
         for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
     uint32_t k = 0;
     /* ---- Pass 0 (segments but the last): the segment's own state, published. */
-    if (!w.last_seg) ws_publish<SLABS>(st, a, w, item, exp2_approx(wss_pass0<SLABS>(a, w, st, k)));
+    if (!w.last_seg) ws_publish<SLABS>(st, a, w, item, exp2_approx(wss_consume<SLABS, false>(a, w, st, k)));
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
     if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
     if (w.seg > 0) ws_sum_published<SLABS>(st, a, w);
@@ -745,7 +683,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
-    wss_pass1<SLABS>(a, w, st, k);
+    wss_consume<SLABS, true>(a, w, st, k);
     if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS);
 }
 
