@@ -492,15 +492,18 @@ static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
         }
 }
 
-/* d (+)= A·Bᵀ over N, both K-major and split (hi slabs at a and b, lo slabs
- * sl bytes on), issued and committed. */
+/* d (+)= A·Bᵀ over N, both K-major and split, issued and committed: a and b
+ * the low words of the hi slabs' descriptors (sw128_desc_lo), the lo slabs
+ * sl bytes on. */
 template <int SLABS>
 static __device__ __forceinline__ void wss_nt_issue(float (&d)[32], uint32_t a, uint32_t b, uint32_t sl) {
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < SLABS * 4; kk++) {
-        const uint32_t at = (kk / 4) * WS_TILE + (kk % 4) * 32;
-        wgmma_split_ss(d, a + at, sl, b + at, sl, kk > 0);
+        const uint32_t at = ((kk / 4) * WS_TILE + (kk % 4) * 32) / 16;
+        wgmma_64x64_ss<bf16>(d, sw128_desc_of(a + at), sw128_desc_of(b + at), kk > 0);
+        wgmma_64x64_ss<bf16>(d, sw128_desc_of(a + at), sw128_desc_of(b + at + sl / 16), 1);
+        wgmma_64x64_ss<bf16>(d, sw128_desc_of(a + at + sl / 16), sw128_desc_of(b + at), 1);
     }
     wgmma_commit();
 }
@@ -512,13 +515,19 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
                                                     uint32_t &k) {
     constexpr uint32_t SL = SLABS * WS_TILE;  // from a hi slab of B, C or S_in to its lo slab
     const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
-    const uint32_t ss = smem_addr(w.Ss);
+    const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss);
+    /* D of the head joins P's diagonal; D per channel is added to y. */
+    const float D_head = a.D && !a.D_per_channel ? a.D[w.h] : 0.f;
+    float cbt[32] = {}, yacc[32] = {};  // C·Bᵀ (64 x 64); y rows of the chunk (each chunk's first product overwrites)
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
         const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
-        const uint32_t xs = smem_addr(stage), wxs = xs + 2 * WS_TILE, bs = xs + 4 * WS_TILE, cs = bs + 2 * SL;
+        /* The low words of the tiles' descriptors (sw128_desc_lo): x hi, then
+         * x lo, w ∘ x hi and lo, B hi and lo, C hi and lo at their offsets. */
+        const uint32_t xd = sw128_desc_lo(smem_addr(stage)), wxd = xd + 2 * WS_TILE / 16, bd = xd + 4 * WS_TILE / 16,
+                       cd = bd + 2 * SL / 16;
         const WsDecays d = ws_decays_of(w, s);
         /* z of this thread's pairs of y, rows row0 + 8hr, columns 8nt + 2(lane % 4),
          * loaded now so that the loads' latency runs under the chunk's products. */
@@ -552,10 +561,10 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         for (int mt = 0; mt < SLABS; mt++)
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
-                const uint32_t b_hi = bs + mt * WS_TILE + kk * 2048, wx_hi = wxs + kk * 2048;
-                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi), 1);
-                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi), sw128_desc(wx_hi + WS_TILE), 1);
-                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc(b_hi + SL), sw128_desc(wx_hi), 1);
+                const uint32_t b_hi = bd + (mt * WS_TILE + kk * 2048) / 16, wx_hi = wxd + kk * 2048 / 16;
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc_of(b_hi), sw128_desc_of(wx_hi), 1);
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc_of(b_hi), sw128_desc_of(wx_hi + WS_TILE / 16), 1);
+                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc_of(b_hi + SL / 16), sw128_desc_of(wx_hi), 1);
             }
         wgmma_commit();
         if (!OUTPUTS) {
@@ -565,17 +574,16 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
             continue;
         }
-        float cbt[32] = {}, yacc[32] = {};  // C·Bᵀ (64 x 64); y rows of the chunk
         /* cb = tl.dot(C, B) */
-        wss_nt_issue<SLABS>(cbt, cs, bs, SL);
+        wss_nt_issue<SLABS>(cbt, cd, bd, SL);
         /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
-        wss_nt_issue<SLABS>(yacc, cs, ss, SL);
+        wss_nt_issue<SLABS>(yacc, cd, sd, SL);
         wgmma_wait<1>();  // the state product and C·Bᵀ are in; C·S_in may still run
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
         wgmma_touch(cbt);
         uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo
-        ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl);
+        ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl, D_head);
         wgmma_wait<0>();
         wgmma_touch(yacc);
         {
@@ -588,7 +596,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         wgmma_fence();
 #pragma unroll
         for (int kj = 0; kj < 4; kj++) {
-            const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + WS_TILE + kj * 2048);
+            const uint64_t x_hi = sw128_desc_of(xd + kj * 2048 / 16), x_lo = sw128_desc_of(xd + (WS_TILE + kj * 2048) / 16);
             wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
             wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
             wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
@@ -601,7 +609,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         for (int mt = 0; mt < SLABS; mt++) state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt]);
         wgmma_wait<0>();
         wgmma_touch(yacc);
-        /* y = acc + D x (x as hi + lo), then y *= silu(z), fp32 pairs. */
+        /* y = acc (+ D x per channel, x as hi + lo), then y *= silu(z), fp32 pairs. */
         float *y = static_cast<float *>(a.y) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
 #pragma unroll
         for (int hr = 0; hr < 2; hr++)
@@ -609,12 +617,15 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             for (int nt = 0; nt < 8; nt++) {
                 const int i = row0 + 8 * hr, pi = 8 * nt + 2 * (lane % 4);
                 if (i >= len || pi >= a.P) continue;
-                const uint32_t at = sw128_offset(i, pi);
-                const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
-                const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
-                // out = acc + x * D
-                float2 v = make_float2(fmaf(w.Dcol[pi], xh.x + xl.x, yacc[nt * 4 + hr * 2]),
-                                       fmaf(w.Dcol[pi + 1], xh.y + xl.y, yacc[nt * 4 + hr * 2 + 1]));
+                float2 v = make_float2(yacc[nt * 4 + hr * 2], yacc[nt * 4 + hr * 2 + 1]);
+                if (a.D_per_channel) {
+                    const uint32_t at = sw128_offset(i, pi);
+                    const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
+                    const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
+                    // out = acc + x * D
+                    v.x = fmaf(w.Dcol[pi], xh.x + xl.x, v.x);
+                    v.y = fmaf(w.Dcol[pi + 1], xh.y + xl.y, v.y);
+                }
                 if (a.z) {
                     // out = out * F.silu(z)
                     const float2 zv = zr[hr][nt];

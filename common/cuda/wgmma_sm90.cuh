@@ -45,6 +45,18 @@ static __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
            (uint64_t)1 << 62;
 }
 
+/* sw128_desc in two steps, for tiles at fixed offsets from one base: the
+ * low word of the descriptor of the tile at `addr`, and the descriptor of a
+ * low word. The tile `bytes` on (a multiple of 16) has the low word
+ * sw128_desc_lo(addr) + bytes / 16, one add: shared addresses stay under
+ * 2^18, so the 14-bit address field never carries. */
+static __device__ __forceinline__ uint32_t sw128_desc_lo(uint32_t addr) {
+    return ((addr & 0x3FFFF) >> 4) | (uint32_t)(1024 >> 4) << 16;
+}
+static __device__ __forceinline__ uint64_t sw128_desc_of(uint32_t lo) {
+    return (uint64_t)((1024 >> 4) | 1u << 30) << 32 | lo;
+}
+
 #define WGMMA_D32                                                                                              \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
     "%23, %24, %25, %26, %27, %28, %29, %30, %31}"

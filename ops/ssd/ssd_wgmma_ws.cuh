@@ -409,7 +409,8 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
  * groups before 2·wq are zero.
  * ws_causal_frags forms P's fragments (SPLIT, version 20: as bf16 hi in pf
- * and lo in pl), ws_causal_issue issues the product.
+ * and lo in pl, D of the head, diag, on the diagonal), ws_causal_issue
+ * issues the product.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
  * acc += tl.dot(cb, x) */
 template <bool BACK, int SHIFT, typename F>
@@ -450,7 +451,7 @@ static __device__ __forceinline__ void ws_causal_p(const float (&s)[32], const W
 }
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
 static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
-                                                       uint32_t (&pf)[4][4], uint32_t (&pl)[4][4]) {
+                                                       uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
     const int t4 = thread_index() % 4, wq = thread_index() / 32;
     const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
     const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
@@ -484,6 +485,12 @@ static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], con
             }
         }
         if constexpr (SPLIT) {
+            /* Version 20 adds D to the diagonal: (P + D·I)·x = P·x + D·x. */
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                if (j + u == row0) pa[u] += diag;
+                if (j + u == row0 + 8) pb[u] += diag;
+            }
             split_pair(pa[0], pa[1], &pf[cg / 2][(cg % 2) * 2], &pl[cg / 2][(cg % 2) * 2]);
             split_pair(pb[0], pb[1], &pf[cg / 2][(cg % 2) * 2 + 1], &pl[cg / 2][(cg % 2) * 2 + 1]);
         } else {
