@@ -1,7 +1,9 @@
-/* 05_ssd_mamba2, GPU, versions 16-17: fp32 inputs and outputs on 16-bit
- * tensor cores with fp32-grade accuracy (sm_90a).
+/* 05_ssd_mamba2, GPU, versions 16-17 and 20: fp32 inputs and outputs on
+ * 16-bit tensor cores with fp32-grade accuracy (sm_90a).
  *  16 ssd_wgmma_split_fp32     every operand split in the block (below)
  *  17 ssd_wgmma_split_bc_fp32  B and C split once, before the kernel
+ *  20 ssd_wgmma_ws_split_fp32  version 18's walk on 17's split operands
+ *                              (at "Version 20" below)
  *
  * Version 16 is version 12 with fp32 x, dt, z, B, C, y and every product
  * split: an fp32 operand a becomes a_hi = bf16(a) and a_lo = bf16(a − a_hi),
@@ -399,7 +401,16 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  *     comes the same way, loaded before the chunk's products: no Ys tile
  *     and no storer warp.
  * Per (b, h, chunk of 64), N 128, p 64: 84 products of 64 x 64 x 16, three
- * times version 18's 28. */
+ * times version 18's 28; each wgmma's descriptors come from one base a
+ * stage by one add (sw128_desc_lo, sw128_desc_of), and D of the head joins
+ * P's diagonal, so that y is the accumulators alone without D per channel.
+ * Measured (H100, S3 b 8 L 8192, commit d57834c59893): 1.28 ms against
+ * version 16's 1.63 in the same call. Nsight Compute (clocks as found, 1.24
+ * ms there): 8,000 warp instructions a (b, h, chunk) (version 17: 14,200),
+ * tensor pipe 32%, issue slots 24%, 8.3 cycles between a warp's
+ * instructions, DRAM 28%, 8 warps an SM: bound by the latency of one
+ * warpgroup's chain an SM (tuning.md has each step, and a pipelined build
+ * that was slower). */
 
 #define WSS_SPLITTERS 96  // threads 160-255: warps 5-7 split x, warp 5 forms the decays
 #define WSS_DECAYS (64 * 12)  // a stage's decays: cum2, dts, wts (64,) fp32
