@@ -560,13 +560,8 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         /* S_out = exp(cum_last)·S_in + Σ_j B_jᵀ (w_j x_j), n-tile mt from B's
          * slab mt read as an MN-major A; with the outputs, C·Bᵀ and C·S_in are
          * issued after it and all three run together.
-         * states = scale * states + new_states (_state_passing_fwd_kernel)
          * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
-        const float chunk_decay = exp2_approx(cum_last);
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
+        ws_decay_state(st, cum_last);
         wgmma_fence();
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++)

@@ -413,42 +413,6 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * issues the product.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
  * acc += tl.dot(cb, x) */
-template <bool BACK, int SHIFT, typename F>
-static __device__ __forceinline__ void ws_causal_p(const float (&s)[32], const WsDecays &d, int row0, F put) {
-    const int t4 = thread_index() % 4, wq = thread_index() / 32;
-    const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
-    const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
-    const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
-#pragma unroll
-    for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
-        if (BACK ? cg < 2 * wq : cg > 2 * wq + 1) {  // on the masked side of both of this warp's rows: zero
-            put(cg, 0.f, 0.f, 0.f, 0.f);
-            continue;
-        }
-        const int j = cg * 8 + t4 * 2;
-        const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
-        const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
-        float pa[2], pb[2];
-#pragma unroll
-        for (int u = 0; u < 2; u++) {
-            const float cj = u ? cum_j.y : cum_j.x, dj = u ? dt_j.y : dt_j.x;
-            if (BACK) {
-                /* From row0 + 8 + SHIFT on, row0's term is row0 + 8's times r. */
-                const bool above = j + u >= row0 + 8 + SHIFT;
-                const float e = exp2_approx((above ? cum_b : cum_a) - cj) * dj;
-                pb[u] = above ? s[cg * 4 + 2 + u] * e : 0.f;
-                pa[u] = j + u >= row0 + SHIFT ? s[cg * 4 + u] * (above ? r : 1.f) * e : 0.f;
-            } else {
-                /* Up to row0 − SHIFT, row0 + 8's term is row0's times r. */
-                const bool below = j + u <= row0 - SHIFT;
-                const float e = exp2_approx((below ? cum_a : cum_b) - cj) * dj;
-                pa[u] = below ? s[cg * 4 + u] * e : 0.f;
-                pb[u] = j + u <= row0 + 8 - SHIFT ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
-            }
-        }
-        put(cg, pa[0], pa[1], pb[0], pb[1]);
-    }
-}
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
 static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
                                                        uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
@@ -510,6 +474,17 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
     wgmma_commit();
 }
 
+/* The state's first term for a chunk whose Σ Δ·A is cum_last (log2 units):
+ * st = exp(cum_last)·st, the product then adding the chunk's own.
+ * states = scale * states + new_states (_state_passing_fwd_kernel) */
+static __device__ __forceinline__ void ws_decay_state(float (&st)[2][32], float cum_last) {
+    const float chunk_decay = exp2_approx(cum_last);
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
+}
+
 /* The consumers' pass over the walk's chunks (OUTPUTS: pass 1, else pass 0),
  * st the state entering the first (pass 0: zero), left holding the state
  * after the last; k: chunks consumed so far. Pass 1 expects the entering
@@ -532,13 +507,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 
         /* S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j, in the registers; with
          * the outputs, C·S_in and C·Bᵀ are issued first and all three run together.
-         * states = scale * states + new_states (_state_passing_fwd_kernel)
          * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
-        const float chunk_decay = exp2_approx(cum_last);
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
+        ws_decay_state(st, cum_last);
         float yacc[32] = {}, cbt[32] = {};  // y rows of the chunk; C·Bᵀ (64 x 64)
         if (OUTPUTS) {
             state_term_issue<T, 1, SLABS>(yacc, cs, ss);
