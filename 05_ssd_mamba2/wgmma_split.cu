@@ -404,11 +404,11 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  * times version 18's 28; each wgmma's descriptors come from one base a
  * stage by one add (sw128_desc_lo, sw128_desc_of), and D of the head joins
  * P's diagonal, so that y is the accumulators alone without D per channel.
- * Measured (H100, S3 b 8 L 8192, commit d57834c59893): 1.28 ms against
- * version 16's 1.63 in the same call. Nsight Compute (clocks as found, 1.24
+ * Measured (H100, S3 b 8 L 8192, commit b7cb29fb5a27): 1.28 ms against
+ * version 16's 1.64 in the same call. Nsight Compute (clocks as found, 1.26
  * ms there): 8,000 warp instructions a (b, h, chunk) (version 17: 14,200),
  * tensor pipe 32%, issue slots 24%, 8.3 cycles between a warp's
- * instructions, DRAM 28%, 8 warps an SM: bound by the latency of one
+ * instructions, DRAM 27%, 8 warps an SM: bound by the latency of one
  * warpgroup's chain an SM (tuning.md has each step, and a pipelined build
  * that was slower). */
 
