@@ -681,11 +681,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
         else if (tid >= WS_THREADS - WSS_SPLITTERS) wss_split_x<SLABS>(a, w);
         return;
     }
-    float st[2][32];  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
-#pragma unroll
-    for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
+    float st[2][32] = {};  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
     uint32_t k = 0;
     /* ---- Pass 0 (segments but the last): the segment's own state, published. */
     if (!w.last_seg) ws_publish<SLABS>(st, a, w, item, exp2_approx(wss_consume<SLABS, false>(a, w, st, k)));

@@ -725,11 +725,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         return;
     }
     warpgroup_regs_inc<WS_REGS_CONSUMER>();
-    float st[2][32];  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
-#pragma unroll
-    for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
+    float st[2][32] = {};  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
     uint32_t k = 0;
     if (!w.last_seg) {
         /* ---- Pass 0: the segment's own state from zero (the first segment's
