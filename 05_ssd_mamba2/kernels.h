@@ -101,9 +101,9 @@ void ssd_wgmma_ws(const SsdTensors *t, void *workspace);       // x, dt, z, B, C
 void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
 
 /* Version 18's walk on version 17's split operands (wgmma_split.cu, sm_90a):
- * B and C split by a first kernel, x split by three warps of the block as
- * it lands, three bf16 products a multiply-add; one block an SM. Version
- * 16's limits. Workspace: version 18's counters and slots, then version
+ * B and C split by a first kernel, x read and split (x and w ∘ x) by three
+ * warps of the block, three bf16 products a multiply-add; one block an SM.
+ * Version 16's limits (N a multiple of 4 among them). Workspace: version 18's counters and slots, then version
  * 17's four planes. */
 size_t ssd_wgmma_ws_split_workspace(const SsdShape *s);
 void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32

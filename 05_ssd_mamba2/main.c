@@ -126,7 +126,7 @@ static const SsdVersion versions[] = {
      .unsupported = ssd_wgmma_ws_unsupported,
      .run = ssd_wgmma_ws_bf16},
     {.info = {.name = "ssd_wgmma_ws_split_fp32",
-              .what = "version 18's walk on 17's split operands: B, C split before, x as it lands, by warps of its own",
+              .what = "version 18's walk on 17's split operands: B, C split before, x by three warps of the block",
               .gpu = true, .dtype = DT_FP32},
      .workspace_bytes = ssd_wgmma_ws_split_workspace,
      .unsupported = ssd_wgmma_split_unsupported,

@@ -166,7 +166,7 @@ static __device__ __forceinline__ void wgmma_split_ss(float (&d)[32], uint32_t a
     wgmma_64x64_ss<bf16>(d, sw128_desc(a + a_lo), sw128_desc(b), 1);
 }
 
-/* The tensor maps of versions 16 and 17. */
+/* The tensor maps of versions 16, 17 and 20 (version 20 uses B and C). */
 struct SplitMaps {
     CUtensorMap x;           // (b, L, h, p) fp32, boxes of 64 steps x 64, dense rows
     CUtensorMap B[2], C[2];  // 16: [0] (b, L, g, N) fp32, boxes of 64 steps x 64·SLABS, dense rows;
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     });
 }
 
-/* Version 17's first kernel: B and C, (b, L, g, N) fp32, as bf16 hi and lo,
+/* Versions 17's and 20's first kernel: B and C, (b, L, g, N) fp32, as bf16 hi and lo,
  * each row padded with zeros to cols = 64·SLABS columns: out holds four
  * (b, L, g, cols) bf16 planes, B hi, B lo, C hi, C lo. Done once per group
  * of heads instead of once per head and chunk in version 16's blocks. */
@@ -377,12 +377,15 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
 
 /* ---- Version 20: version 18's walk on version 17's split operands ----
  *
+ * What changed from versions 16-17: the state stays in the registers of a
+ * walking warpgroup and the split work moves to warps of their own. What it
+ * should buy: fp32 I/O at fp32 accuracy nearer version 18's time.
  * The walk, the roles and the ring of stages are version 18's
  * (ops/ssd/ssd_wgmma_ws.cuh); the operands are version 17's: B and C come
  * split by split_bc_kernel, their hi and lo slabs by bulk copies, and every
  * product is three bf16 products. What changes against version 18:
- *   - three warps of the producer warpgroup (idle in version 18), the
- *     splitters, read each chunk's x from device memory in fp32, the first
+ *   - three warps of the producer warpgroup (version 18's storer warp and
+ *     its two idle ones), the splitters, read each chunk's x from device memory in fp32, the first
  *     of them forms the chunk's decays, and they write x and w ∘ x (x_j
  *     times the state product's weight w_j) as swizzled hi and lo tiles into
  *     the stage, while the consumers compute the chunk before. With w on x
@@ -492,7 +495,8 @@ static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
                 split_pair(v[m].z, v[m].w, &hi.y, &lo.y);
                 *reinterpret_cast<uint2 *>(xs + at) = hi;
                 *reinterpret_cast<uint2 *>(xs + WS_TILE + at) = lo;
-                // states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel)
+                // scale = tl.exp(tl.minimum((dA_cs_last - dA_cs_k), 0.0)) * dt_k; b *= scale[:, None]
+                // (_chunk_state_fwd_kernel; here w = scale goes on x: Σ_j b_jᵀ (w_j x_j))
                 split_pair(wr * v[m].x, wr * v[m].y, &hi.x, &lo.x);
                 split_pair(wr * v[m].z, wr * v[m].w, &hi.y, &lo.y);
                 *reinterpret_cast<uint2 *>(xs + 2 * WS_TILE + at) = hi;
@@ -560,7 +564,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         /* S_out = exp(cum_last)·S_in + Σ_j B_jᵀ (w_j x_j), n-tile mt from B's
          * slab mt read as an MN-major A; with the outputs, C·Bᵀ and C·S_in are
          * issued after it and all three run together.
-         * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+         * acc += tl.dot(x, b) (_chunk_state_fwd_kernel, b scaled by w there, x here) */
         ws_decay_state(st, cum_last);
         wgmma_fence();
 #pragma unroll
@@ -656,7 +660,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
     __shared__ alignas(8) uint64_t full[WS_STAGES], empty[WS_STAGES];
-    __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y
+    __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y (read with D per channel only)
     const int tid = threadIdx.x;
     if (tid == 0) {
         item = a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
@@ -670,7 +674,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
     w.stages = smem;
     w.Ss = w.stages + WS_STAGES * wss_stage_bytes<SLABS>();  // (64, 64·SLABS) bf16 hi, then lo: the entering state, rows p
     w.decays = w.Ss + 2 * SLABS * WS_TILE;                    // WS_STAGES x [cum2, dts, wts (64,) fp32], WS_DECAYS apart
-    w.Ys = nullptr;
+    w.Ys = nullptr;  // no storer: Ys, ys_free and ys_written are version 18's
     w.Dcol = Dcol;
     w.full = full;
     w.empty = empty;
@@ -799,9 +803,8 @@ extern "C" size_t ssd_wgmma_ws_split_workspace(const SsdShape *s) {
 extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
     const int slabs = wgmma_slabs(s);
-    SplitMaps maps;
+    SplitMaps maps;  // B's and C's planes; x is read by the splitters, not copied
     memset(&maps, 0, sizeof maps);
-    maps.x = split_map(t->x, s, s->heads, s->headdim, 64);
     split_bc(t, static_cast<char *>(workspace) + ws_split_planes_offset(s), &maps);
     const size_t smem = slabs == 2 ? wss_smem_bytes<2>() : wss_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, SplitMaps) = slabs == 2 ? ssd_wgmma_ws_split_kernel<2> : ssd_wgmma_ws_split_kernel<1>;

@@ -1,5 +1,7 @@
 /* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 split by role
  * (sm_90a), and its launch (ws_launch, at the end; 05's wgmma.cu calls it).
+ * Version 20 (05's wgmma_split.cu) runs the walk's pieces (the decays,
+ * P's fragments, the segments' states, ws_place) on split fp32 operands.
  * 06_bidirectional's versions 9-10 run the same walk once in each direction
  * (06's wgmma_ws.cu): the template's BACK, SHIFT and ADD say how a walk
  * differs from 18's.
@@ -83,7 +85,7 @@
 #include "ssd_wgmma.cuh"
 
 #define WS_STAGES 2     // the tiles' ring: chunk c + 1's copies land while chunk c computes
-#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (two warps work)
+#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (18-19: two warps work; 20: four)
 #define WS_REGS_PRODUCER 40
 #define WS_REGS_CONSUMER 216  // two blocks an SM: 2·128·(216 + 40) = the SM's 65536
 
@@ -91,7 +93,8 @@
 static __device__ __forceinline__ void consumers_sync() { named_barrier_sync<128>(1); }
 
 /* Bytes of a (64, 64) 16-bit tile, of a stage's tiles (x, B's and C's
- * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit, rows fp32). */
+ * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit, rows fp32;
+ * version 20: wts fp32 over wts and rows). */
 #define WS_TILE (64 * 128)
 #define WS_DECAYS (64 * 14)
 template <int SLABS>
@@ -111,8 +114,9 @@ struct WsWalk {
     int bh;                   // b·H + h: its row of h0 and final_state; its item is seg·b·H + bh
     bool last_seg;
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
-    unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit, rows (64,) fp32] (ws_stage)
-    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk;
+    unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit, rows (64,) fp32] (ws_stage;
+                              // version 20: wts (64,) fp32 in wts and rows)
+    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk (version 20: bf16 hi, then lo);
                               // (64, 64) 16-bit: z (ADD: the other direction's y), then y
     float *Dcol;              // (64,) fp32: D of each column p of y (0 past P, or without D)
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
@@ -134,7 +138,7 @@ struct WsMaps {
  * 0 past the chunk. */
 struct WsDecays {
     float *cum2, *dts;  // (64,) fp32 each
-    void *wts;          // (64,) 16-bit
+    void *wts;          // (64,) 16-bit (version 20: fp32)
     float *rows;        // (64,) fp32, written with SHIFT only
 };
 static __device__ __forceinline__ WsDecays ws_decays_of(const WsWalk &w, int s) {
@@ -409,8 +413,8 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
  * groups before 2·wq are zero.
  * ws_causal_frags forms P's fragments (SPLIT, version 20: as bf16 hi in pf
- * and lo in pl, D of the head, diag, on the diagonal), ws_causal_issue
- * issues the product.
+ * and lo in pl, D of the head, diag, on the diagonal; without SPLIT, as T
+ * pairs in pf, pl and diag unused), ws_causal_issue issues the product.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
  * acc += tl.dot(cb, x) */
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
