@@ -243,8 +243,8 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
 #define WS_DT_AHEAD 4
 template <typename T, bool BACK>
 static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c, bool ahead) {
-    const int lane = threadIdx.x % 32, t0 = c * 64;
-    const int64_t len = min((int64_t)64, a.L - t0), j = 2 * lane;
+    const int lane = threadIdx.x % 32;
+    const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
     const int64_t ahead_t0 = BACK ? t0 - WS_DT_AHEAD * 64 : t0 + WS_DT_AHEAD * 64;  // WS_DT_AHEAD chunks on in the walk
     if (ahead && (!BACK || ahead_t0 >= 0) && ahead_t0 + j + 1 < a.L) {
