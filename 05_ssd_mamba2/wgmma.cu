@@ -237,14 +237,8 @@ extern "C" void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace)
 }
 
 /* Versions 18-19: walks in chunks of 64, two blocks an SM (ws_launch in
- * ops/ssd/ssd_wgmma_ws.cuh). Segments number at most the chunks: the bound
- * needs no device (ws_items asks for the SMs). */
-extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) {
-    const char *why = wgmma_unsupported(s, true);
-    if (why) return why;
-    if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
-    return NULL;
-}
+ * ops/ssd/ssd_wgmma_ws.cuh). */
+extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) { return ws_unsupported(s); }
 extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) { return ws_workspace_bytes(s); }
 /* Versions 18-20's arguments: no flags or ring here, ws_place puts the
  * counters and slots in workspace. */

@@ -70,9 +70,6 @@
 
 using bf16 = __nv_bfloat16;
 
-/* Bytes of a 64 x 64 bf16 tile (64 rows of 128 bytes, swizzled). */
-#define SPLIT_TILE 8192
-
 /* A (64, COLS) fp32 tile, as a bulk copy lands it (rows of COLS floats), is
  * rewritten in the same bytes as COLS/64 swizzled bf16 hi slabs of 64
  * columns, then as many lo slabs: each thread reads its float4s, the block
@@ -90,9 +87,9 @@ static __device__ __forceinline__ void split_tile(unsigned char *tile) {
         uint2 hi, lo;
         split_pair(v[k].x, v[k].y, &hi.x, &lo.x);
         split_pair(v[k].z, v[k].w, &hi.y, &lo.y);
-        const uint32_t at = (col / 64) * SPLIT_TILE + sw128_offset(r, col % 64);
+        const uint32_t at = (col / 64) * WS_TILE + sw128_offset(r, col % 64);
         *reinterpret_cast<uint2 *>(tile + at) = hi;
-        *reinterpret_cast<uint2 *>(tile + (COLS / 64) * SPLIT_TILE + at) = lo;
+        *reinterpret_cast<uint2 *>(tile + (COLS / 64) * WS_TILE + at) = lo;
     }
 }
 
@@ -112,10 +109,10 @@ static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32
 #pragma unroll
             for (int k2 = 0; k2 < 2; k2++) {
                 const int kk = half * 2 + k2;
-                const uint32_t at = mt * SPLIT_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
+                const uint32_t at = mt * WS_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8);
                 uint32_t bh[4], bl[4];
                 ldsm_x4_trans(bh, bs + at);
-                ldsm_x4_trans(bl, bs + SLABS * SPLIT_TILE + at);
+                ldsm_x4_trans(bl, bs + SLABS * WS_TILE + at);
                 /* Registers 0, 1 hold columns j = 16kk + 2t4 (+1); 2, 3 the same + 8. */
                 const float2 w_lo = *reinterpret_cast<const float2 *>(wts + kk * 16 + t4 * 2);
                 const float2 w_hi = *reinterpret_cast<const float2 *>(wts + kk * 16 + 8 + t4 * 2);
@@ -129,7 +126,7 @@ static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32
 #pragma unroll
             for (int k2 = 0; k2 < 2; k2++) {
                 const int kk = half * 2 + k2;
-                const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + SPLIT_TILE + kk * 2048);
+                const uint64_t x_hi = sw128_desc(xs + kk * 2048), x_lo = sw128_desc(xs + WS_TILE + kk * 2048);
                 wgmma_64x64_rs<bf16, 1>(st[mt], ah[k2], x_hi, kk > 0);
                 wgmma_64x64_rs<bf16, 1>(st[mt], ah[k2], x_lo, 1);
                 wgmma_64x64_rs<bf16, 1>(st[mt], al[k2], x_hi, 1);
@@ -185,10 +182,10 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     /* Swizzled tiles need 1024-byte alignment: the launcher asks for 1 KiB more. */
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     unsigned char *Cs = smem;                          // (Q, 64·SLABS) bf16 hi slabs, then lo: C (first fp32 rows)
-    unsigned char *Bs = Cs + 2 * SLABS * SPLIT_TILE;   // the same for B
-    unsigned char *Xs = Bs + 2 * SLABS * SPLIT_TILE;   // (Q, 64) bf16 hi, then lo: x (first fp32 rows)
-    unsigned char *Ss = Xs + 2 * SPLIT_TILE;           // (64, 64) bf16 hi, then lo: 64 columns n of S_in, rows p
-    float *cum2 = reinterpret_cast<float *>(Ss + 2 * SPLIT_TILE);  // (Q,) log2e · cumsum(dt·A)
+    unsigned char *Bs = Cs + 2 * SLABS * WS_TILE;   // the same for B
+    unsigned char *Xs = Bs + 2 * SLABS * WS_TILE;   // (Q, 64) bf16 hi, then lo: x (first fp32 rows)
+    unsigned char *Ss = Xs + 2 * WS_TILE;           // (64, 64) bf16 hi, then lo: 64 columns n of S_in, rows p
+    float *cum2 = reinterpret_cast<float *>(Ss + 2 * WS_TILE);  // (Q,) log2e · cumsum(dt·A)
     float *dts = cum2 + Q;                                          // (Q,) dt after bias and softplus
     float *vdt = dts + Q;                                           // (Q,) unused here (tiles of 64: the diagonal only)
     float *wts = vdt + Q;                                           // (Q,) dt_j·exp(cum_last − cum_j) fp32
@@ -213,14 +210,14 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
      * past L and columns past p, N arrive as zeros. Either way the bytes are
      * those of the tiles. */
     if (tid == 0) {
-        mbar_arrive_expect_tx(&tiles_landed, (2 + 4 * SLABS) * SPLIT_TILE);
+        mbar_arrive_expect_tx(&tiles_landed, (2 + 4 * SLABS) * WS_TILE);
         tma_load_4d(Xs, &maps.x, &tiles_landed, 0, (int)h, (int)t0, (int)b);
         if (PRESPLIT) {
 #pragma unroll
             for (int part = 0; part < 2; part++)
 #pragma unroll
                 for (int sl = 0; sl < SLABS; sl++) {
-                    const int at = (part * SLABS + sl) * SPLIT_TILE;
+                    const int at = (part * SLABS + sl) * WS_TILE;
                     tma_load_4d(Bs + at, &maps.B[part], &tiles_landed, 64 * sl, (int)g, (int)t0, (int)b);
                     tma_load_4d(Cs + at, &maps.C[part], &tiles_landed, 64 * sl, (int)g, (int)t0, (int)b);
                 }
@@ -274,14 +271,14 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
             wgmma_wait<0>();  // the previous columns' products have read Ss
             __syncthreads();
         }
-        state_to_smem_split(ss, ss + SPLIT_TILE, s_in[mt]);
+        state_to_smem_split(ss, ss + WS_TILE, s_in[mt]);
         fence_async_smem();  // the generic writes, before the tensor cores read them
         __syncthreads();
         /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            wgmma_split_ss(yacc, cs + mt * SPLIT_TILE + kk * 32, SLABS * SPLIT_TILE, ss + kk * 32, SPLIT_TILE,
+            wgmma_split_ss(yacc, cs + mt * WS_TILE + kk * 32, SLABS * WS_TILE, ss + kk * 32, WS_TILE,
                            mt > 0 || kk > 0);
         wgmma_commit();
     }
@@ -303,8 +300,8 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4 * SLABS; kk++) {
-        const uint32_t at = (kk / 4) * SPLIT_TILE + (kk % 4) * 32;
-        wgmma_split_ss(s, cs + at, SLABS * SPLIT_TILE, bs + at, SLABS * SPLIT_TILE, kk > 0);
+        const uint32_t at = (kk / 4) * WS_TILE + (kk % 4) * 32;
+        wgmma_split_ss(s, cs + at, SLABS * WS_TILE, bs + at, SLABS * WS_TILE, kk > 0);
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -323,7 +320,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     wgmma_fence();
 #pragma unroll
     for (int kj = 0; kj < 4; kj++) {
-        const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + SPLIT_TILE + kj * 2048);
+        const uint64_t x_hi = sw128_desc(xs + kj * 2048), x_lo = sw128_desc(xs + WS_TILE + kj * 2048);
         wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
         wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
         wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
@@ -341,7 +338,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
         const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
         const uint32_t at = sw128_offset(i, pi);
         const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + at));
-        const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + SPLIT_TILE + at));
+        const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + WS_TILE + at));
         // out = acc + x * D
         float2 v = make_float2(fmaf(D_of_column(a, h, D_head, pi), xh.x + xl.x, acc0),
                                fmaf(D_of_column(a, h, D_head, pi + 1), xh.y + xl.y, acc1));
@@ -776,7 +773,7 @@ static void launch_split(const SsdTensors *t, void *workspace) {
         maps.B[0] = split_map(t->B, s, s->groups, s->dstate, 64 * slabs);
         maps.C[0] = split_map(t->C, s, s->groups, s->dstate, 64 * slabs);
     }
-    const size_t smem = 1024 + (size_t)(4 * slabs + 4) * SPLIT_TILE + 4 * 64 * sizeof(float);
+    const size_t smem = 1024 + (size_t)(4 * slabs + 4) * WS_TILE + 4 * 64 * sizeof(float);
     void (*kernel)(WgmmaArgs, SplitMaps) =
         slabs == 2 ? ssd_wgmma_split_kernel<2, PRESPLIT> : ssd_wgmma_split_kernel<1, PRESPLIT>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to

@@ -52,9 +52,8 @@
 
 extern "C" const char *bidir_wgmma_ws_unsupported(const BidirShape *bs) {
     const SsdShape *s = &bs->s;
-    const char *why = wgmma_unsupported(s, true);
+    const char *why = ws_unsupported(s);
     if (why) return why;
-    if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
     if (s->seqlen > INT_MAX - 128) return "bulk tensor copy coordinates are 32-bit: L < 2^31 - 128";
     return NULL;
 }

@@ -78,6 +78,8 @@
 #ifndef SSD_WGMMA_WS_CUH
 #define SSD_WGMMA_WS_CUH
 
+#include <limits.h>
+
 #include <type_traits>
 
 #include "cuda_check.h"
@@ -754,6 +756,16 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 
 
 /* ---- Host: the launch of the walks ---- */
+
+/* Why the walks of versions 18-19 and 06's 9-10 cannot run s, or NULL.
+ * Segments number at most the chunks: the bound needs no device
+ * (ws_items asks for the SMs). */
+static inline const char *ws_unsupported(const SsdShape *s) {
+    const char *why = wgmma_unsupported(s, true);
+    if (why) return why;
+    if (ceil_div(s->seqlen, 64) * s->batch * s->heads > INT_MAX) return "more than 2^31 (segment, b, h) work items";
+    return NULL;
+}
 
 /* Walks in chunks of 64, per_sm blocks an SM (versions 18-19 and 06's 9-10:
  * two; version 20: one): work items (segment, b, h). */
