@@ -131,6 +131,12 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_wgmma_ws_split_workspace,
      .unsupported = ssd_wgmma_split_unsupported,
      .run = ssd_wgmma_ws_split_fp32},
+    {.info = {.name = "ssd_wgmma_ws_split_2wg_fp32",
+              .what = "version 20 with two computing warpgroups, each 32 of p's columns; both form C·Bᵀ and P",
+              .gpu = true, .dtype = DT_FP32},
+     .workspace_bytes = ssd_wgmma_ws_split_workspace,
+     .unsupported = ssd_wgmma_split_unsupported,
+     .run = ssd_wgmma_ws_split_2wg_fp32},
 };
 
 int main(int argc, char **argv) {

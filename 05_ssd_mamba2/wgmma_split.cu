@@ -138,17 +138,19 @@ static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32
     }
 }
 
-/* One n-tile of the entering state (32 accumulator-order values) to shared
- * memory as its bf16 hi tile at ss and lo tile at ss_lo, (p, n) rows by
- * stmatrix, as frag_to_smem does. */
-static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, uint32_t ss_lo, const float (&s)[32]) {
-    const int lane = threadIdx.x % 32, wq = threadIdx.x / 32, q = lane / 8, r8 = lane % 8;
+/* One n-tile of the entering state (NE accumulator-order values: 32, or 16
+ * for the 32 rows of p from p_first) to shared memory as its bf16 hi tile
+ * at ss and lo tile at ss_lo, (p, n) rows by stmatrix, as frag_to_smem does. */
+template <int NE>
+static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, uint32_t ss_lo, const float (&s)[NE],
+                                                           int p_first = 0) {
+    const int lane = threadIdx.x % 32, wq = (threadIdx.x / 32) % 4, q = lane / 8, r8 = lane % 8;
 #pragma unroll
-    for (int i = 0; i < 8; i += 2) {
+    for (int i = 0; i < NE / 4; i += 2) {
         uint32_t hi[4], lo[4];
 #pragma unroll
         for (int m = 0; m < 4; m++) split_pair(s[4 * i + 2 * m], s[4 * i + 2 * m + 1], &hi[m], &lo[m]);
-        const uint32_t at = sw128_offset(8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1));
+        const uint32_t at = sw128_offset(p_first + 8 * (i + (q >> 1)) + r8, 16 * wq + 8 * (q & 1));
         stsm_x4_trans(ss + at, hi);
         stsm_x4_trans(ss_lo + at, lo);
     }
@@ -412,8 +414,36 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  * warpgroup's chain an SM (tuning.md has each step, and a pipelined build
  * that was slower). */
 
-#define WSS_SPLITTERS 96  // threads 160-255: warps 5-7 split x, warp 5 forms the decays
+#define WSS_SPLITTERS 96       // the producer warpgroup's last three warps split x, the first of them forms the decays
+#define WSS_SPLIT_BARRIER 4    // the splitters' named barrier (1: the consumers; 2, 3: version 21's warpgroups)
 #define WSS_DECAYS (64 * 12)  // a stage's decays: cum2, dts, wts (64,) fp32
+
+/* WGS computing warpgroups (version 20: 1, version 21: 2), each the chunk's
+ * 64 rows and 64 / WGS of p's columns, then the producer warpgroup. */
+template <int WGS>
+static __host__ __device__ constexpr int wss_threads() { return 128 * WGS + 128; }
+
+/* A computing warpgroup's own barrier: with one, the consumers' (named
+ * barrier 1); with two, named barrier 2 + its index, its 128 threads. */
+template <int WGS>
+static __device__ __forceinline__ void wss_wg_sync() {
+    if (WGS == 1) consumers_sync();
+    else named_barrier_sync<128>(2 + (int)threadIdx.x / 128);
+}
+
+/* One bf16 product of 64 x 16 by 16 x 2·NE columns into d: NE 32, 64
+ * columns; NE 16, 32 (a warpgroup's half of p). From shared memory (_ss)
+ * or with A from registers and B MN-major (_rs). */
+template <int TRANS_B, int TRANS_A, int NE>
+static __device__ __forceinline__ void wss_mma(float (&d)[NE], uint64_t a, uint64_t b, int accumulate) {
+    if constexpr (NE == 32) wgmma_64x64_ss<bf16, TRANS_B, TRANS_A>(d, a, b, accumulate);
+    else wgmma_64x32_ss<bf16, TRANS_B, TRANS_A>(d, a, b, accumulate);
+}
+template <int NE>
+static __device__ __forceinline__ void wss_mma_rs(float (&d)[NE], const uint32_t (&a)[4], uint64_t b) {
+    if constexpr (NE == 32) wgmma_64x64_rs<bf16, 1>(d, a, b, 1);
+    else wgmma_64x32_rs<bf16, 1>(d, a, b, 1);
+}
 
 /* A stage: x hi, x lo, (w ∘ x) hi, (w ∘ x) lo (64, 64), then B hi, B lo,
  * C hi, C lo (64, 64·SLABS) each, bf16, swizzled. */
@@ -457,10 +487,10 @@ static __device__ void wss_produce(const SplitMaps &maps, const WsWalk &w) {
  * free; then warp 5 forms the decays into the stage, the splitters meet
  * (named barrier 2), and each writes its x and w ∘ x as hi and lo pairs into
  * the stage's tiles and arrives on `full`. */
-template <int SLABS>
+template <int SLABS, int THREADS>
 static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
     constexpr int F4 = 64 * 16, PER = (F4 + WSS_SPLITTERS - 1) / WSS_SPLITTERS;  // float4s of x: a chunk's, a thread's
-    const int u = threadIdx.x - (WS_THREADS - WSS_SPLITTERS);
+    const int u = threadIdx.x - (THREADS - WSS_SPLITTERS);
     const bool decayer = u < 32;
     uint32_t k = 0;
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
@@ -479,7 +509,7 @@ static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
             const WsDecays d = ws_decays_of(w, s);
             if (decayer) ws_form_decays<false, 0, float>(a, w, c, d, dt_raw);
-            named_barrier_sync<WSS_SPLITTERS>(2);  // the chunk's weights are in
+            named_barrier_sync<WSS_SPLITTERS>(WSS_SPLIT_BARRIER);  // the chunk's weights are in
             unsigned char *xs = w.stages + s * wss_stage_bytes<SLABS>();
 #pragma unroll
             for (int m = 0; m < PER; m++) {
@@ -506,31 +536,37 @@ static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
 
 /* d (+)= A·Bᵀ over N, both K-major and split, issued and committed: a and b
  * the low words of the hi slabs' descriptors (sw128_desc_lo), the lo slabs
- * sl bytes on. */
-template <int SLABS>
-static __device__ __forceinline__ void wss_nt_issue(float (&d)[32], uint32_t a, uint32_t b, uint32_t sl) {
+ * sl bytes on; B's rows 2·NE (64, or a warpgroup's 32). */
+template <int SLABS, int NE>
+static __device__ __forceinline__ void wss_nt_issue(float (&d)[NE], uint32_t a, uint32_t b, uint32_t sl) {
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < SLABS * 4; kk++) {
         const uint32_t at = ((kk / 4) * WS_TILE + (kk % 4) * 32) / 16;
-        wgmma_64x64_ss<bf16>(d, sw128_desc_of(a + at), sw128_desc_of(b + at), kk > 0);
-        wgmma_64x64_ss<bf16>(d, sw128_desc_of(a + at), sw128_desc_of(b + at + sl / 16), 1);
-        wgmma_64x64_ss<bf16>(d, sw128_desc_of(a + at + sl / 16), sw128_desc_of(b + at), 1);
+        wss_mma<0, 0>(d, sw128_desc_of(a + at), sw128_desc_of(b + at), kk > 0);
+        wss_mma<0, 0>(d, sw128_desc_of(a + at), sw128_desc_of(b + at + sl / 16), 1);
+        wss_mma<0, 0>(d, sw128_desc_of(a + at + sl / 16), sw128_desc_of(b + at), 1);
     }
     wgmma_commit();
 }
 
 /* The consumers' pass over the walk's chunks, as version 18's ws_consume
- * (OUTPUTS: pass 1, else pass 0); returns the segment's decay in log2 units. */
-template <int SLABS, bool OUTPUTS>
-static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
+ * (OUTPUTS: pass 1, else pass 0); returns the segment's decay in log2 units.
+ * With WGS 2 (version 21) each warpgroup takes NP = 32 of p's columns: its
+ * n-tiles of the state, its rows of S_in, its half of x and w ∘ x and of y;
+ * both form all of C·Bᵀ and P. */
+template <int SLABS, int WGS, bool OUTPUTS>
+static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32 / WGS],
                                                     uint32_t &k) {
-    constexpr uint32_t SL = SLABS * WS_TILE;  // from a hi slab of B, C or S_in to its lo slab
-    const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
-    const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss);
+    constexpr int NE = 32 / WGS, NP = 64 / WGS;  // accumulators a thread an n-tile; the warpgroup's columns of p
+    constexpr uint32_t SL = SLABS * WS_TILE;     // from a hi slab of B, C or S_in to its lo slab
+    const int tid = thread_index(), lane = tid % 32, row0 = ((tid / 32) % 4) * 16 + lane / 4;
+    const int p_first = WGS > 1 ? NP * (tid / 128) : 0;  // the warpgroup's first column of p
+    /* S_in's rows p_first .. (128 bytes a row); x's and w ∘ x's columns p_first .. (2 bytes a column) */
+    const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss) + p_first * 128 / 16, pcol = p_first * 2 / 16;
     /* D of the head joins P's diagonal; D per channel is added to y. */
     const float D_head = a.D && !a.D_per_channel ? a.D[w.h] : 0.f;
-    float cbt[32] = {}, yacc[32] = {};  // C·Bᵀ (64 x 64); y rows of the chunk (each chunk's first product overwrites)
+    float cbt[32] = {}, yacc[NE] = {};  // C·Bᵀ (64 x 64); y rows of the chunk (each chunk's first product overwrites)
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
@@ -541,16 +577,17 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         const uint32_t xd = sw128_desc_lo(smem_addr(stage)), wxd = xd + 2 * WS_TILE / 16, bd = xd + 4 * WS_TILE / 16,
                        cd = bd + 2 * SL / 16;
         const WsDecays d = ws_decays_of(w, s);
-        /* z of this thread's pairs of y, rows row0 + 8hr, columns 8nt + 2(lane % 4),
+        /* z of this thread's pairs of y, rows row0 + 8hr, columns p_first + 8nt + 2(lane % 4),
          * loaded now so that the loads' latency runs under the chunk's products. */
-        float2 zr[2][8];
+        float2 zr[2][NP / 8];
         if (OUTPUTS && a.z) {
-            const float *zt = static_cast<const float *>(a.z) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
+            const float *zt = static_cast<const float *>(a.z) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + p_first +
+                              2 * (lane % 4);
 #pragma unroll
             for (int hr = 0; hr < 2; hr++)
 #pragma unroll
-                for (int nt = 0; nt < 8; nt++)
-                    zr[hr][nt] = row0 + 8 * hr < len && 8 * nt + 2 * (lane % 4) < a.P
+                for (int nt = 0; nt < NP / 8; nt++)
+                    zr[hr][nt] = row0 + 8 * hr < len && p_first + 8 * nt + 2 * (lane % 4) < a.P
                                      ? *reinterpret_cast<const float2 *>(zt + 8 * hr * a.H * a.P + 8 * nt)
                                      : make_float2(0.f, 0.f);
         }
@@ -568,10 +605,10 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         for (int mt = 0; mt < SLABS; mt++)
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
-                const uint32_t b_hi = bd + (mt * WS_TILE + kk * 2048) / 16, wx_hi = wxd + kk * 2048 / 16;
-                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc_of(b_hi), sw128_desc_of(wx_hi), 1);
-                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc_of(b_hi), sw128_desc_of(wx_hi + WS_TILE / 16), 1);
-                wgmma_64x64_ss<bf16, 1, 1>(st[mt], sw128_desc_of(b_hi + SL / 16), sw128_desc_of(wx_hi), 1);
+                const uint32_t b_hi = bd + (mt * WS_TILE + kk * 2048) / 16, wx_hi = wxd + pcol + kk * 2048 / 16;
+                wss_mma<1, 1>(st[mt], sw128_desc_of(b_hi), sw128_desc_of(wx_hi), 1);
+                wss_mma<1, 1>(st[mt], sw128_desc_of(b_hi), sw128_desc_of(wx_hi + WS_TILE / 16), 1);
+                wss_mma<1, 1>(st[mt], sw128_desc_of(b_hi + SL / 16), sw128_desc_of(wx_hi), 1);
             }
         wgmma_commit();
         if (!OUTPUTS) {
@@ -597,32 +634,34 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
             const float ea = exp2_approx(d.cum2[row0]), eb = exp2_approx(d.cum2[row0 + 8]);
 #pragma unroll
-            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+            for (int e = 0; e < NE; e++) yacc[e] *= (e & 2) ? eb : ea;
         }
         /* acc += tl.dot(cb, x) */
         wgmma_fence();
 #pragma unroll
         for (int kj = 0; kj < 4; kj++) {
-            const uint64_t x_hi = sw128_desc_of(xd + kj * 2048 / 16), x_lo = sw128_desc_of(xd + (WS_TILE + kj * 2048) / 16);
-            wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
-            wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
-            wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
+            const uint64_t x_hi = sw128_desc_of(xd + pcol + kj * 2048 / 16),
+                           x_lo = sw128_desc_of(xd + pcol + (WS_TILE + kj * 2048) / 16);
+            wss_mma_rs(yacc, ph[kj], x_hi);
+            wss_mma_rs(yacc, ph[kj], x_lo);
+            wss_mma_rs(yacc, pl[kj], x_hi);
         }
         wgmma_commit();
-        /* Every warp's C·S_in is done: the next chunk's entering state to Ss,
-         * while P·x runs. */
-        consumers_sync();
+        /* Every warp's C·S_in is done (with WGS 2 each warpgroup reads only its
+         * own rows of S_in): the next chunk's entering state to Ss, while P·x runs. */
+        wss_wg_sync<WGS>();
 #pragma unroll
-        for (int mt = 0; mt < SLABS; mt++) state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt]);
+        for (int mt = 0; mt < SLABS; mt++)
+            state_to_smem_split(ss + mt * WS_TILE, ss + SL + mt * WS_TILE, st[mt], p_first);
         wgmma_wait<0>();
         wgmma_touch(yacc);
         /* y = acc (+ D x per channel, x as hi + lo), then y *= silu(z), fp32 pairs. */
-        float *y = static_cast<float *>(a.y) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + 2 * (lane % 4);
+        float *y = static_cast<float *>(a.y) + ((w.b * a.L + t0 + row0) * a.H + w.h) * a.P + p_first + 2 * (lane % 4);
 #pragma unroll
         for (int hr = 0; hr < 2; hr++)
 #pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
-                const int i = row0 + 8 * hr, pi = 8 * nt + 2 * (lane % 4);
+            for (int nt = 0; nt < NP / 8; nt++) {
+                const int i = row0 + 8 * hr, pi = p_first + 8 * nt + 2 * (lane % 4);
                 if (i >= len || pi >= a.P) continue;
                 float2 v = make_float2(yacc[nt * 4 + hr * 2], yacc[nt * 4 + hr * 2 + 1]);
                 if (a.D_per_channel) {
@@ -642,17 +681,20 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
                 *reinterpret_cast<float2 *>(y + 8 * hr * a.H * a.P + 8 * nt) = v;
             }
         fence_async_smem();  // the state's stores, before the next chunk's products read them
-        consumers_sync();
+        wss_wg_sync<WGS>();
         mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
     }
     return seg_log2;
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
- * (b, h): threads 0-127 compute, thread 128 copies B and C, warps 5-7 split x
- * and form the decays. */
-template <int SLABS>
-__global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
+ * (b, h): threads 0 .. 128·WGS − 1 compute (WGS warpgroups, each 64 / WGS
+ * of p's columns), the producer warpgroup's first thread copies B and C, its
+ * last three warps split x and form the decays. */
+template <int SLABS, int WGS>
+__global__ void __launch_bounds__(wss_threads<WGS>(), 1)
+    ssd_wgmma_ws_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
+    constexpr int NE = 32 / WGS;  // the state's accumulators a thread an n-tile
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
@@ -663,7 +705,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
         item = a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
         for (int s = 0; s < WS_STAGES; s++) {
             mbar_init(&full[s], 1 + WSS_SPLITTERS);  // the copying thread with the copies' bytes, the splitters
-            mbar_init(&empty[s], 128);               // each consumer thread, after its last read of the stage
+            mbar_init(&empty[s], 128 * WGS);         // each consumer thread, after its last read of the stage
         }
     }
     __syncthreads();  // the block's last barrier of all its threads
@@ -677,28 +719,30 @@ __global__ void __launch_bounds__(WS_THREADS, 1) ssd_wgmma_ws_split_kernel(Wgmma
     w.empty = empty;
     w.ys_free = w.ys_written = nullptr;
 
-    if (tid >= 128) {
-        if (tid == 128) wss_produce<SLABS>(maps, w);
-        else if (tid >= WS_THREADS - WSS_SPLITTERS) wss_split_x<SLABS>(a, w);
+    if (tid >= 128 * WGS) {
+        if (tid == 128 * WGS) wss_produce<SLABS>(maps, w);
+        else if (tid >= wss_threads<WGS>() - WSS_SPLITTERS) wss_split_x<SLABS, wss_threads<WGS>()>(a, w);
         return;
     }
-    float st[2][32] = {};  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
+    const int p_first = WGS > 1 ? (tid / 128) * 32 : 0;  // this warpgroup's first column of p
+    float st[2][NE] = {};  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
     uint32_t k = 0;
     /* ---- Pass 0 (segments but the last): the segment's own state, published. */
-    if (!w.last_seg) ws_publish<SLABS>(st, a, w, item, exp2_approx(wss_consume<SLABS, false>(a, w, st, k)));
+    if (!w.last_seg)
+        ws_publish<SLABS, WGS>(st, a, w, item, exp2_approx(wss_consume<SLABS, WGS, false>(a, w, st, k)));
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
     if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
-    if (w.seg > 0) ws_sum_published<SLABS>(st, a, w);
+    if (w.seg > 0) ws_sum_published<SLABS, WGS>(st, a, w);
     const uint32_t ss = smem_addr(w.Ss);
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
-        if (w.seg == 0) ws_h0_tile(st[mt], a, w, mt);
-        state_to_smem_split(ss + mt * WS_TILE, ss + SLABS * WS_TILE + mt * WS_TILE, st[mt]);
+        if (w.seg == 0) ws_h0_tile(st[mt], a, w, mt, p_first);
+        state_to_smem_split(ss + mt * WS_TILE, ss + SLABS * WS_TILE + mt * WS_TILE, st[mt], p_first);
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
-    consumers_sync();
-    wss_consume<SLABS, true>(a, w, st, k);
-    if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS);
+    consumers_sync<WGS>();
+    wss_consume<SLABS, WGS, true>(a, w, st, k);
+    if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS, p_first);
 }
 
 /* ---- launch ---- */
@@ -797,18 +841,23 @@ extern "C" size_t ssd_wgmma_ws_split_workspace(const SsdShape *s) {
     return ws_split_planes_offset(s) + 4 * (size_t)split_bc_plane(s) * sizeof(bf16);
 }
 
-extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) {
+template <int WGS>
+static void launch_ws_split(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
     const int slabs = wgmma_slabs(s);
     SplitMaps maps;  // B's and C's planes; x is read by the splitters, not copied
     memset(&maps, 0, sizeof maps);
     split_bc(t, static_cast<char *>(workspace) + ws_split_planes_offset(s), &maps);
     const size_t smem = slabs == 2 ? wss_smem_bytes<2>() : wss_smem_bytes<1>();
-    void (*kernel)(WgmmaArgs, SplitMaps) = slabs == 2 ? ssd_wgmma_ws_split_kernel<2> : ssd_wgmma_ws_split_kernel<1>;
+    void (*kernel)(WgmmaArgs, SplitMaps) =
+        slabs == 2 ? ssd_wgmma_ws_split_kernel<2, WGS> : ssd_wgmma_ws_split_kernel<1, WGS>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     WgmmaArgs a = wgmma_ws_args(t, workspace);
     const int64_t items = ws_place(&a, s, workspace, 1);
-    kernel<<<(unsigned)items, WS_THREADS, smem>>>(a, maps);
+    kernel<<<(unsigned)items, wss_threads<WGS>(), smem>>>(a, maps);
     cuda_check_launch();
 }
+
+extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) { launch_ws_split<1>(t, workspace); }
+extern "C" void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace) { launch_ws_split<2>(t, workspace); }

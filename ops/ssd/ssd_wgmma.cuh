@@ -200,19 +200,22 @@ static __device__ __forceinline__ RingStep ring_wait(const WgmmaArgs &a, int64_t
 
 /* A state in the accumulators' order: n-tile mt's 32 values of this thread
  * sit at float4 number (mt·8 + e/4)·128 + thread in warpgroup of a slot, so
- * that a warp's 16-byte accesses are contiguous. zero: read nothing, all 0. */
-static __device__ __forceinline__ void frag_load(float (&v)[32], const float *slot, int mt, bool zero) {
+ * that a warp's 16-byte accesses are contiguous. zero: read nothing, all 0.
+ * NE 16 (version 21, a warpgroup's 32 columns of p): values 0-15 of the 32. */
+template <int NE>
+static __device__ __forceinline__ void frag_load(float (&v)[NE], const float *slot, int mt, bool zero) {
     const int64_t at = (int64_t)(mt * 8 * 128 + thread_index() % 128) * 4;
 #pragma unroll
-    for (int e = 0; e < 32; e += 4) {
+    for (int e = 0; e < NE; e += 4) {
         const float4 f = zero ? make_float4(0.f, 0.f, 0.f, 0.f) : __ldcg(reinterpret_cast<const float4 *>(slot + at + e * 128));
         v[e] = f.x; v[e + 1] = f.y; v[e + 2] = f.z; v[e + 3] = f.w;
     }
 }
-static __device__ __forceinline__ void frag_store(float *slot, const float (&v)[32], int mt) {
+template <int NE>
+static __device__ __forceinline__ void frag_store(float *slot, const float (&v)[NE], int mt) {
     const int64_t at = (int64_t)(mt * 8 * 128 + thread_index() % 128) * 4;
 #pragma unroll
-    for (int e = 0; e < 32; e += 4)
+    for (int e = 0; e < NE; e += 4)
         __stcg(reinterpret_cast<float4 *>(slot + at + e * 128), make_float4(v[e], v[e + 1], v[e + 2], v[e + 3]));
 }
 /* Element e of n-tile mt of this thread is state (pi, ni). */

@@ -91,8 +91,10 @@
 #define WS_REGS_PRODUCER 40
 #define WS_REGS_CONSUMER 216  // two blocks an SM: 2·128·(216 + 40) = the SM's 65536
 
-/* The consumers' barrier: named barrier 1, their 128 threads. */
-static __device__ __forceinline__ void consumers_sync() { named_barrier_sync<128>(1); }
+/* The consumers' barrier: named barrier 1, their 128 threads (version 21:
+ * WGS = 2 computing warpgroups, 256). */
+template <int WGS = 1>
+static __device__ __forceinline__ void consumers_sync() { named_barrier_sync<128 * WGS>(1); }
 
 /* Bytes of a (64, 64) 16-bit tile, of a stage's tiles (x, B's and C's
  * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit, rows fp32;
@@ -422,7 +424,7 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
 static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
                                                        uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
-    const int t4 = thread_index() % 4, wq = thread_index() / 32;
+    const int t4 = thread_index() % 4, wq = (thread_index() / 32) % 4;  // the warp in its warpgroup
     const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
     const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
     const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
@@ -483,12 +485,13 @@ static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const 
 /* The state's first term for a chunk whose Σ Δ·A is cum_last (log2 units):
  * st = exp(cum_last)·st, the product then adding the chunk's own.
  * states = scale * states + new_states (_state_passing_fwd_kernel) */
-static __device__ __forceinline__ void ws_decay_state(float (&st)[2][32], float cum_last) {
+template <int NE>
+static __device__ __forceinline__ void ws_decay_state(float (&st)[2][NE], float cum_last) {
     const float chunk_decay = exp2_approx(cum_last);
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] *= chunk_decay;
+        for (int e = 0; e < NE; e++) st[mt][e] *= chunk_decay;
 }
 
 /* The consumers' pass over the walk's chunks (OUTPUTS: pass 1, else pass 0),
@@ -579,17 +582,20 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
  * the instruction cache, and cost a one-chunk walk as much as ten chunks). */
 static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
 
-/* n-tile mt of h0 of the walk's (b, h) (zero without). */
-static __device__ __forceinline__ void ws_h0_tile(float (&v)[32], const WgmmaArgs &a, const WsWalk &w, int mt) {
+/* n-tile mt of h0 of the walk's (b, h) (zero without); NE 16: the 32
+ * columns of p from p_first (version 21's warpgroups). */
+template <int NE>
+static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArgs &a, const WsWalk &w, int mt,
+                                                  int p_first = 0) {
 #pragma unroll
-    for (int e = 0; e < 32; e++) v[e] = 0.f;
+    for (int e = 0; e < NE; e++) v[e] = 0.f;
     if (!a.h0) return;
-    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4),
-              n0 = mt * 64 + 16 * (thread_index() / 32) + lane / 4;
+    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4),
+              n0 = mt * 64 + 16 * ((thread_index() / 32) % 4) + lane / 4;
     const float *src = a.h0 + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
-    const bool inside = p0 + 57 < P && n0 + 8 < N;                    // every element of the tile
+    const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;   // every element of the tile
 #pragma unroll
-    for (int e = 0; e < 32; e++)
+    for (int e = 0; e < NE; e++)
         if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
 }
 
@@ -608,24 +614,26 @@ static __device__ __forceinline__ float *ws_slot(const WgmmaArgs &a, const WsWal
  * No segment waits for another's sum, so the hand-offs are not a chain:
  * every segment waits once, for the pass 0 of those before it.
  * states = scale * states + new_states (_state_passing_fwd_kernel), unrolled */
-template <int SLABS>
-static __device__ __forceinline__ void ws_sum_published(float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w) {
+template <int SLABS, int WGS = 1, int NE>
+static __device__ __forceinline__ void ws_sum_published(float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w) {
     for (int j = thread_index(); j < w.seg; j += 128)  // this thread's share of the flags
         while (load_acquire(a.published + (int64_t)j * a.batch * a.H + w.bh) == 0) __nanosleep(64);
-    consumers_sync();  // every flag seen: the slots' stores happened before the loads below
+    consumers_sync<WGS>();  // every flag seen: the slots' stores happened before the loads below
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-        for (int e = 0; e < 32; e++) st[mt][e] = 0.f;
+        for (int e = 0; e < NE; e++) st[mt][e] = 0.f;
+    /* With WGS 2, warpgroup wg's values are values 16·wg .. of the slot's 32. */
+    const int part = WGS > 1 ? (thread_index() / 128) * NE * 128 : 0;
     float f = 1.f;  // Π decay_i over the segments between j and seg
     for (int j = w.seg - 1; j >= 0; j--) {
         const float *slot = ws_slot(a, w, j);
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) {
-            float v[32];
-            frag_load(v, slot, mt, false);
+            float v[NE];
+            frag_load(v, slot + part, mt, false);
 #pragma unroll
-            for (int e = 0; e < 32; e++) st[mt][e] = fmaf(f, v[e], st[mt][e]);
+            for (int e = 0; e < NE; e++) st[mt][e] = fmaf(f, v[e], st[mt][e]);
         }
         f *= __ldcg(slot + ws_slot_decay(SLABS));
     }
@@ -651,37 +659,39 @@ static __device__ __forceinline__ WsWalk ws_walk_of(const WgmmaArgs &a, int item
 /* Pass 0's end: the segment's own state st (the first segment's with h0
  * carried through it, seg_decay being the segment's decay) and seg_decay into
  * its slot, then its flag raised, without waiting for any other segment. */
-template <int SLABS>
-static __device__ __forceinline__ void ws_publish(float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w, int item,
+template <int SLABS, int WGS = 1, int NE>
+static __device__ __forceinline__ void ws_publish(float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w, int item,
                                                   float seg_decay) {
     float *slot = ws_slot(a, w, w.seg);
+    const int wg = WGS > 1 ? thread_index() / 128 : 0;  // WGS 2: values 16·wg .. of the slot's 32, p from 32·wg
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
         if (w.seg == 0) {
-            float h0[32];
-            ws_h0_tile(h0, a, w, mt);
+            float h0[NE];
+            ws_h0_tile(h0, a, w, mt, 2 * NE * wg);
 #pragma unroll
-            for (int e = 0; e < 32; e++) st[mt][e] = fmaf(seg_decay, h0[e], st[mt][e]);
+            for (int e = 0; e < NE; e++) st[mt][e] = fmaf(seg_decay, h0[e], st[mt][e]);
         }
-        frag_store(slot, st[mt], mt);
+        frag_store(slot + wg * NE * 128, st[mt], mt);
     }
     if (threadIdx.x == 0) __stcg(slot + ws_slot_decay(SLABS), seg_decay);
-    consumers_sync();  // the warpgroup's writes of the slot happen before thread 0's release
+    consumers_sync<WGS>();  // the warpgroups' writes of the slot happen before thread 0's release
     if (threadIdx.x == 0) store_release(a.published + item, 1);
 }
 
 /* The walk's last state, its slabs (SLABS) n-tiles, to final_state. The loop
  * over n-tiles takes slabs at run time and picks the tile by a select, so
  * that it stays rolled: one copy of the 32 stores to fetch, not two. */
-static __device__ __forceinline__ void ws_final_state(const float (&st)[2][32], const WgmmaArgs &a, const WsWalk &w,
-                                                      int slabs) {
-    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = 2 * (lane % 4);
+template <int NE>
+static __device__ __forceinline__ void ws_final_state(const float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w,
+                                                      int slabs, int p_first = 0) {
+    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4);
     for (int mt = 0; mt < slabs; mt++) {
-        const int n0 = mt * 64 + 16 * (thread_index() / 32) + lane / 4;
+        const int n0 = mt * 64 + 16 * ((thread_index() / 32) % 4) + lane / 4;
         float *dst = a.final_state + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
-        const bool inside = p0 + 57 < P && n0 + 8 < N;
+        const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
 #pragma unroll
-        for (int e = 0; e < 32; e++)
+        for (int e = 0; e < NE; e++)
             if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N))
                 dst[ws_frag_offset(e, N)] = mt == 0 ? st[0][e] : st[1][e];
     }
