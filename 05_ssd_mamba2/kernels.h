@@ -111,6 +111,7 @@ void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z
  * state, its rows of S_in, its half of y); both form C·Bᵀ and P. Version
  * 20's limits and workspace. */
 void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
+void ssd_wgmma_ws_split_2wg_sharedp_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -550,12 +550,44 @@ static __device__ __forceinline__ void wss_nt_issue(float (&d)[NE], uint32_t a, 
     wgmma_commit();
 }
 
+/* SHARE_P: this warpgroup's 32 columns of P, from j_first (s: its C·Bᵀ
+ * columns there, 16 values a thread), D of the head on the diagonal, as
+ * bf16 hi and lo pairs into the swizzled tiles at ph and ph + WS_TILE;
+ * column groups on the masked side of both of a warp's rows as zeros.
+ * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal */
+static __device__ __forceinline__ void wss_causal_half(const float (&s)[16], const WsDecays &d, int row0, int j_first,
+                                                       unsigned char *ph, float diag) {
+    const int t4 = thread_index() % 4, wq = (thread_index() / 32) % 4;
+    const float cum_a = d.cum2[row0], cum_b = d.cum2[row0 + 8];
+    const float r = exp2_approx(cum_b - cum_a);  // <= 1: row0 + 8's decay from row0's
+#pragma unroll
+    for (int c4 = 0; c4 < 4; c4++) {
+        const int cg = j_first / 8 + c4, j = cg * 8 + t4 * 2;
+        float pa[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f};
+        if (cg <= 2 * wq + 1) {
+            ws_causal_pair<false, 0>(s + c4 * 4, d, row0, j, cum_a, cum_b, r, pa, pb);
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                if (j + u == row0) pa[u] += diag;
+                if (j + u == row0 + 8) pb[u] += diag;
+            }
+        }
+        uint32_t hi, lo;
+        split_pair(pa[0], pa[1], &hi, &lo);
+        *reinterpret_cast<uint32_t *>(ph + sw128_offset(row0, j)) = hi;
+        *reinterpret_cast<uint32_t *>(ph + WS_TILE + sw128_offset(row0, j)) = lo;
+        split_pair(pb[0], pb[1], &hi, &lo);
+        *reinterpret_cast<uint32_t *>(ph + sw128_offset(row0 + 8, j)) = hi;
+        *reinterpret_cast<uint32_t *>(ph + WS_TILE + sw128_offset(row0 + 8, j)) = lo;
+    }
+}
+
 /* The consumers' pass over the walk's chunks, as version 18's ws_consume
  * (OUTPUTS: pass 1, else pass 0); returns the segment's decay in log2 units.
  * With WGS 2 (version 21) each warpgroup takes NP = 32 of p's columns: its
  * n-tiles of the state, its rows of S_in, its half of x and w ∘ x and of y;
  * both form all of C·Bᵀ and P. */
-template <int SLABS, int WGS, bool OUTPUTS>
+template <int SLABS, int WGS, bool SHARE_P, bool OUTPUTS>
 static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32 / WGS],
                                                     uint32_t &k) {
     constexpr int NE = 32 / WGS, NP = 64 / WGS;  // accumulators a thread an n-tile; the warpgroup's columns of p
@@ -566,7 +598,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
     const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss) + p_first * 128 / 16, pcol = p_first * 2 / 16;
     /* D of the head joins P's diagonal; D per channel is added to y. */
     const float D_head = a.D && !a.D_per_channel ? a.D[w.h] : 0.f;
-    float cbt[32] = {}, yacc[NE] = {};  // C·Bᵀ (64 x 64); y rows of the chunk (each chunk's first product overwrites)
+    float cbt[SHARE_P ? 16 : 32] = {}, yacc[NE] = {};  // C·Bᵀ (64 x 64, SHARE_P: columns p_first ..); y rows of the chunk
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
@@ -618,16 +650,25 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
             continue;
         }
-        /* cb = tl.dot(C, B) */
-        wss_nt_issue<SLABS>(cbt, cd, bd, SL);
+        /* cb = tl.dot(C, B) (SHARE_P: B's rows p_first .., this warpgroup's columns of P) */
+        wss_nt_issue<SLABS>(cbt, cd, SHARE_P ? bd + p_first * 128 / 16 : bd, SL);
         /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
         wss_nt_issue<SLABS>(yacc, cd, sd, SL);
         wgmma_wait<1>();  // the state product and C·Bᵀ are in; C·S_in may still run
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
         wgmma_touch(cbt);
-        uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo
-        ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl, D_head);
+        uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo (without SHARE_P)
+        if constexpr (SHARE_P) {
+            /* Both warpgroups' state products have read w ∘ x: its tiles take P,
+             * each warpgroup writing its 32 columns. */
+            consumers_sync<WGS>();
+            wss_causal_half(cbt, d, row0, p_first, const_cast<unsigned char *>(stage) + 2 * WS_TILE, D_head);
+            fence_async_smem();  // P's generic stores, before the tensor cores read them
+            consumers_sync<WGS>();
+        } else {
+            ws_causal_frags<bf16, false, 0, true>(cbt, d, row0, ph, pl, D_head);
+        }
         wgmma_wait<0>();
         wgmma_touch(yacc);
         {
@@ -642,9 +683,16 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         for (int kj = 0; kj < 4; kj++) {
             const uint64_t x_hi = sw128_desc_of(xd + pcol + kj * 2048 / 16),
                            x_lo = sw128_desc_of(xd + pcol + (WS_TILE + kj * 2048) / 16);
-            wss_mma_rs(yacc, ph[kj], x_hi);
-            wss_mma_rs(yacc, ph[kj], x_lo);
-            wss_mma_rs(yacc, pl[kj], x_hi);
+            if constexpr (SHARE_P) {
+                const uint32_t p_hi = wxd + kj * 32 / 16;  // P's tiles (K-major) where w ∘ x was
+                wss_mma<1, 0>(yacc, sw128_desc_of(p_hi), x_hi, 1);
+                wss_mma<1, 0>(yacc, sw128_desc_of(p_hi), x_lo, 1);
+                wss_mma<1, 0>(yacc, sw128_desc_of(p_hi + WS_TILE / 16), x_hi, 1);
+            } else {
+                wss_mma_rs(yacc, ph[kj], x_hi);
+                wss_mma_rs(yacc, ph[kj], x_lo);
+                wss_mma_rs(yacc, pl[kj], x_hi);
+            }
         }
         wgmma_commit();
         /* Every warp's C·S_in is done (with WGS 2 each warpgroup reads only its
@@ -691,7 +739,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
  * (b, h): threads 0 .. 128·WGS − 1 compute (WGS warpgroups, each 64 / WGS
  * of p's columns), the producer warpgroup's first thread copies B and C, its
  * last three warps split x and form the decays. */
-template <int SLABS, int WGS>
+template <int SLABS, int WGS, bool SHARE_P>
 __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
     ssd_wgmma_ws_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
     constexpr int NE = 32 / WGS;  // the state's accumulators a thread an n-tile
@@ -729,7 +777,7 @@ __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
     uint32_t k = 0;
     /* ---- Pass 0 (segments but the last): the segment's own state, published. */
     if (!w.last_seg)
-        ws_publish<SLABS, WGS>(st, a, w, item, exp2_approx(wss_consume<SLABS, WGS, false>(a, w, st, k)));
+        ws_publish<SLABS, WGS>(st, a, w, item, exp2_approx(wss_consume<SLABS, WGS, SHARE_P, false>(a, w, st, k)));
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
     if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
     if (w.seg > 0) ws_sum_published<SLABS, WGS>(st, a, w);
@@ -741,7 +789,7 @@ __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync<WGS>();
-    wss_consume<SLABS, WGS, true>(a, w, st, k);
+    wss_consume<SLABS, WGS, SHARE_P, true>(a, w, st, k);
     if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS, p_first);
 }
 
@@ -841,7 +889,7 @@ extern "C" size_t ssd_wgmma_ws_split_workspace(const SsdShape *s) {
     return ws_split_planes_offset(s) + 4 * (size_t)split_bc_plane(s) * sizeof(bf16);
 }
 
-template <int WGS>
+template <int WGS, bool SHARE_P>
 static void launch_ws_split(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
     const int slabs = wgmma_slabs(s);
@@ -850,7 +898,7 @@ static void launch_ws_split(const SsdTensors *t, void *workspace) {
     split_bc(t, static_cast<char *>(workspace) + ws_split_planes_offset(s), &maps);
     const size_t smem = slabs == 2 ? wss_smem_bytes<2>() : wss_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, SplitMaps) =
-        slabs == 2 ? ssd_wgmma_ws_split_kernel<2, WGS> : ssd_wgmma_ws_split_kernel<1, WGS>;
+        slabs == 2 ? ssd_wgmma_ws_split_kernel<2, WGS, SHARE_P> : ssd_wgmma_ws_split_kernel<1, WGS, SHARE_P>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     WgmmaArgs a = wgmma_ws_args(t, workspace);
@@ -859,5 +907,12 @@ static void launch_ws_split(const SsdTensors *t, void *workspace) {
     cuda_check_launch();
 }
 
-extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) { launch_ws_split<1>(t, workspace); }
-extern "C" void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace) { launch_ws_split<2>(t, workspace); }
+extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) {
+    launch_ws_split<1, false>(t, workspace);
+}
+extern "C" void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace) {
+    launch_ws_split<2, false>(t, workspace);
+}
+extern "C" void ssd_wgmma_ws_split_2wg_sharedp_fp32(const SsdTensors *t, void *workspace) {
+    launch_ws_split<2, true>(t, workspace);
+}

@@ -416,11 +416,39 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * mask above the diagonal, j >= i + SHIFT, and from row0 + 8 + SHIFT on,
  * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
  * groups before 2·wq are zero.
- * ws_causal_frags forms P's fragments (SPLIT, version 20: as bf16 hi in pf
- * and lo in pl, D of the head, diag, on the diagonal; without SPLIT, as T
- * pairs in pf, pl and diag unused), ws_causal_issue issues the product.
+ * ws_causal_pair forms one group of 8 columns (version 21 calls it for its
+ * half of P), ws_causal_frags P's fragments (SPLIT, version 20: as bf16 hi
+ * in pf and lo in pl, D of the head, diag, on the diagonal; without SPLIT,
+ * as T pairs in pf, pl and diag unused), ws_causal_issue issues the product.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
- * acc += tl.dot(cb, x) */
+ * acc += tl.dot(cb, x)
+ * ws_causal_pair: P of this thread's rows row0 (pa) and row0 + 8 (pb) at
+ * columns j, j + 1 (j = 8·cg + 2·(lane % 4)), from C·Bᵀ's values there (s4:
+ * the column group's four accumulators); cum_a, cum_b: where the rows'
+ * decays end, r one row's decay from the other. */
+template <bool BACK, int SHIFT>
+static __device__ __forceinline__ void ws_causal_pair(const float *s4, const WsDecays &d, int row0, int j, float cum_a,
+                                                      float cum_b, float r, float (&pa)[2], float (&pb)[2]) {
+    const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
+    const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const float cj = u ? cum_j.y : cum_j.x, dj = u ? dt_j.y : dt_j.x;
+        if (BACK) {
+            /* From row0 + 8 + SHIFT on, row0's term is row0 + 8's times r. */
+            const bool above = j + u >= row0 + 8 + SHIFT;
+            const float e = exp2_approx((above ? cum_b : cum_a) - cj) * dj;
+            pb[u] = above ? s4[2 + u] * e : 0.f;
+            pa[u] = j + u >= row0 + SHIFT ? s4[u] * (above ? r : 1.f) * e : 0.f;
+        } else {
+            /* Up to row0 − SHIFT, row0 + 8's term is row0's times r. */
+            const bool below = j + u <= row0 - SHIFT;
+            const float e = exp2_approx((below ? cum_a : cum_b) - cj) * dj;
+            pa[u] = below ? s4[u] * e : 0.f;
+            pb[u] = j + u <= row0 + 8 - SHIFT ? s4[2 + u] * (below ? r : 1.f) * e : 0.f;
+        }
+    }
+}
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
 static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
                                                        uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
@@ -436,26 +464,8 @@ static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], con
             continue;
         }
         const int j = cg * 8 + t4 * 2;
-        const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
-        const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
         float pa[2], pb[2];
-#pragma unroll
-        for (int u = 0; u < 2; u++) {
-            const float cj = u ? cum_j.y : cum_j.x, dj = u ? dt_j.y : dt_j.x;
-            if (BACK) {
-                /* From row0 + 8 + SHIFT on, row0's term is row0 + 8's times r. */
-                const bool above = j + u >= row0 + 8 + SHIFT;
-                const float e = exp2_approx((above ? cum_b : cum_a) - cj) * dj;
-                pb[u] = above ? s[cg * 4 + 2 + u] * e : 0.f;
-                pa[u] = j + u >= row0 + SHIFT ? s[cg * 4 + u] * (above ? r : 1.f) * e : 0.f;
-            } else {
-                /* Up to row0 − SHIFT, row0 + 8's term is row0's times r. */
-                const bool below = j + u <= row0 - SHIFT;
-                const float e = exp2_approx((below ? cum_a : cum_b) - cj) * dj;
-                pa[u] = below ? s[cg * 4 + u] * e : 0.f;
-                pb[u] = j + u <= row0 + 8 - SHIFT ? s[cg * 4 + 2 + u] * (below ? r : 1.f) * e : 0.f;
-            }
-        }
+        ws_causal_pair<BACK, SHIFT>(s + cg * 4, d, row0, j, cum_a, cum_b, r, pa, pb);
         if constexpr (SPLIT) {
             /* Version 20 adds D to the diagonal: (P + D·I)·x = P·x + D·x. */
 #pragma unroll
