@@ -108,10 +108,9 @@ void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C
 size_t ssd_wgmma_ws_split_workspace(const SsdShape *s);
 void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 /* Version 20 with two computing warpgroups, each 32 of p's columns (its
- * state, its rows of S_in, its half of y); both form C·Bᵀ and P. Version
- * 20's limits and workspace. */
+ * state, its rows of S_in, its half of y) and half of P's columns, which
+ * both then read from shared memory. Version 20's limits and workspace. */
 void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
-void ssd_wgmma_ws_split_2wg_sharedp_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 
 /* ---- The previous stage: 03 through the Mamba-2 -> Mamba-1 mapping ---- */
 

@@ -132,17 +132,11 @@ static const SsdVersion versions[] = {
      .unsupported = ssd_wgmma_split_unsupported,
      .run = ssd_wgmma_ws_split_fp32},
     {.info = {.name = "ssd_wgmma_ws_split_2wg_fp32",
-              .what = "version 20 with two computing warpgroups, each 32 of p's columns; both form C·Bᵀ and P",
+              .what = "version 20 with two computing warpgroups, each 32 of p's columns and of P's, P shared in smem",
               .gpu = true, .dtype = DT_FP32},
      .workspace_bytes = ssd_wgmma_ws_split_workspace,
      .unsupported = ssd_wgmma_split_unsupported,
      .run = ssd_wgmma_ws_split_2wg_fp32},
-    {.info = {.name = "ssd_wgmma_ws_split_2wg_sharedp_fp32",
-              .what = "experiment: 21 with P shared",
-              .gpu = true, .dtype = DT_FP32},
-     .workspace_bytes = ssd_wgmma_ws_split_workspace,
-     .unsupported = ssd_wgmma_split_unsupported,
-     .run = ssd_wgmma_ws_split_2wg_sharedp_fp32},
 };
 
 int main(int argc, char **argv) {

@@ -138,13 +138,15 @@ static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32
     }
 }
 
-/* One n-tile of the entering state (NE accumulator-order values: 32, or 16
- * for the 32 rows of p from p_first) to shared memory as its bf16 hi tile
+/* One n-tile of the entering state (NE accumulator-order values: 32 for a
+ * block's one warpgroup, or 16 for the 32 rows of p from p_first of one of
+ * version 21's two) to shared memory as its bf16 hi tile
  * at ss and lo tile at ss_lo, (p, n) rows by stmatrix, as frag_to_smem does. */
 template <int NE>
 static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, uint32_t ss_lo, const float (&s)[NE],
                                                            int p_first = 0) {
-    const int lane = threadIdx.x % 32, wq = (threadIdx.x / 32) % 4, q = lane / 8, r8 = lane % 8;
+    const int lane = threadIdx.x % 32, wq = NE == 32 ? threadIdx.x / 32 : (threadIdx.x / 32) % 4, q = lane / 8,
+              r8 = lane % 8;
 #pragma unroll
     for (int i = 0; i < NE / 4; i += 2) {
         uint32_t hi[4], lo[4];
@@ -431,18 +433,12 @@ static __device__ __forceinline__ void wss_wg_sync() {
     else named_barrier_sync<128>(2 + (int)threadIdx.x / 128);
 }
 
-/* One bf16 product of 64 x 16 by 16 x 2·NE columns into d: NE 32, 64
- * columns; NE 16, 32 (a warpgroup's half of p). From shared memory (_ss)
- * or with A from registers and B MN-major (_rs). */
+/* One bf16 product of 64 x 16 by 16 x 2·NE columns into d, both operands
+ * in shared memory: NE 32, 64 columns; NE 16, 32 (a warpgroup's half of p). */
 template <int TRANS_B, int TRANS_A, int NE>
 static __device__ __forceinline__ void wss_mma(float (&d)[NE], uint64_t a, uint64_t b, int accumulate) {
     if constexpr (NE == 32) wgmma_64x64_ss<bf16, TRANS_B, TRANS_A>(d, a, b, accumulate);
     else wgmma_64x32_ss<bf16, TRANS_B, TRANS_A>(d, a, b, accumulate);
-}
-template <int NE>
-static __device__ __forceinline__ void wss_mma_rs(float (&d)[NE], const uint32_t (&a)[4], uint64_t b) {
-    if constexpr (NE == 32) wgmma_64x64_rs<bf16, 1>(d, a, b, 1);
-    else wgmma_64x32_rs<bf16, 1>(d, a, b, 1);
 }
 
 /* A stage: x hi, x lo, (w ∘ x) hi, (w ∘ x) lo (64, 64), then B hi, B lo,
@@ -550,7 +546,7 @@ static __device__ __forceinline__ void wss_nt_issue(float (&d)[NE], uint32_t a, 
     wgmma_commit();
 }
 
-/* SHARE_P: this warpgroup's 32 columns of P, from j_first (s: its C·Bᵀ
+/* Version 21: this warpgroup's 32 columns of P, from j_first (s: its C·Bᵀ
  * columns there, 16 values a thread), D of the head on the diagonal, as
  * bf16 hi and lo pairs into the swizzled tiles at ph and ph + WS_TILE;
  * column groups on the masked side of both of a warp's rows as zeros.
@@ -586,8 +582,10 @@ static __device__ __forceinline__ void wss_causal_half(const float (&s)[16], con
  * (OUTPUTS: pass 1, else pass 0); returns the segment's decay in log2 units.
  * With WGS 2 (version 21) each warpgroup takes NP = 32 of p's columns: its
  * n-tiles of the state, its rows of S_in, its half of x and w ∘ x and of y;
- * both form all of C·Bᵀ and P. */
-template <int SLABS, int WGS, bool SHARE_P, bool OUTPUTS>
+ * and 32 of P's columns, C·Bᵀ there, formed into the tiles where w ∘ x was
+ * (once both warpgroups' state products have read them), from which both
+ * take all of P. */
+template <int SLABS, int WGS, bool OUTPUTS>
 static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32 / WGS],
                                                     uint32_t &k) {
     constexpr int NE = 32 / WGS, NP = 64 / WGS;  // accumulators a thread an n-tile; the warpgroup's columns of p
@@ -598,7 +596,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
     const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss) + p_first * 128 / 16, pcol = p_first * 2 / 16;
     /* D of the head joins P's diagonal; D per channel is added to y. */
     const float D_head = a.D && !a.D_per_channel ? a.D[w.h] : 0.f;
-    float cbt[SHARE_P ? 16 : 32] = {}, yacc[NE] = {};  // C·Bᵀ (64 x 64, SHARE_P: columns p_first ..); y rows of the chunk
+    float cbt[NE] = {}, yacc[NE] = {};  // C·Bᵀ (64 x 64; WGS 2: columns p_first ..); y rows of the chunk
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
@@ -650,16 +648,16 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             mbar_arrive(&w.empty[s]);  // this thread's reads of the stage are done
             continue;
         }
-        /* cb = tl.dot(C, B) (SHARE_P: B's rows p_first .., this warpgroup's columns of P) */
-        wss_nt_issue<SLABS>(cbt, cd, SHARE_P ? bd + p_first * 128 / 16 : bd, SL);
+        /* cb = tl.dot(C, B) (WGS 2: B's rows p_first .., this warpgroup's columns of P) */
+        wss_nt_issue<SLABS>(cbt, cd, bd + p_first * 128 / 16, SL);
         /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
         wss_nt_issue<SLABS>(yacc, cd, sd, SL);
         wgmma_wait<1>();  // the state product and C·Bᵀ are in; C·S_in may still run
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
         wgmma_touch(cbt);
-        uint32_t ph[4][4], pl[4][4];  // P as bf16 A fragments, hi and lo (without SHARE_P)
-        if constexpr (SHARE_P) {
+        uint32_t ph[4][4], pl[4][4];  // WGS 1: P as bf16 A fragments, hi and lo
+        if constexpr (WGS > 1) {
             /* Both warpgroups' state products have read w ∘ x: its tiles take P,
              * each warpgroup writing its 32 columns. */
             consumers_sync<WGS>();
@@ -683,15 +681,15 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
         for (int kj = 0; kj < 4; kj++) {
             const uint64_t x_hi = sw128_desc_of(xd + pcol + kj * 2048 / 16),
                            x_lo = sw128_desc_of(xd + pcol + (WS_TILE + kj * 2048) / 16);
-            if constexpr (SHARE_P) {
+            if constexpr (WGS > 1) {
                 const uint32_t p_hi = wxd + kj * 32 / 16;  // P's tiles (K-major) where w ∘ x was
                 wss_mma<1, 0>(yacc, sw128_desc_of(p_hi), x_hi, 1);
                 wss_mma<1, 0>(yacc, sw128_desc_of(p_hi), x_lo, 1);
                 wss_mma<1, 0>(yacc, sw128_desc_of(p_hi + WS_TILE / 16), x_hi, 1);
             } else {
-                wss_mma_rs(yacc, ph[kj], x_hi);
-                wss_mma_rs(yacc, ph[kj], x_lo);
-                wss_mma_rs(yacc, pl[kj], x_hi);
+                wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_hi, 1);
+                wgmma_64x64_rs<bf16, 1>(yacc, ph[kj], x_lo, 1);
+                wgmma_64x64_rs<bf16, 1>(yacc, pl[kj], x_hi, 1);
             }
         }
         wgmma_commit();
@@ -739,7 +737,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
  * (b, h): threads 0 .. 128·WGS − 1 compute (WGS warpgroups, each 64 / WGS
  * of p's columns), the producer warpgroup's first thread copies B and C, its
  * last three warps split x and form the decays. */
-template <int SLABS, int WGS, bool SHARE_P>
+template <int SLABS, int WGS>
 __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
     ssd_wgmma_ws_split_kernel(WgmmaArgs a, const __grid_constant__ SplitMaps maps) {
     constexpr int NE = 32 / WGS;  // the state's accumulators a thread an n-tile
@@ -777,7 +775,7 @@ __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
     uint32_t k = 0;
     /* ---- Pass 0 (segments but the last): the segment's own state, published. */
     if (!w.last_seg)
-        ws_publish<SLABS, WGS>(st, a, w, item, exp2_approx(wss_consume<SLABS, WGS, SHARE_P, false>(a, w, st, k)));
+        ws_publish<SLABS, WGS>(st, a, w, item, exp2_approx(wss_consume<SLABS, WGS, false>(a, w, st, k)));
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs. */
     if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
     if (w.seg > 0) ws_sum_published<SLABS, WGS>(st, a, w);
@@ -789,7 +787,7 @@ __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync<WGS>();
-    wss_consume<SLABS, WGS, SHARE_P, true>(a, w, st, k);
+    wss_consume<SLABS, WGS, true>(a, w, st, k);
     if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS, p_first);
 }
 
@@ -889,7 +887,7 @@ extern "C" size_t ssd_wgmma_ws_split_workspace(const SsdShape *s) {
     return ws_split_planes_offset(s) + 4 * (size_t)split_bc_plane(s) * sizeof(bf16);
 }
 
-template <int WGS, bool SHARE_P>
+template <int WGS>
 static void launch_ws_split(const SsdTensors *t, void *workspace) {
     const SsdShape *s = &t->s;
     const int slabs = wgmma_slabs(s);
@@ -898,7 +896,7 @@ static void launch_ws_split(const SsdTensors *t, void *workspace) {
     split_bc(t, static_cast<char *>(workspace) + ws_split_planes_offset(s), &maps);
     const size_t smem = slabs == 2 ? wss_smem_bytes<2>() : wss_smem_bytes<1>();
     void (*kernel)(WgmmaArgs, SplitMaps) =
-        slabs == 2 ? ssd_wgmma_ws_split_kernel<2, WGS, SHARE_P> : ssd_wgmma_ws_split_kernel<1, WGS, SHARE_P>;
+        slabs == 2 ? ssd_wgmma_ws_split_kernel<2, WGS> : ssd_wgmma_ws_split_kernel<1, WGS>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     WgmmaArgs a = wgmma_ws_args(t, workspace);
@@ -907,12 +905,5 @@ static void launch_ws_split(const SsdTensors *t, void *workspace) {
     cuda_check_launch();
 }
 
-extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) {
-    launch_ws_split<1, false>(t, workspace);
-}
-extern "C" void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace) {
-    launch_ws_split<2, false>(t, workspace);
-}
-extern "C" void ssd_wgmma_ws_split_2wg_sharedp_fp32(const SsdTensors *t, void *workspace) {
-    launch_ws_split<2, true>(t, workspace);
-}
+extern "C" void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace) { launch_ws_split<1>(t, workspace); }
+extern "C" void ssd_wgmma_ws_split_2wg_fp32(const SsdTensors *t, void *workspace) { launch_ws_split<2>(t, workspace); }

@@ -178,23 +178,6 @@ static __device__ __forceinline__ void wgmma_64x64_rs(float (&d)[32], const uint
                      : WGMMA_D32_OPERANDS(d)
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TRANS_B));
 }
-/* The same for a 64x32 product (d as in wgmma_64x32_ss). */
-template <typename T, int TRANS_B>
-static __device__ __forceinline__ void wgmma_64x32_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t b,
-                                                      int accumulate) {
-    if constexpr (std::is_same<T, __nv_bfloat16>::value)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " WGMMA_D16
-                     ", {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}"
-                     : WGMMA_D16_OPERANDS(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TRANS_B));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " WGMMA_D16
-                     ", {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}"
-                     : WGMMA_D16_OPERANDS(d)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(TRANS_B));
-}
 #else
 /* Built for another target: the kernels that call these never run there
  * (their launchers refuse), and the calls trap. */
@@ -215,10 +198,6 @@ template <typename T, int TRANS_B = 0, int TRANS_A = 0>
 static __device__ __forceinline__ void wgmma_64x64_ss(float (&)[32], uint64_t, uint64_t, int) { __trap(); }
 template <typename T, int TRANS_B = 0, int TRANS_A = 0>
 static __device__ __forceinline__ void wgmma_64x32_ss(float (&)[16], uint64_t, uint64_t, int) { __trap(); }
-template <typename T, int TRANS_B>
-static __device__ __forceinline__ void wgmma_64x32_rs(float (&)[16], const uint32_t (&)[4], uint64_t, int) {
-    __trap();
-}
 template <typename T, int TRANS_B>
 static __device__ __forceinline__ void wgmma_64x64_rs(float (&)[32], const uint32_t (&)[4], uint64_t, int) {
     __trap();

@@ -416,8 +416,8 @@ static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, 
  * mask above the diagonal, j >= i + SHIFT, and from row0 + 8 + SHIFT on,
  * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
  * groups before 2·wq are zero.
- * ws_causal_pair forms one group of 8 columns (version 21 calls it for its
- * half of P), ws_causal_frags P's fragments (SPLIT, version 20: as bf16 hi
+ * ws_causal_pair forms one group of 8 columns (version 21 calls it for a
+ * warpgroup's half of P), ws_causal_frags P's fragments (SPLIT, version 20: as bf16 hi
  * in pf and lo in pl, D of the head, diag, on the diagonal; without SPLIT,
  * as T pairs in pf, pl and diag unused), ws_causal_issue issues the product.
  * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
@@ -452,7 +452,7 @@ static __device__ __forceinline__ void ws_causal_pair(const float *s4, const WsD
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
 static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
                                                        uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
-    const int t4 = thread_index() % 4, wq = (thread_index() / 32) % 4;  // the warp in its warpgroup
+    const int t4 = thread_index() % 4, wq = thread_index() / 32;
     const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
     const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
     const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
@@ -593,7 +593,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
 
 /* n-tile mt of h0 of the walk's (b, h) (zero without); NE 16: the 32
- * columns of p from p_first (version 21's warpgroups). */
+ * columns of p from p_first of one of version 21's two warpgroups (NE 32:
+ * the one warpgroup of threads 0-127). */
 template <int NE>
 static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArgs &a, const WsWalk &w, int mt,
                                                   int p_first = 0) {
@@ -601,7 +602,7 @@ static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArg
     for (int e = 0; e < NE; e++) v[e] = 0.f;
     if (!a.h0) return;
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4),
-              n0 = mt * 64 + 16 * ((thread_index() / 32) % 4) + lane / 4;
+              n0 = mt * 64 + 16 * (NE == 32 ? thread_index() / 32 : (thread_index() / 32) % 4) + lane / 4;
     const float *src = a.h0 + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
     const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;   // every element of the tile
 #pragma unroll
@@ -697,7 +698,7 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][NE], 
                                                       int slabs, int p_first = 0) {
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4);
     for (int mt = 0; mt < slabs; mt++) {
-        const int n0 = mt * 64 + 16 * ((thread_index() / 32) % 4) + lane / 4;
+        const int n0 = mt * 64 + 16 * (NE == 32 ? thread_index() / 32 : (thread_index() / 32) % 4) + lane / 4;
         float *dst = a.final_state + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
         const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
 #pragma unroll
