@@ -156,6 +156,21 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
         const int64_t gi = hi32 / per_group;
         const bool valid = p < P, padding = sh < 0;
+        const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
+        /* Token tok's Δ, x and the thread's vectors of B and C (sub, sub + 8, ...); token 0's
+         * are loaded before the wait for the unit's copy, so that their loads run under it. */
+        float delta = 0.f, xv = 0.f, Bv[K][VE], Cv[K][VE];
+        auto load_token = [&](int64_t tok) {
+            delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
+            xv = valid ? to_float(x[((bi * T + tok) * H + hi) * P + p]) : 0.f;
+            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
+#pragma unroll
+            for (int v = 0; v < K; v++) {
+                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv[v]);
+                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv[v]);
+            }
+        };
+        if (T > 0) load_token(0);
         float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
@@ -168,7 +183,6 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         __syncthreads();  // every thread holds its rows: buffer i takes the unit kStages ahead
         ring_refill<kStages>(u, i, units, issue);
 
-        const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
         for (int64_t tok = 0; tok < T; tok++) {
             const int64_t at = ((bi * T + tok) * H + hi) * P + p;  // x, z, y
             F *inter_row = Serve && inter && valid ? inter + (((bi * T + tok) * H + hi) * P + p) * N : nullptr;
@@ -179,25 +193,19 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
                     for (int v = 0; v < K; v++) store_stream(inter_row + (v * kStagedLanes + sub) * VE, h[v]);
                 continue;
             }
-            const float delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
+            if (tok > 0) load_token(tok);
             // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
-            const float dA = exp2_approx(delta * A2);
-            const float xv = valid ? to_float(x[at]) : 0.f, dx = delta * xv;
-            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
+            const float dA = exp2_approx(delta * A2), dx = delta * xv;
             float acc = 0.f;
 #pragma unroll
-            for (int v = 0; v < K; v++) {
-                float Bv[VE], Cv[VE];
-                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv);
-                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv);
+            for (int v = 0; v < K; v++)
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
-                    h[v][e] = fmaf(Bv[e], dx, h[v][e] * dA);
+                    h[v][e] = fmaf(Bv[v][e], dx, h[v][e] * dA);
                     // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
-                    acc = fmaf(h[v][e], Cv[e], acc);
+                    acc = fmaf(h[v][e], Cv[v][e], acc);
                 }
-            }
 #pragma unroll
             for (int off = kStagedLanes / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
             if (sub == 0 && valid) {
