@@ -14,6 +14,7 @@
 
 #include "cuda_check.h"
 #include "lanes.cuh"
+#include "mma_sm80.cuh"
 #include "tma_sm90.cuh"
 
 /* ========================================================================
@@ -157,20 +158,22 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         const int64_t gi = hi32 / per_group;
         const bool valid = p < P, padding = sh < 0;
         const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
-        /* Token tok's Δ, x and the thread's vectors of B and C (sub, sub + 8, ...); token 0's
-         * are loaded before the wait for the unit's copy, so that their loads run under it. */
-        float delta = 0.f, xv = 0.f, Bv[K][VE], Cv[K][VE];
+        /* Token tok's Δ and x. Token 0's, and the lines of its B and C (into L1: no
+         * registers held), are loaded before the wait for the unit's copy, so that their
+         * loads run under it; the thread's vectors of B and C are read where they are used. */
+        float delta = 0.f, xv = 0.f;
         auto load_token = [&](int64_t tok) {
             delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
             xv = valid ? to_float(x[((bi * T + tok) * H + hi) * P + p]) : 0.f;
-            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
+        };
+        if (T > 0) {
+            load_token(0);
 #pragma unroll
             for (int v = 0; v < K; v++) {
-                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv[v]);
-                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv[v]);
+                prefetch_l1(B + (bi * T * s.groups + gi) * N + (v * kStagedLanes + sub) * VE);
+                prefetch_l1(C + (bi * T * s.groups + gi) * N + (v * kStagedLanes + sub) * VE);
             }
-        };
-        if (T > 0) load_token(0);
+        }
         float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
@@ -196,16 +199,21 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
             if (tok > 0) load_token(tok);
             // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
             const float dA = exp2_approx(delta * A2), dx = delta * xv;
+            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
             float acc = 0.f;
 #pragma unroll
-            for (int v = 0; v < K; v++)
+            for (int v = 0; v < K; v++) {
+                float Bv[VE], Cv[VE];
+                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv);
+                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv);
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
-                    h[v][e] = fmaf(Bv[v][e], dx, h[v][e] * dA);
+                    h[v][e] = fmaf(Bv[e], dx, h[v][e] * dA);
                     // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
-                    acc = fmaf(h[v][e], Cv[v][e], acc);
+                    acc = fmaf(h[v][e], Cv[e], acc);
                 }
+            }
 #pragma unroll
             for (int off = kStagedLanes / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
             if (sub == 0 && valid) {
