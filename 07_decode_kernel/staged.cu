@@ -14,7 +14,6 @@
 
 #include "cuda_check.h"
 #include "lanes.cuh"
-#include "mma_sm80.cuh"
 #include "tma_sm90.cuh"
 
 /* ========================================================================
@@ -56,6 +55,16 @@
  *  - Measured bound of that build (Nsight Compute, H100, M2 b 64): fp32
  *    DRAM at 72% of peak, 54% of warps active (bytes); fp16 issue slots 63%
  *    busy (instructions: the widening, and Δ, dA once a thread).
+ *  - Token 0's Δ, x, B and C are loaded before the wait for the unit's copy
+ *    (EARLY), so that their loads run under it, where a block's units
+ *    started with the copy's latency and then the inputs'. H100, one call
+ *    (commit 29ccd37318cc, M2 S4, ms, before / after, the second of two
+ *    runs each): fp32 batch 16 0.0186 / 0.0163, batch 1 0.0070 / 0.0057;
+ *    fp16 batch 16 0.0127 / 0.0114, batch 64 0.0306 / 0.0295, batch 256
+ *    0.1004 / 0.0993; but fp32 batch 64 and 256 2-3% slower (0.0510 /
+ *    0.0521, 0.1887 / 0.1936; launch_staged says when it is used).
+ *    Bringing B's and C's lines into L1 instead (prefetch.global.L1, no
+ *    registers held) bought nothing at any batch in that call.
  * Its specialization: Mamba-2 (Mamba-1's rows are N = 16 states with A per
  * state: versions 6-9), N a multiple of 8 vectors of 16 bytes (fp32: N =
  * 32, 64 or 128; 16-bit: 64, 128 or 256), the state, B and C 16-byte
@@ -97,8 +106,9 @@ static __device__ __forceinline__ void ring_refill(int64_t u, int i, int64_t uni
 /* F: x, dt, z, B, C, y and the state, float (10), __half (11) or
  * __nv_bfloat16 (12). K: the thread's 16-byte vectors of a row,
  * N = 8·K·(16 / sizeof(F)). Serve: on pool's slots (in place, t.state ==
- * t.state_out), with pool.inter when asked. */
-template <typename F, int K, bool Serve>
+ * t.state_out), with pool.inter when asked. EARLY: token 0's inputs loaded
+ * before the wait for the unit's copy (launch_staged says when). */
+template <typename F, int K, bool Serve, bool EARLY>
 __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
     constexpr int VE = 16 / (int)sizeof(F);  // values per 16-byte vector
     const DecodeShape s = t.s;
@@ -158,22 +168,21 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         const int64_t gi = hi32 / per_group;
         const bool valid = p < P, padding = sh < 0;
         const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
-        /* Token tok's Δ and x. Token 0's, and the lines of its B and C (into L1: no
-         * registers held), are loaded before the wait for the unit's copy, so that their
-         * loads run under it; the thread's vectors of B and C are read where they are used. */
-        float delta = 0.f, xv = 0.f;
+        /* Token tok's Δ, x and the thread's vectors of B and C (sub, sub + 8, ...); EARLY,
+         * token 0's are loaded before the wait for the unit's copy, so that their loads run
+         * under it. */
+        float delta = 0.f, xv = 0.f, Bv[K][VE], Cv[K][VE];
         auto load_token = [&](int64_t tok) {
             delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
             xv = valid ? to_float(x[((bi * T + tok) * H + hi) * P + p]) : 0.f;
-        };
-        if (T > 0) {
-            load_token(0);
+            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
 #pragma unroll
             for (int v = 0; v < K; v++) {
-                prefetch_l1(B + (bi * T * s.groups + gi) * N + (v * kStagedLanes + sub) * VE);
-                prefetch_l1(C + (bi * T * s.groups + gi) * N + (v * kStagedLanes + sub) * VE);
+                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv[v]);
+                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv[v]);
             }
-        }
+        };
+        if (EARLY && T > 0) load_token(0);
         float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
@@ -196,24 +205,19 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
                     for (int v = 0; v < K; v++) store_stream(inter_row + (v * kStagedLanes + sub) * VE, h[v]);
                 continue;
             }
-            if (tok > 0) load_token(tok);
+            if (!EARLY || tok > 0) load_token(tok);
             // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
             const float dA = exp2_approx(delta * A2), dx = delta * xv;
-            const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
             float acc = 0.f;
 #pragma unroll
-            for (int v = 0; v < K; v++) {
-                float Bv[VE], Cv[VE];
-                load_vec(Bt + (v * kStagedLanes + sub) * VE, Bv);
-                load_vec(Ct + (v * kStagedLanes + sub) * VE, Cv);
+            for (int v = 0; v < K; v++)
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
-                    h[v][e] = fmaf(Bv[e], dx, h[v][e] * dA);
+                    h[v][e] = fmaf(Bv[v][e], dx, h[v][e] * dA);
                     // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
-                    acc = fmaf(h[v][e], Cv[e], acc);
+                    acc = fmaf(h[v][e], Cv[v][e], acc);
                 }
-            }
 #pragma unroll
             for (int off = kStagedLanes / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
             if (sub == 0 && valid) {
@@ -464,28 +468,48 @@ static void check_staged_alignment(const DecodeTensors *t, const void *inter) {
     }
 }
 
+/* Blocks of kernel k (`threads` each, smem bytes of shared memory, opted
+ * in) that fit on the SMs at once. */
+template <typename Kernel>
+static int64_t persistent_fit(Kernel k, int threads, size_t smem, size_t *allowed) {
+    allow_smem(k, smem, allowed);
+    int per_sm = 0;
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
+    return (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
+}
+
 /* Kernel k over `units` units: blocks of `threads`, as many as fit on the
  * SMs with smem bytes of shared memory each (persistent). */
 template <typename Kernel>
 static void launch_persistent(Kernel k, int threads, const DecodeTensors *t, DecodePool pool, int64_t units,
                               size_t smem, size_t *allowed) {
     check_staged_alignment(t, pool.inter);
-    allow_smem(k, smem, allowed);
-    int per_sm = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
-    const int64_t fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
+    const int64_t fit = persistent_fit(k, threads, smem, allowed);
     const unsigned grid = (unsigned)(units < fit ? units : fit);
     k<<<grid, threads, smem>>>(*t, pool, units);
     cuda_check_launch();
 }
 
+/* Token 0's inputs loaded early hold B's and C's vectors in registers
+ * through the wait (72 registers a thread against 56 at N 128: 7 blocks an
+ * SM against 9). In 16 bits that was faster at every batch timed (H100,
+ * batch 1 to 256); in fp32 only where each block has at most kStages
+ * units, so that its copies are all issued at its start and nothing else
+ * runs under them (batch 1 to 16 at S4): with more, the blocks it costs
+ * slowed batch 64 and 256 by 2-3%. */
 template <typename F, int K, bool Serve>
 static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
-    static size_t allowed = 0;
-    launch_persistent(decode_staged_kernel<F, K, Serve>, kStagedThreads, t, pool,
-                      s->batch * s->heads * ceil_div(s->headdim, kStagedRows),
-                      (size_t)kStages * kStagedRows * s->dstate * sizeof(F), &allowed);
+    const int64_t units = s->batch * s->heads * ceil_div(s->headdim, kStagedRows);
+    const size_t smem = (size_t)kStages * kStagedRows * s->dstate * sizeof(F);
+    static size_t allowed[2] = {0, 0};  // the shared memory each kernel is opted in to
+    if constexpr (sizeof(F) == 4) {
+        if (units > kStages * persistent_fit(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, smem, &allowed[0])) {
+            launch_persistent(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, t, pool, units, smem, &allowed[0]);
+            return;
+        }
+    }
+    launch_persistent(decode_staged_kernel<F, K, Serve, true>, kStagedThreads, t, pool, units, smem, &allowed[1]);
 }
 
 template <typename F, bool Serve>

@@ -72,9 +72,8 @@ static __device__ __forceinline__ int load_acquire(const int *p) {
     return v;
 }
 
-/* The line holding p brought into L2, or L1 (no register written, nothing to wait for). */
+/* The line holding p brought into L2 (no register written, nothing to wait for). */
 static __device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-static __device__ __forceinline__ void prefetch_l1(const void *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
 static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem)), "l"(gmem));
