@@ -364,13 +364,14 @@ static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uin
 /* ---- A chunk's products, each issued and committed without waiting
  * (state_product and causal_terms of ops/ssd/ssd_wgmma.cuh wait for each
  * before the next), so that a chunk waits twice: once for C·S_in and C·Bᵀ,
- * once for the rest. ---- */
+ * once for the rest. Each wgmma's descriptors come from a tile's low word
+ * (sw128_desc_lo, once a stage) by one add, as in version 20. ---- */
 
 /* The state product, its SLABS n-tiles, into st: its A operand (w ∘ B)ᵀ built
- * as state_product builds it (Bᵀ by ldmatrix.trans, times w_j), every
- * fragment first, then every product. */
+ * as state_product builds it (Bᵀ by ldmatrix.trans from B's tiles at bs,
+ * times w_j), every fragment first, then every product (xd: x's low word). */
 template <typename T, int SLABS>
-static __device__ __forceinline__ void ws_state_issue(float (&st)[2][32], uint32_t bs, uint32_t xs, const T *wts) {
+static __device__ __forceinline__ void ws_state_issue(float (&st)[2][32], uint32_t bs, uint32_t xd, const T *wts) {
     const int wq = thread_index() / 32, lane = thread_index() % 32;
     const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
     uint32_t af[SLABS][4][4];  // (w ∘ B)ᵀ fragments: n-tile, k-step of 16 steps
@@ -388,19 +389,20 @@ static __device__ __forceinline__ void ws_state_issue(float (&st)[2][32], uint32
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++)
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) wgmma_64x64_rs<T, 1>(st[mt], af[mt][kk], sw128_desc(xs + kk * 2048), 1);
+        for (int kk = 0; kk < 4; kk++) wgmma_64x64_rs<T, 1>(st[mt], af[mt][kk], sw128_desc_of(xd + kk * 2048 / 16), 1);
     wgmma_commit();
 }
 
-/* C·Bᵀ (64 x 64) into s.
- * cb = tl.dot(C, B) */
+/* d = A·Bᵀ over N, both K-major (C·Bᵀ, and C·S_in with S_in's rows p as
+ * B), issued and committed: a and b the low words of their first slabs'
+ * descriptors. */
 template <typename T, int SLABS>
-static __device__ __forceinline__ void ws_cb_issue(float (&s)[32], uint32_t cs, uint32_t bs) {
+static __device__ __forceinline__ void ws_nt_issue(float (&d)[32], uint32_t a, uint32_t b) {
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < SLABS * 4; kk++) {
-        const uint32_t at = (kk / 4) * WS_TILE + (kk % 4) * 32;
-        wgmma_64x64_ss<T>(s, sw128_desc(cs + at), sw128_desc(bs + at), kk > 0);
+        const uint32_t at = ((kk / 4) * WS_TILE + (kk % 4) * 32) / 16;
+        wgmma_64x64_ss<T>(d, sw128_desc_of(a + at), sw128_desc_of(b + at), kk > 0);
     }
     wgmma_commit();
 }
@@ -482,13 +484,13 @@ static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], con
     }
 }
 template <typename T, bool BACK, int SHIFT>
-static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xs,
+static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xd,
                                                        const WsDecays &d, int row0) {
     uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
     ws_causal_frags<T, BACK, SHIFT, false>(s, d, row0, pf, pf);
     wgmma_fence();
 #pragma unroll
-    for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc(xs + kj * 2048), 1);
+    for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc_of(xd + kj * 2048 / 16), 1);
     wgmma_commit();
 }
 
@@ -513,12 +515,14 @@ template <typename T, int SLABS, bool OUTPUTS, bool BACK, int SHIFT, bool ADD>
 static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
                                                    uint32_t &k) {
     const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
-    const uint32_t ss = smem_addr(w.Ss);
+    const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss);
     float seg_log2 = 0.f;
     for (int v = w.c_first; v < w.c_end; v++, k++) {
         const int64_t t0 = (int64_t)ws_chunk<BACK>(a, v) * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
-        const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), bs = xs + WS_TILE, cs = bs + SLABS * WS_TILE;
+        const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), bs = xs + WS_TILE;
+        /* The low words of x's, B's and C's descriptors (C's slabs after B's). */
+        const uint32_t xd = sw128_desc_lo(xs), bd = xd + WS_TILE / 16, cd = bd + SLABS * WS_TILE / 16;
         const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
         const float cum_last = d.cum2[BACK ? 0 : len - 1];  // the chunk's Σ Δ·A (BACK: cum2 sums from j on)
@@ -530,10 +534,12 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         ws_decay_state(st, cum_last);
         float yacc[32] = {}, cbt[32] = {};  // y rows of the chunk; C·Bᵀ (64 x 64)
         if (OUTPUTS) {
-            state_term_issue<T, 1, SLABS>(yacc, cs, ss);
-            ws_cb_issue<T, SLABS>(cbt, cs, bs);
+            /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
+            ws_nt_issue<T, SLABS>(yacc, cd, sd);
+            /* cb = tl.dot(C, B) */
+            ws_nt_issue<T, SLABS>(cbt, cd, bd);
         }
-        ws_state_issue<T, SLABS>(st, bs, xs, static_cast<const T *>(d.wts));
+        ws_state_issue<T, SLABS>(st, bs, xd, static_cast<const T *>(d.wts));
         if (!OUTPUTS) {
             wgmma_wait<0>();
             wgmma_touch(st[0]);
@@ -551,7 +557,7 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
 #pragma unroll
             for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
         }
-        ws_causal_issue<T, BACK, SHIFT>(yacc, cbt, xs, d, row0);
+        ws_causal_issue<T, BACK, SHIFT>(yacc, cbt, xd, d, row0);
         wgmma_wait<0>();
         wgmma_touch(st[0]);
         wgmma_touch(st[1]);
