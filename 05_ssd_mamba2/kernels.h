@@ -103,8 +103,9 @@ void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C
 /* Version 18's walk on version 17's split operands (wgmma_split.cu, sm_90a):
  * B and C split by a first kernel, x read and split (x and w ∘ x) by three
  * warps of the block, three bf16 products a multiply-add; one block an SM.
- * Version 16's limits (N a multiple of 4 among them). Workspace: version 18's counters and slots, then version
- * 17's four planes. */
+ * p a multiple of 4 (any N: B and C come as bf16 planes). Workspace: version 18's counters and slots, then
+ * version 17's four planes. */
+const char *ssd_wgmma_ws_split_unsupported(const SsdShape *s);
 size_t ssd_wgmma_ws_split_workspace(const SsdShape *s);
 void ssd_wgmma_ws_split_fp32(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y fp32
 /* Version 20 with two computing warpgroups, each 32 of p's columns (its

@@ -129,13 +129,13 @@ static const SsdVersion versions[] = {
               .what = "version 18's walk on 17's split operands: B, C split before, x by three warps of the block",
               .gpu = true, .dtype = DT_FP32},
      .workspace_bytes = ssd_wgmma_ws_split_workspace,
-     .unsupported = ssd_wgmma_split_unsupported,
+     .unsupported = ssd_wgmma_ws_split_unsupported,
      .run = ssd_wgmma_ws_split_fp32},
     {.info = {.name = "ssd_wgmma_ws_split_2wg_fp32",
               .what = "version 20 with two computing warpgroups, each 32 of p's columns and of P's, P shared in smem",
               .gpu = true, .dtype = DT_FP32},
      .workspace_bytes = ssd_wgmma_ws_split_workspace,
-     .unsupported = ssd_wgmma_split_unsupported,
+     .unsupported = ssd_wgmma_ws_split_unsupported,
      .run = ssd_wgmma_ws_split_2wg_fp32},
 };
 

@@ -876,6 +876,17 @@ static void launch_split(const SsdTensors *t, void *workspace) {
 extern "C" void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace) { launch_split<false>(t, workspace); }
 extern "C" void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace) { launch_split<true>(t, workspace); }
 
+/* Versions 20 and 21 read x by float4s in their splitters, and B and C as
+ * the bf16 planes split_bc_kernel writes for any N: p a multiple of 4. */
+extern "C" const char *ssd_wgmma_ws_split_unsupported(const SsdShape *s) {
+    const char *why = wgmma_unsupported(s, false);
+    if (why) return why;
+    if (s->headdim % 4 != 0) return "the splitters read x by 16-byte vectors: p a multiple of 4";
+    if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
+    if (split_items(s) > INT_MAX) return "more than 2^31 (segment, b, h) work items";
+    return NULL;
+}
+
 /* ---- Version 20's launch: the walks of ws_place at one block an SM, after
  * split_bc_kernel. Workspace: the walks' counters and slots
  * (ws_workspace_bytes), then version 17's four planes. ---- */
