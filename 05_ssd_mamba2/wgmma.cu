@@ -240,7 +240,7 @@ extern "C" void ssd_wgmma_walk_bf16_packed(const SsdPacked *pk, void *workspace)
  * ops/ssd/ssd_wgmma_ws.cuh). */
 extern "C" const char *ssd_wgmma_ws_unsupported(const SsdShape *s) { return ws_unsupported(s); }
 extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) { return ws_workspace_bytes(s); }
-/* Versions 18-20's arguments: no flags or ring here, ws_place puts the
+/* Versions 18-21's arguments: no flags or ring here, ws_place puts the
  * counters and slots in workspace. */
 WgmmaArgs wgmma_ws_args(const SsdTensors *t, void *workspace) { return wgmma_args(t, workspace, 0, 0, 1, 64); }
 template <typename T>

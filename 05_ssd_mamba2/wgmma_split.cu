@@ -1,9 +1,11 @@
-/* 05_ssd_mamba2, GPU, versions 16-17 and 20: fp32 inputs and outputs on
+/* 05_ssd_mamba2, GPU, versions 16-17 and 20-21: fp32 inputs and outputs on
  * 16-bit tensor cores with fp32-grade accuracy (sm_90a).
- *  16 ssd_wgmma_split_fp32     every operand split in the block (below)
- *  17 ssd_wgmma_split_bc_fp32  B and C split once, before the kernel
- *  20 ssd_wgmma_ws_split_fp32  version 18's walk on 17's split operands
- *                              (at "Version 20" below)
+ *  16 ssd_wgmma_split_fp32         every operand split in the block (below)
+ *  17 ssd_wgmma_split_bc_fp32      B and C split once, before the kernel
+ *  20 ssd_wgmma_ws_split_fp32      version 18's walk on 17's split operands
+ *                                  (at "Version 20" below)
+ *  21 ssd_wgmma_ws_split_2wg_fp32  version 20 with two computing warpgroups
+ *                                  (at "Version 21" below)
  *
  * Version 16 is version 12 with fp32 x, dt, z, B, C, y and every product
  * split: an fp32 operand a becomes a_hi = bf16(a) and a_lo = bf16(a − a_hi),
@@ -356,7 +358,7 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     });
 }
 
-/* Versions 17's and 20's first kernel: B and C, (b, L, g, N) fp32, as bf16 hi and lo,
+/* The first kernel of versions 17, 20 and 21: B and C, (b, L, g, N) fp32, as bf16 hi and lo,
  * each row padded with zeros to cols = 64·SLABS columns: out holds four
  * (b, L, g, cols) bf16 planes, B hi, B lo, C hi, C lo. Done once per group
  * of heads instead of once per head and chunk in version 16's blocks. */
@@ -415,6 +417,27 @@ __global__ void split_bc_kernel(const float *B, const float *C, bf16 *out, int64
  * instructions, DRAM 27%, 8 warps an SM: bound by the latency of one
  * warpgroup's chain an SM (tuning.md has each step, and a pipelined build
  * that was slower). */
+
+/* ---- Version 21: version 20 with two computing warpgroups ----
+ *
+ * What changed: the block's one computing warpgroup becomes two (WGS 2),
+ * each taking 32 of p's 64 columns, and 32 of P's, which they share through
+ * shared memory. What it should buy: two chains of a chunk an SM where
+ * shared memory allows one block, each half as long for the state, C·S_in,
+ * P·x and y, with the tensor pipe doing version 20's work.
+ * Registers allow it: version 20 holds 208 a thread at 256 threads; at 384
+ * (two computing warpgroups and the producer warpgroup) each has 168, and
+ * a warpgroup's half of the state is 16 accumulators an n-tile. Each
+ * warpgroup forms C·Bᵀ and P for its 32 columns j and writes P as bf16 hi
+ * and lo over the stage's w ∘ x tiles, once both state products have read
+ * them; both then take all of P from there (wss_consume). The 32-column
+ * products read x's and w ∘ x's MN-major tiles 64 bytes into their
+ * 128-byte swizzled rows, S_in's K-major tile 32 rows down.
+ * Measured (H100, S3 b 8 L 8192, commit 7ff6045db2e6): 1.14 ms against
+ * version 20's 1.28 in the same call; a first build that formed all of P
+ * in each warpgroup took 1.28 against 1.25 (tuning.md). Nsight Compute
+ * (1.10 ms there): tensor pipe 35%, issue slots 40%, 7.5 cycles between a
+ * warp's instructions, 3 warps a scheduler: each warpgroup's chain. */
 
 #define WSS_SPLITTERS 96       // the producer warpgroup's last three warps split x, the first of them forms the decays
 #define WSS_SPLIT_BARRIER 4    // the splitters' named barrier (1: the consumers; 2, 3: version 21's warpgroups)
@@ -479,10 +502,10 @@ static __device__ void wss_produce(const SplitMaps &maps, const WsWalk &w) {
 }
 
 /* The splitters: for each chunk, each thread loads its float4s of x (rows
- * past L and columns past p as zeros) and warp 5 its dt before the stage is
- * free; then warp 5 forms the decays into the stage, the splitters meet
- * (named barrier 2), and each writes its x and w ∘ x as hi and lo pairs into
- * the stage's tiles and arrives on `full`. */
+ * past L and columns past p as zeros) and the first splitter warp its dt
+ * before the stage is free; then that warp forms the decays into the stage,
+ * the splitters meet (named barrier WSS_SPLIT_BARRIER), and each writes its
+ * x and w ∘ x as hi and lo pairs into the stage's tiles and arrives on `full`. */
 template <int SLABS, int THREADS>
 static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
     constexpr int F4 = 64 * 16, PER = (F4 + WSS_SPLITTERS - 1) / WSS_SPLITTERS;  // float4s of x: a chunk's, a thread's
@@ -596,12 +619,14 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
     const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss) + p_first * 128 / 16, pcol = p_first * 2 / 16;
     /* D of the head joins P's diagonal; D per channel is added to y. */
     const float D_head = a.D && !a.D_per_channel ? a.D[w.h] : 0.f;
-    float cbt[NE] = {}, yacc[NE] = {};  // C·Bᵀ (64 x 64; WGS 2: columns p_first ..); y rows of the chunk
+    /* C·Bᵀ (64 x 64; WGS 2: 64 x 32, P's columns j from p_first, the same offset as p's);
+     * y rows of the chunk (each chunk's first product overwrites) */
+    float cbt[NE] = {}, yacc[NE] = {};
     float seg_log2 = 0.f;
     for (int c = w.c_first; c < w.c_end; c++, k++) {
         const int64_t t0 = (int64_t)c * 64;
         const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
-        const unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
+        unsigned char *stage = w.stages + s * wss_stage_bytes<SLABS>();
         /* The low words of the tiles' descriptors (sw128_desc_lo): x hi, then
          * x lo, w ∘ x hi and lo, B hi and lo, C hi and lo at their offsets. */
         const uint32_t xd = sw128_desc_lo(smem_addr(stage)), wxd = xd + 2 * WS_TILE / 16, bd = xd + 4 * WS_TILE / 16,
@@ -661,7 +686,7 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
             /* Both warpgroups' state products have read w ∘ x: its tiles take P,
              * each warpgroup writing its 32 columns. */
             consumers_sync<WGS>();
-            wss_causal_half(cbt, d, row0, p_first, const_cast<unsigned char *>(stage) + 2 * WS_TILE, D_head);
+            wss_causal_half(cbt, d, row0, p_first, stage + 2 * WS_TILE, D_head);
             fence_async_smem();  // P's generic stores, before the tensor cores read them
             consumers_sync<WGS>();
         } else {
@@ -770,7 +795,8 @@ __global__ void __launch_bounds__(wss_threads<WGS>(), 1)
         else if (tid >= wss_threads<WGS>() - WSS_SPLITTERS) wss_split_x<SLABS, wss_threads<WGS>()>(a, w);
         return;
     }
-    const int p_first = WGS > 1 ? (tid / 128) * 32 : 0;  // this warpgroup's first column of p
+    static_assert(WGS == 1 || WGS == 2, "barriers 2 + wg sit below WSS_SPLIT_BARRIER; p's 64 columns split in two");
+    const int p_first = WGS > 1 ? (64 / WGS) * (tid / 128) : 0;  // this warpgroup's first column of p
     float st[2][NE] = {};  // the state, n-tiles 0 and 1 in fragment order (1 stays zero at SLABS 1)
     uint32_t k = 0;
     /* ---- Pass 0 (segments but the last): the segment's own state, published. */
@@ -833,7 +859,7 @@ static CUtensorMap split_plane_map(const bf16 *plane, const SsdShape *s) {
     return tma_map_16bit_4d(plane, true, dims, strides, box);
 }
 
-/* Version 17's and 20's first kernel: B and C split into four bf16 planes
+/* The first kernel of versions 17, 20 and 21: B and C split into four bf16 planes
  * at `planes` (4·split_bc_plane elements), and maps.B, maps.C of them. */
 static void split_bc(const SsdTensors *t, void *planes_at, SplitMaps *maps) {
     const SsdShape *s = &t->s;
@@ -887,7 +913,7 @@ extern "C" const char *ssd_wgmma_ws_split_unsupported(const SsdShape *s) {
     return NULL;
 }
 
-/* ---- Version 20's launch: the walks of ws_place at one block an SM, after
+/* ---- Versions 20 and 21's launch: the walks of ws_place at one block an SM, after
  * split_bc_kernel. Workspace: the walks' counters and slots
  * (ws_workspace_bytes), then version 17's four planes. ---- */
 

@@ -493,9 +493,10 @@ static void launch_persistent(Kernel k, int threads, const DecodeTensors *t, Dec
 /* Token 0's inputs loaded early hold B's and C's vectors in registers
  * through the wait (72 registers a thread against 56 at N 128: 7 blocks an
  * SM against 9). In 16 bits that was faster at every batch timed (H100,
- * batch 1 to 256); in fp32 only where each block has at most kStages
- * units, so that its copies are all issued at its start and nothing else
- * runs under them (batch 1 to 16 at S4): with more, the blocks it costs
+ * batch 1 to 256); in fp32 only where the units are few: at most kStages
+ * for each block the kernel without it fits (batch 18 and below at S4,
+ * where the early kernel's blocks take one to three units, and the copies
+ * of most are issued at the block's start); with more, the blocks it costs
  * slowed batch 64 and 256 by 2-3%. */
 template <typename F, int K, bool Serve>
 static void launch_staged(const DecodeTensors *t, DecodePool pool) {

@@ -87,7 +87,7 @@
 #include "ssd_wgmma.cuh"
 
 #define WS_STAGES 2     // the tiles' ring: chunk c + 1's copies land while chunk c computes
-#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (18-19: two warps work; 20: four)
+#define WS_THREADS 256  // a consumer warpgroup (threads 0-127), a producer warpgroup (two of its warps work)
 #define WS_REGS_PRODUCER 40
 #define WS_REGS_CONSUMER 216  // two blocks an SM: 2·128·(216 + 40) = the SM's 65536
 
@@ -795,7 +795,7 @@ static inline const char *ws_unsupported(const SsdShape *s) {
 }
 
 /* Walks in chunks of 64, per_sm blocks an SM (versions 18-19 and 06's 9-10:
- * two; version 20: one): work items (segment, b, h). */
+ * two; versions 20-21: one): work items (segment, b, h). */
 static inline int64_t ws_items(const SsdShape *s, int per_sm = 2) {
     int segments = 1, seg_chunks = 1;
     walk_segments(s, 64, per_sm, &segments, &seg_chunks);
