@@ -585,11 +585,7 @@ static __device__ __forceinline__ void wss_causal_half(const float (&s)[16], con
         float pa[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f};
         if (cg <= 2 * wq + 1) {
             ws_causal_pair<false, 0>(s + c4 * 4, d, row0, j, cum_a, cum_b, r, pa, pb);
-#pragma unroll
-            for (int u = 0; u < 2; u++) {
-                if (j + u == row0) pa[u] += diag;
-                if (j + u == row0 + 8) pb[u] += diag;
-            }
+            ws_diag_add(pa, pb, j, row0, diag);
         }
         uint32_t hi, lo;
         split_pair(pa[0], pa[1], &hi, &lo);
@@ -823,13 +819,25 @@ WgmmaArgs wgmma_split_args(const SsdTensors *t, void *workspace);  // wgmma.cu: 
 
 static int64_t split_items(const SsdShape *s) { return ceil_div(s->seqlen, 64) * s->batch * s->heads; }
 
-extern "C" const char *ssd_wgmma_split_unsupported(const SsdShape *s) {
+/* Versions 20 and 21 read x's fp32 rows 16 bytes at a time, and B and C as
+ * the bf16 planes split_bc_kernel writes for any N: p a multiple of 4. Work
+ * items (chunk, b, h) for version 16, (segment, b, h) for 20-21, segments
+ * at most the chunks. */
+extern "C" const char *ssd_wgmma_ws_split_unsupported(const SsdShape *s) {
     const char *why = wgmma_unsupported(s, false);
     if (why) return why;
-    if (s->headdim % 4 != 0 || s->dstate % 4 != 0)
-        return "bulk tensor copies step between fp32 rows in multiples of 16 bytes: p and N multiples of 4";
+    if (s->headdim % 4 != 0) return "x's fp32 rows are read 16 bytes at a time: p a multiple of 4";
     if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
     if (split_items(s) > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
+    return NULL;
+}
+/* Version 16 brings B's and C's fp32 rows by bulk copies too: N a multiple
+ * of 4 as well (version 17, whose B and C come as bf16 planes, keeps that
+ * limit: it was not checked at other N). */
+extern "C" const char *ssd_wgmma_split_unsupported(const SsdShape *s) {
+    const char *why = ssd_wgmma_ws_split_unsupported(s);
+    if (why) return why;
+    if (s->dstate % 4 != 0) return "bulk tensor copies step between fp32 rows in multiples of 16 bytes: N a multiple of 4";
     return NULL;
 }
 
@@ -901,17 +909,6 @@ static void launch_split(const SsdTensors *t, void *workspace) {
 
 extern "C" void ssd_wgmma_split_fp32(const SsdTensors *t, void *workspace) { launch_split<false>(t, workspace); }
 extern "C" void ssd_wgmma_split_bc_fp32(const SsdTensors *t, void *workspace) { launch_split<true>(t, workspace); }
-
-/* Versions 20 and 21 read x by float4s in their splitters, and B and C as
- * the bf16 planes split_bc_kernel writes for any N: p a multiple of 4. */
-extern "C" const char *ssd_wgmma_ws_split_unsupported(const SsdShape *s) {
-    const char *why = wgmma_unsupported(s, false);
-    if (why) return why;
-    if (s->headdim % 4 != 0) return "the splitters read x by 16-byte vectors: p a multiple of 4";
-    if (s->seqlen > INT_MAX || s->batch > INT_MAX) return "bulk tensor copy coordinates are 32-bit: L, b < 2^31";
-    if (split_items(s) > INT_MAX) return "more than 2^31 (segment, b, h) work items";
-    return NULL;
-}
 
 /* ---- Versions 20 and 21's launch: the walks of ws_place at one block an SM, after
  * split_bc_kernel. Workspace: the walks' counters and slots

@@ -468,23 +468,33 @@ static void check_staged_alignment(const DecodeTensors *t, const void *inter) {
     }
 }
 
+/* A kernel's launch facts, found at its first launch: each kernel's shared
+ * memory is fixed by its template arguments (N by K, the unit by F). */
+struct PersistentFit {
+    size_t allowed;  // the shared memory it is opted in to
+    int64_t fit;     // its blocks that fit on the SMs at once; 0 until found
+};
+
 /* Blocks of kernel k (`threads` each, smem bytes of shared memory, opted
- * in) that fit on the SMs at once. */
+ * in) that fit on the SMs at once, asked once a kernel (c). */
 template <typename Kernel>
-static int64_t persistent_fit(Kernel k, int threads, size_t smem, size_t *allowed) {
-    allow_smem(k, smem, allowed);
-    int per_sm = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
-    return (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
+static int64_t persistent_fit(Kernel k, int threads, size_t smem, PersistentFit *c) {
+    if (c->fit == 0) {
+        allow_smem(k, smem, &c->allowed);
+        int per_sm = 0;
+        cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
+        c->fit = (int64_t)(per_sm > 0 ? per_sm : 1) * sm_count();
+    }
+    return c->fit;
 }
 
 /* Kernel k over `units` units: blocks of `threads`, as many as fit on the
  * SMs with smem bytes of shared memory each (persistent). */
 template <typename Kernel>
 static void launch_persistent(Kernel k, int threads, const DecodeTensors *t, DecodePool pool, int64_t units,
-                              size_t smem, size_t *allowed) {
+                              size_t smem, PersistentFit *c) {
     check_staged_alignment(t, pool.inter);
-    const int64_t fit = persistent_fit(k, threads, smem, allowed);
+    const int64_t fit = persistent_fit(k, threads, smem, c);
     const unsigned grid = (unsigned)(units < fit ? units : fit);
     k<<<grid, threads, smem>>>(*t, pool, units);
     cuda_check_launch();
@@ -503,22 +513,22 @@ static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
     const int64_t units = s->batch * s->heads * ceil_div(s->headdim, kStagedRows);
     const size_t smem = (size_t)kStages * kStagedRows * s->dstate * sizeof(F);
-    static size_t allowed[2] = {0, 0};  // the shared memory each kernel is opted in to
+    static PersistentFit plain, early;  // the kernels without and with EARLY
     if constexpr (sizeof(F) == 4) {
-        if (units > kStages * persistent_fit(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, smem, &allowed[0])) {
-            launch_persistent(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, t, pool, units, smem, &allowed[0]);
+        if (units > kStages * persistent_fit(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, smem, &plain)) {
+            launch_persistent(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, t, pool, units, smem, &plain);
             return;
         }
     }
-    launch_persistent(decode_staged_kernel<F, K, Serve, true>, kStagedThreads, t, pool, units, smem, &allowed[1]);
+    launch_persistent(decode_staged_kernel<F, K, Serve, true>, kStagedThreads, t, pool, units, smem, &early);
 }
 
 template <typename F, bool Serve>
 static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
     constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
-    static size_t allowed = 0;
+    static PersistentFit c;
     launch_persistent(decode_staged_m1_kernel<F, Serve>, kM1Threads, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
-                      (size_t)kM1Stages * rows * kM1State * sizeof(F), &allowed);
+                      (size_t)kM1Stages * rows * kM1State * sizeof(F), &c);
 }
 
 template <typename F, bool Serve>

@@ -31,9 +31,9 @@ struct WgmmaArgs {
     void *y;                           // (b, L, h, p) fp16 | bf16
     float *final_state;                // (b, h, p, N) fp32 (06's walks: NULL)
     float *ring;                       // (b, h, 2, p, N) fp32: chunk c's end state in slot c % 2
-                                       // (versions 14-15: (segments, b, h, 2, slot), below; 18-20: (segments, b, h, slot))
+                                       // (versions 14-15: (segments, b, h, 2, slot), below; 18-21: (segments, b, h, slot))
     int *published;                    // (b, h): how many chunks (14-15: segments) have their end state out
-                                       // (18-20: (segments, b, h), 1 once the segment's state is out)
+                                       // (18-21: (segments, b, h), 1 once the segment's state is out)
     int *ticket;                       // next work item: items go out in chunk-major order
     int64_t batch, L, H, P, G, N;
     int64_t ring_slot;                 // floats a ring slot holds
@@ -482,7 +482,7 @@ static inline const char *wgmma_unsupported(const SsdShape *s, bool tma) {
 static inline size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
 
 /* The segments of each (b, h)'s walk in chunks of Q (05's versions 14-15
- * and 18-20, 06's 9-10). As many as fill the places the GPU has for blocks
+ * and 18-21, 06's 9-10). As many as fill the places the GPU has for blocks
  * (per_sm an SM) when there are fewer (b, h) than places, at most one a
  * chunk; then no segment is left empty. */
 static inline void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {

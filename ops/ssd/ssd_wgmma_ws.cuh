@@ -1,6 +1,6 @@
 /* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 split by role
  * (sm_90a), and its launch (ws_launch, at the end; 05's wgmma.cu calls it).
- * Version 20 (05's wgmma_split.cu) runs the walk's pieces (the decays,
+ * Versions 20-21 (05's wgmma_split.cu) run the walk's pieces (the decays,
  * P's fragments, the segments' states, ws_place) on split fp32 operands.
  * 06_bidirectional's versions 9-10 run the same walk once in each direction
  * (06's wgmma_ws.cu): the template's BACK, SHIFT and ADD say how a walk
@@ -98,7 +98,7 @@ static __device__ __forceinline__ void consumers_sync() { named_barrier_sync<128
 
 /* Bytes of a (64, 64) 16-bit tile, of a stage's tiles (x, B's and C's
  * slabs), and of a stage's decays (cum2, dts fp32, wts 16-bit, rows fp32;
- * version 20: wts fp32 over wts and rows). */
+ * versions 20-21: wts fp32 over wts and rows). */
 #define WS_TILE (64 * 128)
 #define WS_DECAYS (64 * 14)
 template <int SLABS>
@@ -119,8 +119,8 @@ struct WsWalk {
     bool last_seg;
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit, rows (64,) fp32] (ws_stage;
-                              // version 20: wts (64,) fp32 in wts and rows)
-    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk (version 20: bf16 hi, then lo);
+                              // versions 20-21: wts (64,) fp32 in wts and rows)
+    unsigned char *Ss, *Ys;   // (64, 64·SLABS) 16-bit rows p: the state entering the chunk (versions 20-21: bf16 hi, then lo);
                               // (64, 64) 16-bit: z (ADD: the other direction's y), then y
     float *Dcol;              // (64,) fp32: D of each column p of y (0 past P, or without D)
     uint64_t *full, *empty;   // (WS_STAGES,) a stage's copies and decays are in; its consumers are done
@@ -142,7 +142,7 @@ struct WsMaps {
  * 0 past the chunk. */
 struct WsDecays {
     float *cum2, *dts;  // (64,) fp32 each
-    void *wts;          // (64,) 16-bit (version 20: fp32)
+    void *wts;          // (64,) 16-bit (versions 20-21: fp32)
     float *rows;        // (64,) fp32, written with SHIFT only
 };
 static __device__ __forceinline__ WsDecays ws_decays_of(const WsWalk &w, int s) {
@@ -158,8 +158,8 @@ static __device__ __forceinline__ int ws_chunk(const WgmmaArgs &a, int k) {
 
 /* The decays of chunk c into d, by the 32 lanes of a warp: steps 2·lane and
  * 2·lane + 1 from their raw dt, as chunk_decays does for a block. WT: the
- * weights' type, 16-bit (versions 18-19, 06's 9-10) or fp32 (version 20,
- * whose 64 fp32 weights take wts and rows: it has no SHIFT). */
+ * weights' type, 16-bit (versions 18-19, 06's 9-10) or fp32 (versions 20-21,
+ * whose 64 fp32 weights take wts and rows: they have no SHIFT). */
 template <bool BACK, int SHIFT, typename WT>
 static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const WsWalk &w, int c, const WsDecays &d,
                                                       float2 dt_raw) {
@@ -451,6 +451,15 @@ static __device__ __forceinline__ void ws_causal_pair(const float *s4, const WsD
         }
     }
 }
+/* D of the head on P's diagonal (versions 20-21): (P + D·I)·x = P·x + D·x,
+ * for the columns j, j + 1 of rows row0 (pa) and row0 + 8 (pb). */
+static __device__ __forceinline__ void ws_diag_add(float (&pa)[2], float (&pb)[2], int j, int row0, float diag) {
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        if (j + u == row0) pa[u] += diag;
+        if (j + u == row0 + 8) pb[u] += diag;
+    }
+}
 template <typename T, bool BACK, int SHIFT, bool SPLIT>
 static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
                                                        uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
@@ -469,12 +478,7 @@ static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], con
         float pa[2], pb[2];
         ws_causal_pair<BACK, SHIFT>(s + cg * 4, d, row0, j, cum_a, cum_b, r, pa, pb);
         if constexpr (SPLIT) {
-            /* Version 20 adds D to the diagonal: (P + D·I)·x = P·x + D·x. */
-#pragma unroll
-            for (int u = 0; u < 2; u++) {
-                if (j + u == row0) pa[u] += diag;
-                if (j + u == row0 + 8) pb[u] += diag;
-            }
+            ws_diag_add(pa, pb, j, row0, diag);
             split_pair(pa[0], pa[1], &pf[cg / 2][(cg % 2) * 2], &pl[cg / 2][(cg % 2) * 2]);
             split_pair(pb[0], pb[1], &pf[cg / 2][(cg % 2) * 2 + 1], &pl[cg / 2][(cg % 2) * 2 + 1]);
         } else {
