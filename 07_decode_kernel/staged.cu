@@ -245,55 +245,52 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * 12.8 cycles between instructions waiting on its loads (64 registers, 4
  * blocks an SM: too few bytes in flight): the state through shared memory,
  * as version 10 brings Mamba-2's.
- *  - A unit is kRows channels of one batch entry, contiguous in the state
- *    (M1 (b, d, N)): one bulk copy, kM1Stages in flight a block, version
- *    10's ring.
- *  - A Mamba-1 row is N = 16 states: S = 4 lanes a row in fp32 (one 16-byte
- *    vector each), 2 in 16 bits; a thread takes R rows of the unit,
- *    kM1Threads / S rows apart (a warp reads 512 contiguous bytes of
- *    the buffer: no bank conflicts).
- *  - What a unit needs besides the state (A's vector of each row, dt_bias,
- *    D, and token 0's dt, x, z, B and C) is loaded before the thread waits
- *    for the unit's copy, so that the two are in flight together.
+ *  - A unit is kM1Rows channels of one batch entry, contiguous in the
+ *    state (M1 (b, d, N)): one bulk copy, kM1Stages in flight a block,
+ *    version 10's ring.
+ *  - One thread a row: a Mamba-1 row is N = 16 states, NV = 4 16-byte
+ *    vectors in fp32, 2 in 16 bits, all in the thread's registers. A row's
+ *    Δ, its loads of dt, x, z, dt_bias and D, z's SiLU and y's store are
+ *    then one thread's, and y needs no shuffles.
+ *  - What a unit needs besides the state (A's row, dt_bias, D, and token
+ *    0's dt, x, z, B and C) is loaded before the thread waits for the
+ *    unit's copy, so that the two are in flight together.
  * What it should buy: the state's loads no longer capped by registers, as
- * in version 10 for Mamba-2.
+ * in version 10 for Mamba-2, at a few instructions a state.
+ * The first build gave a row to S = 4 lanes in fp32 (2 in 16 bits), one
+ * 16-byte vector each: every lane redid its row's Δ, loads and shuffles,
+ * and Nsight Compute at batch 256 (fp32, H100) found the schedulers
+ * issuing on 71% of cycles with DRAM at 63% of its peak.
  * Units and stages, swept on an H100 (batch 16, 64 and 256, fp32 and fp16
- * states, each sweep in one device call): R = 1 (units of 2 KiB: 32 fp32 or
- * 64 16-bit rows) with 2 stages, fp32 batch 256 0.0335 ms against 0.0359
- * with R = 2 and 0.0420 with R = 4 (8 KiB units; 3 or 4 stages no faster).
- * Loading those inputs one unit ahead, in registers while the unit before
- * computes, was within 3% in fp32 and up to 21% slower in 16 bits (87
- * registers a thread: 5 blocks an SM): not kept.
+ * states, each sweep in one device call): with S lanes a row, units of 2
+ * KiB with 2 stages, fp32 batch 256 0.0335 ms against 0.0359 (4 KiB) and
+ * 0.0420 (8 KiB; 3 or 4 stages no faster).
  * Its specialization: N = 16 (every Mamba-1 checkpoint), the state, A, B
  * and C 16-byte aligned. Serve: as version 10 (padding units copy nothing).
  * Bytes and exps: as versions 6 and 8.
  * ====================================================================== */
 
-constexpr int kM1State = 16;         // N of a Mamba-1 row
-constexpr int kM1Threads = 128;      // threads per block
-constexpr int kM1RowsPerThread = 1;  // R
-constexpr int kM1Stages = 2;         // units in flight per block
+constexpr int kM1State = 16;  // N of a Mamba-1 row
+constexpr int kM1Stages = 2;  // units in flight per block
 
-/* Rows of a unit for a state of value_bytes a value: R rows a thread, N·value_bytes / 16 lanes a row. */
-static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) {
-    return kM1RowsPerThread * kM1Threads * 16 / (kM1State * value_bytes);
-}
+/* Rows of a unit, and threads of a block (one thread a row), for a state of value_bytes a value. */
+static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) { return value_bytes == 4 ? 32 : 64; }
 
-/* What a thread needs of a unit besides the state: per row j its A·log2 e
- * (its VE elements), dt_bias and D; and of the current token, per row its
- * dt, x and z, and B and C (its VE elements). */
-template <int R, int VE>
+/* What a thread needs of a unit besides the state: its row's A·log2 e,
+ * dt_bias and D; and of the current token its row's dt, x and z, and B and
+ * C. Vectors of 16 bytes (VE values) in the thread's order (rotated, see
+ * the kernel). */
+template <int NV, int VE>
 struct M1Inputs {
-    bool valid[R];  // row j exists
-    float A2[R][VE], bias[R], D[R], dt[R], x[R], z[R];
-    float B[VE], C[VE];
+    bool valid;  // the row exists
+    float A2[NV][VE], bias, D, dt, x, z;
+    float B[NV][VE], C[NV][VE];
 };
 
 template <typename F, bool Serve>
-__global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
-    constexpr int N = kM1State, VE = 16 / (int)sizeof(F);  // values per 16-byte vector
-    constexpr int S = N / VE, R = kM1RowsPerThread;       // lanes per row, rows per thread
-    constexpr int kRows = m1_unit_rows((int)sizeof(F)), kPass = kM1Threads / S;  // a unit's rows; from a thread's row j to j + 1
+__global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
+    constexpr int N = kM1State, VE = 16 / (int)sizeof(F), NV = N / VE;  // values per 16-byte vector, vectors per row
+    constexpr int kRows = m1_unit_rows((int)sizeof(F));                  // a unit's rows, the block's threads
     const DecodeShape s = t.s;
     const int64_t d = s.dim, T = s.tokens;
     const F *x = static_cast<const F *>(t.x);    // (b, T, d)
@@ -308,7 +305,13 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
     extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F: units of the state
     F *stage = reinterpret_cast<F *>(smem);
     __shared__ uint64_t full[kM1Stages];  // stage i's unit has landed
-    const int first = threadIdx.x / S, sub = threadIdx.x % S;  // the thread's row 0 in a unit, its vector of a row
+    const int row = threadIdx.x;          // the thread's row in a unit
+    /* The thread takes its row's vectors in the order q(v) = (v + rot) % NV:
+     * the 8 threads of a quarter warp, whose 16-byte reads share one pass of
+     * the banks, then read 8 different bank groups (rows of 64 bytes in
+     * fp32, 32 in 16 bits: unrotated, 4 or 2 of them would hit the same). */
+    const int rot = (row * NV / 8) % NV;
+    auto q_of = [&](int v) { return (v + rot) % NV; };
     const uint32_t upb = (uint32_t)ceil_div(d, (int64_t)kRows);  // units per batch entry
 
     /* The state entry of batch entry bi: its own, or (Serve, a pool) its slot; -1 for padding. */
@@ -331,35 +334,33 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
         mbar_arrive_expect_tx(&full[i], bytes);
         bulk_load(stage + i * kRows * N, state + (se * d + c0) * N, bytes, &full[i]);
     };
-    /* Token tok's inputs of batch entry bi's rows from channel c0 (0 for rows past d). */
-    auto load_token = [&](int64_t bi, int64_t c0, int64_t tok, M1Inputs<R, VE> &in) {
-        const int64_t at = (bi * T + tok) * d + c0;  // x, dt, z of row 0; row j kPass further
+    /* Token tok's inputs of batch entry bi's row c (0 for a row past d). */
+    auto load_token = [&](int64_t bi, int64_t c, int64_t tok, M1Inputs<NV, VE> &in) {
+        const int64_t at = (bi * T + tok) * d + c;  // x, dt, z
+        in.dt = in.valid ? to_float(dt[at]) : 0.f;
+        in.x = in.valid ? to_float(x[at]) : 0.f;
+        in.z = in.valid && z ? to_float(z[at]) : 0.f;
 #pragma unroll
-        for (int j = 0; j < R; j++) {
-            in.dt[j] = in.valid[j] ? to_float(dt[at + j * kPass]) : 0.f;
-            in.x[j] = in.valid[j] ? to_float(x[at + j * kPass]) : 0.f;
-            in.z[j] = in.valid[j] && z ? to_float(z[at + j * kPass]) : 0.f;
+        for (int v = 0; v < NV; v++) {
+            load_vec(B + (bi * T + tok) * N + q_of(v) * VE, in.B[v]);
+            load_vec(C + (bi * T + tok) * N + q_of(v) * VE, in.C[v]);
         }
-        load_vec(B + (bi * T + tok) * N + sub * VE, in.B);
-        load_vec(C + (bi * T + tok) * N + sub * VE, in.C);
     };
-    /* The thread's per-row inputs of batch entry bi's rows from channel c0, and token 0's. */
-    auto load_inputs = [&](int64_t bi, int64_t c0, M1Inputs<R, VE> &in) {
+    /* The thread's inputs of batch entry bi's row c, and token 0's. */
+    auto load_inputs = [&](int64_t bi, int64_t c, M1Inputs<NV, VE> &in) {
+        const bool ok = in.valid = c < d;
 #pragma unroll
-        for (int j = 0; j < R; j++) {
-            const int64_t c = c0 + (int64_t)j * kPass;
-            const bool ok = in.valid[j] = c < d;
+        for (int v = 0; v < NV; v++)
 #pragma unroll
-            for (int q = 0; q < VE; q += 4) {
+            for (int e = 0; e < VE; e += 4) {
                 float a4[4] = {0.f, 0.f, 0.f, 0.f};
-                if (ok) load_vec(t.A + c * N + sub * VE + q, a4);
+                if (ok) load_vec(t.A + c * N + q_of(v) * VE + e, a4);
 #pragma unroll
-                for (int e = 0; e < 4; e++) in.A2[j][q + e] = a4[e] * LOG2E_F;
+                for (int w = 0; w < 4; w++) in.A2[v][e + w] = a4[w] * LOG2E_F;
             }
-            in.bias[j] = ok && t.dt_bias ? t.dt_bias[c] : 0.f;
-            in.D[j] = ok && t.D ? t.D[c] : 0.f;
-        }
-        load_token(bi, c0, 0, in);
+        in.bias = ok && t.dt_bias ? t.dt_bias[c] : 0.f;
+        in.D = ok && t.D ? t.D[c] : 0.f;
+        load_token(bi, c, 0, in);
     };
 
     ring_start<kM1Stages>(full, units, issue);
@@ -369,64 +370,61 @@ __global__ void __launch_bounds__(kM1Threads) decode_staged_m1_kernel(DecodeTens
         const int i = (int)(k % kM1Stages);
         const uint32_t bi32 = (uint32_t)u / upb;
         const int64_t bi = bi32, se = state_entry(bi32);
-        const int64_t c0 = (int64_t)((uint32_t)u - bi32 * upb) * kRows + first;  // the thread's row 0 (channel)
+        const int64_t c = (int64_t)((uint32_t)u - bi32 * upb) * kRows + row;  // the thread's row (channel)
         const bool padding = se < 0;
-        M1Inputs<R, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
-        load_inputs(bi, c0, in);
-        float h[R][VE];  // the thread's states of row j
+        M1Inputs<NV, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
+        load_inputs(bi, c, in);
+        float h[NV][VE];  // the thread's row: h[v] holds vector q_of(v)
         mbar_wait(&full[i], (uint32_t)((k / kM1Stages) & 1));
 #pragma unroll
-        for (int j = 0; j < R; j++) {
-            if (in.valid[j] && !padding) load_vec(stage + i * kRows * N + (first + j * kPass) * N + sub * VE, h[j]);
+        for (int v = 0; v < NV; v++) {
+            if (in.valid && !padding) load_vec(stage + i * kRows * N + row * N + q_of(v) * VE, h[v]);
             else
 #pragma unroll
-                for (int e = 0; e < VE; e++) h[j][e] = 0.f;
+                for (int e = 0; e < VE; e++) h[v][e] = 0.f;
         }
-        __syncthreads();  // every thread holds its rows: buffer i takes the unit kM1Stages ahead
+        __syncthreads();  // every thread holds its row: buffer i takes the unit kM1Stages ahead
         ring_refill<kM1Stages>(u, i, units, issue);
 
         for (int64_t tok = 0; tok < T; tok++) {
-            const int64_t at = (bi * T + tok) * d + c0;  // x, dt, z, y of row 0; row j kPass further
-            F *inter_row = Serve && inter ? inter + at * N + sub * VE : nullptr;
+            const int64_t at = (bi * T + tok) * d + c;  // x, dt, z, y
+            F *inter_row = Serve && inter && in.valid ? inter + at * N : nullptr;
             if (Serve && padding) {  // y and the intermediate states zeros (h holds zeros)
+                if (in.valid) y[at] = from_float<F>(0.f);
+                if (inter_row)
 #pragma unroll
-                for (int j = 0; j < R; j++) {
-                    if (sub == 0 && in.valid[j]) y[at + j * kPass] = from_float<F>(0.f);
-                    if (inter_row && in.valid[j]) store_stream(inter_row + (int64_t)j * kPass * N, h[j]);
-                }
+                    for (int v = 0; v < NV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
                 continue;
             }
-            if (tok > 0) load_token(bi, c0, tok, in);  // token 0's came with the unit's
+            if (tok > 0) load_token(bi, c, tok, in);  // token 0's came with the unit's
+            const float delta = in.valid ? delta_poly(in.dt, in.bias, s.softplus) : 0.f;
+            const float dx = delta * in.x;
+            float acc = 0.f;  // y before D and z
 #pragma unroll
-            for (int j = 0; j < R; j++) {
-                const float delta = in.valid[j] ? delta_poly(in.dt[j], in.bias[j], s.softplus) : 0.f;
-                const float dx = delta * in.x[j];
-                float acc = 0.f;  // the lane's share of y
+            for (int v = 0; v < NV; v++)
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
-                    const float dA = exp2_approx(delta * in.A2[j][e]);
+                    const float dA = exp2_approx(delta * in.A2[v][e]);
                     // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1")), dB = dt·B: as B·(dt·x)
-                    h[j][e] = fmaf(in.B[e], dx, h[j][e] * dA);
+                    h[v][e] = fmaf(in.B[v][e], dx, h[v][e] * dA);
                     // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
-                    acc = fmaf(h[j][e], in.C[e], acc);
+                    acc = fmaf(h[v][e], in.C[v][e], acc);
                 }
-#pragma unroll
-                for (int off = S / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-                if (sub == 0 && in.valid[j]) {
-                    // out += (x * D).to(out.dtype)
-                    float out = acc + in.x[j] * in.D[j];
-                    // return (out if z is None else out * F.silu(z)).to(x.dtype)
-                    if (z) out *= silu(in.z[j]);
-                    y[at + j * kPass] = from_float<F>(out);
-                }
-                if (inter_row && in.valid[j]) store_stream(inter_row + (int64_t)j * kPass * N, h[j]);
+            if (in.valid) {
+                // out += (x * D).to(out.dtype)
+                float out = acc + in.x * in.D;
+                // return (out if z is None else out * F.silu(z)).to(x.dtype)
+                if (z) out *= silu(in.z);
+                y[at] = from_float<F>(out);
             }
-        }
-        if (!padding)
+            if (inter_row)
 #pragma unroll
-            for (int j = 0; j < R; j++)
-                if (in.valid[j]) store_stream(state_out + (se * d + c0 + (int64_t)j * kPass) * N + sub * VE, h[j]);
+                for (int v = 0; v < NV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
+        }
+        if (!padding && in.valid)
+#pragma unroll
+            for (int v = 0; v < NV; v++) store_stream(state_out + (se * d + c) * N + q_of(v) * VE, h[v]);
     }
 }
 
@@ -527,7 +525,7 @@ template <typename F, bool Serve>
 static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
     constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
     static PersistentFit c;
-    launch_persistent(decode_staged_m1_kernel<F, Serve>, kM1Threads, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
+    launch_persistent(decode_staged_m1_kernel<F, Serve>, (int)rows, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
                       (size_t)kM1Stages * rows * kM1State * sizeof(F), &c);
 }
 
