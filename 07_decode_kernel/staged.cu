@@ -271,26 +271,28 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * ====================================================================== */
 
 constexpr int kM1State = 16;  // N of a Mamba-1 row
+constexpr int kM1Lanes = 2;   // S: threads a row
 constexpr int kM1Stages = 2;  // units in flight per block
 
-/* Rows of a unit, and threads of a block (one thread a row), for a state of value_bytes a value. */
-static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) { return value_bytes == 4 ? 32 : 64; }
+/* Rows of a unit (2 KiB), for a state of value_bytes a value; a block is S threads a row. */
+static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) { return 2048 / (kM1State * value_bytes); }
 
 /* What a thread needs of a unit besides the state: its row's A·log2 e,
  * dt_bias and D; and of the current token its row's dt, x and z, and B and
  * C. Vectors of 16 bytes (VE values) in the thread's order (rotated, see
  * the kernel). */
-template <int NV, int VE>
+template <int KV, int VE>
 struct M1Inputs {
     bool valid;  // the row exists
-    float A2[NV][VE], bias, D, dt, x, z;
-    float B[NV][VE], C[NV][VE];
+    float A2[KV][VE], bias, D, dt, x, z;
+    float B[KV][VE], C[KV][VE];
 };
 
 template <typename F, bool Serve>
-__global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
+__global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_staged_m1_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
     constexpr int N = kM1State, VE = 16 / (int)sizeof(F), NV = N / VE;  // values per 16-byte vector, vectors per row
-    constexpr int kRows = m1_unit_rows((int)sizeof(F));                  // a unit's rows, the block's threads
+    constexpr int S = kM1Lanes, KV = NV / S;                             // threads a row, vectors a thread
+    constexpr int kRows = m1_unit_rows((int)sizeof(F));                  // a unit's rows
     const DecodeShape s = t.s;
     const int64_t d = s.dim, T = s.tokens;
     const F *x = static_cast<const F *>(t.x);    // (b, T, d)
@@ -305,13 +307,14 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kern
     extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F: units of the state
     F *stage = reinterpret_cast<F *>(smem);
     __shared__ uint64_t full[kM1Stages];  // stage i's unit has landed
-    const int row = threadIdx.x;          // the thread's row in a unit
-    /* The thread takes its row's vectors in the order q(v) = (v + rot) % NV:
-     * the 8 threads of a quarter warp, whose 16-byte reads share one pass of
-     * the banks, then read 8 different bank groups (rows of 64 bytes in
-     * fp32, 32 in 16 bits: unrotated, 4 or 2 of them would hit the same). */
-    const int rot = (row * NV / 8) % NV;
-    auto q_of = [&](int v) { return (v + rot) % NV; };
+    const int row = threadIdx.x / S, sub = threadIdx.x % S;  // the thread's row in a unit, its lane of the row
+    /* The thread's vectors of its row are sub, sub + S, ...: the S lanes of
+     * a row store whole 32-byte sectors. It takes them in the order
+     * q(v) = sub + S·((v + rot) % KV): the 8 threads of a quarter warp,
+     * whose 16-byte reads share one pass of the banks, then read 8
+     * different bank groups (rows of 64 bytes in fp32, 32 in 16 bits). */
+    const int rot = (row * NV / 8) % KV;
+    auto q_of = [&](int v) { return sub + S * ((v + rot) % KV); };
     const uint32_t upb = (uint32_t)ceil_div(d, (int64_t)kRows);  // units per batch entry
 
     /* The state entry of batch entry bi: its own, or (Serve, a pool) its slot; -1 for padding. */
@@ -335,22 +338,22 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kern
         bulk_load(stage + i * kRows * N, state + (se * d + c0) * N, bytes, &full[i]);
     };
     /* Token tok's inputs of batch entry bi's row c (0 for a row past d). */
-    auto load_token = [&](int64_t bi, int64_t c, int64_t tok, M1Inputs<NV, VE> &in) {
+    auto load_token = [&](int64_t bi, int64_t c, int64_t tok, M1Inputs<KV, VE> &in) {
         const int64_t at = (bi * T + tok) * d + c;  // x, dt, z
         in.dt = in.valid ? to_float(dt[at]) : 0.f;
         in.x = in.valid ? to_float(x[at]) : 0.f;
         in.z = in.valid && z ? to_float(z[at]) : 0.f;
 #pragma unroll
-        for (int v = 0; v < NV; v++) {
+        for (int v = 0; v < KV; v++) {
             load_vec(B + (bi * T + tok) * N + q_of(v) * VE, in.B[v]);
             load_vec(C + (bi * T + tok) * N + q_of(v) * VE, in.C[v]);
         }
     };
     /* The thread's inputs of batch entry bi's row c, and token 0's. */
-    auto load_inputs = [&](int64_t bi, int64_t c, M1Inputs<NV, VE> &in) {
+    auto load_inputs = [&](int64_t bi, int64_t c, M1Inputs<KV, VE> &in) {
         const bool ok = in.valid = c < d;
 #pragma unroll
-        for (int v = 0; v < NV; v++)
+        for (int v = 0; v < KV; v++)
 #pragma unroll
             for (int e = 0; e < VE; e += 4) {
                 float a4[4] = {0.f, 0.f, 0.f, 0.f};
@@ -372,12 +375,12 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kern
         const int64_t bi = bi32, se = state_entry(bi32);
         const int64_t c = (int64_t)((uint32_t)u - bi32 * upb) * kRows + row;  // the thread's row (channel)
         const bool padding = se < 0;
-        M1Inputs<NV, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
+        M1Inputs<KV, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
         load_inputs(bi, c, in);
-        float h[NV][VE];  // the thread's row: h[v] holds vector q_of(v)
+        float h[KV][VE];  // the thread's vectors of its row: h[v] holds vector q_of(v)
         mbar_wait(&full[i], (uint32_t)((k / kM1Stages) & 1));
 #pragma unroll
-        for (int v = 0; v < NV; v++) {
+        for (int v = 0; v < KV; v++) {
             if (in.valid && !padding) load_vec(stage + i * kRows * N + row * N + q_of(v) * VE, h[v]);
             else
 #pragma unroll
@@ -390,18 +393,18 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kern
             const int64_t at = (bi * T + tok) * d + c;  // x, dt, z, y
             F *inter_row = Serve && inter && in.valid ? inter + at * N : nullptr;
             if (Serve && padding) {  // y and the intermediate states zeros (h holds zeros)
-                if (in.valid) y[at] = from_float<F>(0.f);
+                if (sub == 0 && in.valid) y[at] = from_float<F>(0.f);
                 if (inter_row)
 #pragma unroll
-                    for (int v = 0; v < NV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
+                    for (int v = 0; v < KV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
                 continue;
             }
             if (tok > 0) load_token(bi, c, tok, in);  // token 0's came with the unit's
             const float delta = in.valid ? delta_poly(in.dt, in.bias, s.softplus) : 0.f;
             const float dx = delta * in.x;
-            float acc = 0.f;  // y before D and z
+            float acc = 0.f;  // the lane's share of y
 #pragma unroll
-            for (int v = 0; v < NV; v++)
+            for (int v = 0; v < KV; v++)
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
@@ -411,7 +414,9 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kern
                     // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
                     acc = fmaf(h[v][e], in.C[v][e], acc);
                 }
-            if (in.valid) {
+#pragma unroll
+            for (int off = S / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+            if (sub == 0 && in.valid) {
                 // out += (x * D).to(out.dtype)
                 float out = acc + in.x * in.D;
                 // return (out if z is None else out * F.silu(z)).to(x.dtype)
@@ -420,11 +425,11 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F))) decode_staged_m1_kern
             }
             if (inter_row)
 #pragma unroll
-                for (int v = 0; v < NV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
+                for (int v = 0; v < KV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
         }
         if (!padding && in.valid)
 #pragma unroll
-            for (int v = 0; v < NV; v++) store_stream(state_out + (se * d + c) * N + q_of(v) * VE, h[v]);
+            for (int v = 0; v < KV; v++) store_stream(state_out + (se * d + c) * N + q_of(v) * VE, h[v]);
     }
 }
 
@@ -525,7 +530,7 @@ template <typename F, bool Serve>
 static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
     constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
     static PersistentFit c;
-    launch_persistent(decode_staged_m1_kernel<F, Serve>, (int)rows, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
+    launch_persistent(decode_staged_m1_kernel<F, Serve>, (int)rows * kM1Lanes, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
                       (size_t)kM1Stages * rows * kM1State * sizeof(F), &c);
 }
 
