@@ -245,26 +245,40 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * 12.8 cycles between instructions waiting on its loads (64 registers, 4
  * blocks an SM: too few bytes in flight): the state through shared memory,
  * as version 10 brings Mamba-2's.
- *  - A unit is kM1Rows channels of one batch entry, contiguous in the
- *    state (M1 (b, d, N)): one bulk copy, kM1Stages in flight a block,
- *    version 10's ring.
- *  - One thread a row: a Mamba-1 row is N = 16 states, NV = 4 16-byte
- *    vectors in fp32, 2 in 16 bits, all in the thread's registers. A row's
- *    Δ, its loads of dt, x, z, dt_bias and D, z's SiLU and y's store are
- *    then one thread's, and y needs no shuffles.
+ *  - A unit is 2 KiB of rows (m1_unit_rows: 32 fp32 rows, 64 16-bit) of
+ *    one batch entry, contiguous in the state (M1 (b, d, N)): one bulk
+ *    copy, kM1Stages in flight a block, version 10's ring.
+ *  - S = 2 threads a row: a Mamba-1 row is N = 16 states, 4 16-byte
+ *    vectors in fp32, 2 in 16 bits; lane sub takes vectors sub, sub + 2,
+ *    so the two lanes of a row store whole 32-byte sectors, and y is one
+ *    shuffle round.
  *  - What a unit needs besides the state (A's row, dt_bias, D, and token
  *    0's dt, x, z, B and C) is loaded before the thread waits for the
  *    unit's copy, so that the two are in flight together.
  * What it should buy: the state's loads no longer capped by registers, as
- * in version 10 for Mamba-2, at a few instructions a state.
- * The first build gave a row to S = 4 lanes in fp32 (2 in 16 bits), one
- * 16-byte vector each: every lane redid its row's Δ, loads and shuffles,
- * and Nsight Compute at batch 256 (fp32, H100) found the schedulers
- * issuing on 71% of cycles with DRAM at 63% of its peak.
- * Units and stages, swept on an H100 (batch 16, 64 and 256, fp32 and fp16
- * states, each sweep in one device call): with S lanes a row, units of 2
- * KiB with 2 stages, fp32 batch 256 0.0335 ms against 0.0359 (4 KiB) and
- * 0.0420 (8 KiB; 3 or 4 stages no faster).
+ * in version 10 for Mamba-2.
+ * Lanes a row, each build in one device call (H100, commit 209fb8be3270,
+ * fp32 state, batch 64 / 256, ms, second of two runs each):
+ *  - S = 4 (one vector a lane, the first build: 40 registers, 12 blocks of
+ *    128 an SM), 0.0123 / 0.0329. Every lane redid its row's Δ, loads of
+ *    dt, x, z and two shuffle rounds: 17.2 M warp instructions at batch
+ *    256, the schedulers issuing on 73% of cycles, DRAM at 53% of its
+ *    peak.
+ *  - S = 1 (the whole row in one thread's registers, 94 registers):
+ *    0.0144 / 0.0355. 7.6 M instructions, but 20 warps an SM (29% active),
+ *    each store a half sector, and DRAM at 52%: latency.
+ *  - S = 2 (56 registers, 18 blocks of 64 an SM): 0.0122 / 0.0326. 11.6 M
+ *    instructions, issue 66%, DRAM 64%, 51% of warps active. Units of 4
+ *    KiB: 0.0122 / 0.0322 in fp32, but 16-bit batch 256 0.0221 against
+ *    0.0209, so 2 KiB stays.
+ *  In 16 bits S = 2 is the first build's layout (one vector a lane); S = 1
+ *  was 3% slower there (batch 256 0.0215).
+ * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
+ * at batch 256 (0.0316 and 0.0312 ms under the profiler).
+ * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
+ * and fp16 states, each sweep in one device call): units of 2 KiB with 2
+ * stages, fp32 batch 256 0.0335 ms against 0.0359 (4 KiB) and 0.0420 (8
+ * KiB; 3 or 4 stages no faster).
  * Its specialization: N = 16 (every Mamba-1 checkpoint), the state, A, B
  * and C 16-byte aligned. Serve: as version 10 (padding units copy nothing).
  * Bytes and exps: as versions 6 and 8.
