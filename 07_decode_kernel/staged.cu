@@ -291,14 +291,14 @@ constexpr int kM1Stages = 2;  // units in flight per block
 /* Rows of a unit (2 KiB), for a state of value_bytes a value; a block is S threads a row. */
 static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) { return 2048 / (kM1State * value_bytes); }
 
-/* What a thread needs of a unit besides the state: its row's A·log2 e,
- * dt_bias and D; and of the current token its row's dt, x and z, and B and
- * C. Vectors of 16 bytes (VE values) in the thread's order (rotated, see
- * the kernel). */
+/* What a thread needs of a unit besides its rows of the state and A: its
+ * row's dt_bias and D; and of the current token its row's dt, x and z, and
+ * B and C, in vectors of 16 bytes (VE values) in the thread's order
+ * (rotated, see the kernel). */
 template <int KV, int VE>
 struct M1Inputs {
     bool valid;  // the row exists
-    float A2[KV][VE], bias, D, dt, x, z;
+    float bias, D, dt, x, z;
     float B[KV][VE], C[KV][VE];
 };
 
@@ -318,8 +318,9 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
     const F *state = reinterpret_cast<const F *>(t.state);  // (b | slots, d, N)
     F *state_out = reinterpret_cast<F *>(t.state_out);     // (b | slots, d, N), written (may be state)
     F *inter = Serve ? static_cast<F *>(pool.inter) : nullptr;  // (b, T, d, N), written; NULL when not asked
-    extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F: units of the state
-    F *stage = reinterpret_cast<F *>(smem);
+    extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F, then kM1Stages x (kRows, N) fp32
+    F *stage = reinterpret_cast<F *>(smem);                           // units of the state
+    float *stage_A = reinterpret_cast<float *>(stage + kM1Stages * kRows * N);  // the same rows of A
     __shared__ uint64_t full[kM1Stages];  // stage i's unit has landed
     const int row = threadIdx.x / S, sub = threadIdx.x % S;  // the thread's row in a unit, its lane of the row
     /* The thread's vectors of its row are sub, sub + S, ...: the S lanes of
@@ -347,9 +348,10 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
             mbar_arrive_expect_tx(&full[i], 0);
             return;
         }
-        const uint32_t bytes = (uint32_t)(rows * N * (int64_t)sizeof(F));
-        mbar_arrive_expect_tx(&full[i], bytes);
+        const uint32_t bytes = (uint32_t)(rows * N * (int64_t)sizeof(F)), bytes_A = (uint32_t)(rows * N * 4);
+        mbar_arrive_expect_tx(&full[i], bytes + bytes_A);
         bulk_load(stage + i * kRows * N, state + (se * d + c0) * N, bytes, &full[i]);
+        bulk_load(stage_A + i * kRows * N, t.A + c0 * N, bytes_A, &full[i]);
     };
     /* Token tok's inputs of batch entry bi's row c (0 for a row past d). */
     auto load_token = [&](int64_t bi, int64_t c, int64_t tok, M1Inputs<KV, VE> &in) {
@@ -366,15 +368,6 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
     /* The thread's inputs of batch entry bi's row c, and token 0's. */
     auto load_inputs = [&](int64_t bi, int64_t c, M1Inputs<KV, VE> &in) {
         const bool ok = in.valid = c < d;
-#pragma unroll
-        for (int v = 0; v < KV; v++)
-#pragma unroll
-            for (int e = 0; e < VE; e += 4) {
-                float a4[4] = {0.f, 0.f, 0.f, 0.f};
-                if (ok) load_vec(t.A + c * N + q_of(v) * VE + e, a4);
-#pragma unroll
-                for (int w = 0; w < 4; w++) in.A2[v][e + w] = a4[w] * LOG2E_F;
-            }
         in.bias = ok && t.dt_bias ? t.dt_bias[c] : 0.f;
         in.D = ok && t.D ? t.D[c] : 0.f;
         load_token(bi, c, 0, in);
@@ -391,14 +384,22 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
         const bool padding = se < 0;
         M1Inputs<KV, VE> in;  // loaded before the wait: these loads and the unit's copy are in flight together
         load_inputs(bi, c, in);
-        float h[KV][VE];  // the thread's vectors of its row: h[v] holds vector q_of(v)
+        float h[KV][VE], Av[KV][VE];  // the thread's vectors of its row of the state and of A: [v] holds vector q_of(v)
         mbar_wait(&full[i], (uint32_t)((k / kM1Stages) & 1));
 #pragma unroll
         for (int v = 0; v < KV; v++) {
-            if (in.valid && !padding) load_vec(stage + i * kRows * N + row * N + q_of(v) * VE, h[v]);
-            else
+            if (in.valid && !padding) {
+                load_vec(stage + i * kRows * N + row * N + q_of(v) * VE, h[v]);
 #pragma unroll
-                for (int e = 0; e < VE; e++) h[v][e] = 0.f;
+                for (int e = 0; e < VE; e += 4) {
+                    float a4[4];
+                    load_vec(stage_A + i * kRows * N + row * N + q_of(v) * VE + e, a4);
+#pragma unroll
+                    for (int w = 0; w < 4; w++) Av[v][e + w] = a4[w];
+                }
+            } else
+#pragma unroll
+                for (int e = 0; e < VE; e++) h[v][e] = Av[v][e] = 0.f;
         }
         __syncthreads();  // every thread holds its row: buffer i takes the unit kM1Stages ahead
         ring_refill<kM1Stages>(u, i, units, issue);
@@ -415,14 +416,14 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
             }
             if (tok > 0) load_token(bi, c, tok, in);  // token 0's came with the unit's
             const float delta = in.valid ? delta_poly(in.dt, in.bias, s.softplus) : 0.f;
-            const float dx = delta * in.x;
+            const float dx = delta * in.x, d2 = delta * LOG2E_F;
             float acc = 0.f;  // the lane's share of y
 #pragma unroll
             for (int v = 0; v < KV; v++)
 #pragma unroll
                 for (int e = 0; e < VE; e++) {
                     // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
-                    const float dA = exp2_approx(delta * in.A2[v][e]);
+                    const float dA = exp2_approx(d2 * Av[v][e]);
                     // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1")), dB = dt·B: as B·(dt·x)
                     h[v][e] = fmaf(in.B[v][e], dx, h[v][e] * dA);
                     // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
@@ -545,7 +546,7 @@ static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
     constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
     static PersistentFit c;
     launch_persistent(decode_staged_m1_kernel<F, Serve>, (int)rows * kM1Lanes, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
-                      (size_t)kM1Stages * rows * kM1State * sizeof(F), &c);
+                      (size_t)kM1Stages * rows * kM1State * (sizeof(F) + sizeof(float)), &c);
 }
 
 template <typename F, bool Serve>

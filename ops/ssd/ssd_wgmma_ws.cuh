@@ -637,7 +637,7 @@ static __device__ __forceinline__ float *ws_slot(const WgmmaArgs &a, const WsWal
  * states = scale * states + new_states (_state_passing_fwd_kernel), unrolled */
 template <int SLABS, int WGS = 1, int NE>
 static __device__ __forceinline__ void ws_sum_published(float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w) {
-    for (int j = thread_index(); j < w.seg; j += 128)  // this thread's share of the flags
+    for (int j = thread_index(); j < w.seg; j += 128 * WGS)  // this thread's share of the flags
         while (load_acquire(a.published + (int64_t)j * a.batch * a.H + w.bh) == 0) __nanosleep(64);
     consumers_sync<WGS>();  // every flag seen: the slots' stores happened before the loads below
 #pragma unroll
