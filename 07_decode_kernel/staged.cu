@@ -246,15 +246,16 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * blocks an SM: too few bytes in flight): the state through shared memory,
  * as version 10 brings Mamba-2's.
  *  - A unit is 2 KiB of rows (m1_unit_rows: 32 fp32 rows, 64 16-bit) of
- *    one batch entry, contiguous in the state (M1 (b, d, N)): one bulk
- *    copy, kM1Stages in flight a block, version 10's ring.
+ *    one batch entry, contiguous in the state (M1 (b, d, N)), and the same
+ *    rows of A ((d, N) fp32, contiguous too): two bulk copies on one
+ *    mbarrier, kM1Stages in flight a block, version 10's ring.
  *  - S = 2 threads a row: a Mamba-1 row is N = 16 states, 4 16-byte
  *    vectors in fp32, 2 in 16 bits; lane sub takes vectors sub, sub + 2,
  *    so the two lanes of a row store whole 32-byte sectors, and y is one
  *    shuffle round.
- *  - What a unit needs besides the state (A's row, dt_bias, D, and token
- *    0's dt, x, z, B and C) is loaded before the thread waits for the
- *    unit's copy, so that the two are in flight together.
+ *  - What a unit needs besides the state and A (dt_bias, D, and token 0's
+ *    dt, x, z, B and C) is loaded before the thread waits for the unit's
+ *    copy, so that the two are in flight together.
  * What it should buy: the state's loads no longer capped by registers, as
  * in version 10 for Mamba-2.
  * Lanes a row, each build in one device call (H100, commit 209fb8be3270,
@@ -273,6 +274,12 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    0.0209, so 2 KiB stays.
  *  In 16 bits S = 2 is the first build's layout (one vector a lane); S = 1
  *  was 3% slower there (batch 256 0.0215).
+ *  - A's rows by the unit's copy, where S = 2's threads loaded them from
+ *    L2 into registers (8 more held through the wait, and 8 multiplies by
+ *    log2 e a unit): fp16 batch 64 0.0098 to 0.0094, fp32 batch 256 0.0326
+ *    to 0.0325 (commit a2544fca735e, one call, second runs). 11.4 M
+ *    instructions, issue 64%, DRAM 65%. With 3 stages, fp32 batch 256
+ *    0.0336.
  * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
  * at batch 256 (0.0316 and 0.0312 ms under the profiler).
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
