@@ -279,7 +279,9 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    log2 e a unit): fp16 batch 64 0.0098 to 0.0094, fp32 batch 256 0.0326
  *    to 0.0325 (commit a2544fca735e, one call, second runs). 11.4 M
  *    instructions, issue 64%, DRAM 65%. With 3 stages, fp32 batch 256
- *    0.0336.
+ *    0.0336. Held to 48 registers (__launch_bounds__ for 40 warps an SM,
+ *    a few bytes spilled): fp32 batch 256 0.0336 against 0.0324, fp16
+ *    batch 64 0.0098 against 0.0094 (commit 01570017d1b1, one call).
  * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
  * at batch 256 (0.0316 and 0.0312 ms under the profiler).
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
