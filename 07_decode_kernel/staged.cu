@@ -245,14 +245,14 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * 12.8 cycles between instructions waiting on its loads (64 registers, 4
  * blocks an SM: too few bytes in flight): the state through shared memory,
  * as version 10 brings Mamba-2's.
- *  - A unit is 2 KiB of rows (m1_unit_rows: 32 fp32 rows, 64 16-bit) of
- *    one batch entry, contiguous in the state (M1 (b, d, N)), and the same
- *    rows of A ((d, N) fp32, contiguous too): two bulk copies on one
- *    mbarrier, kM1Stages in flight a block, version 10's ring.
+ *  - A unit is 2 KiB of the state's rows (m1_unit_rows: 32 fp32 rows, 64
+ *    16-bit) of one batch entry, contiguous in the state (M1 (b, d, N)),
+ *    and the same rows of A ((d, N) fp32, contiguous too): two bulk copies
+ *    on one mbarrier, kM1Stages in flight a block, version 10's ring.
  *  - S = 2 threads a row: a Mamba-1 row is N = 16 states, 4 16-byte
- *    vectors in fp32, 2 in 16 bits; lane sub takes vectors sub, sub + 2,
- *    so the two lanes of a row store whole 32-byte sectors, and y is one
- *    shuffle round.
+ *    vectors in fp32, 2 in 16 bits; lane sub takes vectors sub, sub + 2 in
+ *    fp32, vector sub in 16 bits, so the two lanes of a row store whole
+ *    32-byte sectors, and y is one shuffle round.
  *  - What a unit needs besides the state and A (dt_bias, D, and token 0's
  *    dt, x, z, B and C) is loaded before the thread waits for the unit's
  *    copy, so that the two are in flight together.
@@ -276,8 +276,9 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *  was 3% slower there (batch 256 0.0215).
  *  - A's rows by the unit's copy, where S = 2's threads loaded them from
  *    L2 into registers (8 more held through the wait, and 8 multiplies by
- *    log2 e a unit): fp16 batch 64 0.0098 to 0.0094, fp32 batch 256 0.0326
- *    to 0.0325 (commit a2544fca735e, one call, second runs). 11.4 M
+ *    log2 e a unit): fp16 batch 64 0.0098 to 0.0094; fp32 batch 256 the
+ *    same within the noise, 0.0326 and 0.0325 (commit a2544fca735e, one
+ *    call, second runs). 11.4 M
  *    instructions, issue 64%, DRAM 65%. With 3 stages, fp32 batch 256
  *    0.0336. Held to 48 registers (__launch_bounds__ for 40 warps an SM,
  *    a few bytes spilled): fp32 batch 256 0.0336 against 0.0324, fp16
@@ -287,7 +288,10 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
  * and fp16 states, each sweep in one device call): units of 2 KiB with 2
  * stages, fp32 batch 256 0.0335 ms against 0.0359 (4 KiB) and 0.0420 (8
- * KiB; 3 or 4 stages no faster).
+ * KiB; 3 or 4 stages no faster). Loading a unit's other inputs one unit
+ * ahead, in registers while the unit before computes, was within 3% in
+ * fp32 and up to 21% slower in 16 bits (87 registers a thread: 5 blocks
+ * an SM): not kept.
  * Its specialization: N = 16 (every Mamba-1 checkpoint), the state, A, B
  * and C 16-byte aligned. Serve: as version 10 (padding units copy nothing).
  * Bytes and exps: as versions 6 and 8.
