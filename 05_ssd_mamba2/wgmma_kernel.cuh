@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
                     if (zt) {
                         // out = out * F.silu(z)
                         const float zv = to_float(zt[row + pi + e]);
-                        v[e] *= zv / (1.f + __expf(-zv));
+                        v[e] *= silu_div(zv);
                     }
                 }
                 if (pairs) {

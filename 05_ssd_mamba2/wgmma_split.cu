@@ -351,8 +351,8 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
         if (z) {
             // out = out * F.silu(z)
             const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
-            v.x *= zv.x / (1.f + __expf(-zv.x));
-            v.y *= zv.y / (1.f + __expf(-zv.y));
+            v.x *= silu_div(zv.x);
+            v.y *= silu_div(zv.y);
         }
         *reinterpret_cast<float2 *>(y + row + pi) = v;
     });
@@ -742,8 +742,8 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
                 if (a.z) {
                     // out = out * F.silu(z)
                     const float2 zv = zr[hr][nt];
-                    v.x *= zv.x / (1.f + __expf(-zv.x));
-                    v.y *= zv.y / (1.f + __expf(-zv.y));
+                    v.x *= silu_div(zv.x);
+                    v.y *= silu_div(zv.y);
                 }
                 *reinterpret_cast<float2 *>(y + 8 * hr * a.H * a.P + 8 * nt) = v;
             }

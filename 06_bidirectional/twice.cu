@@ -10,6 +10,7 @@
 #include "../05_ssd_mamba2/kernels.h"
 #include "cuda_check.h"
 #include "mamba2_io.cuh"
+#include "mufu.cuh"
 
 /* ========================================================================
  * The 1x: 05's kernel twice on flipped copies
@@ -52,7 +53,7 @@ __global__ void sum_directions_kernel(BidirTensors t,
         if (t.D) v += t.D[s.D_per_channel ? c : c / P] * to_float(static_cast<const T *>(t.x)[i]);
         if (t.z) {
             const float zv = to_float(static_cast<const T *>(t.z)[i]);
-            v *= zv / (1.f + __expf(-zv));
+            v *= silu_div(zv);
         }
         static_cast<T *>(t.y)[i] = from_float<T>(v);
     }

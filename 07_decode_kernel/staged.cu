@@ -272,17 +272,17 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    instructions, issue 66%, DRAM 64%, 51% of warps active. Units of 4
  *    KiB: 0.0122 / 0.0322 in fp32, but 16-bit batch 256 0.0221 against
  *    0.0209, so 2 KiB stays.
- *  In 16 bits S = 2 is the first build's layout (one vector a lane); S = 1
- *  was 3% slower there (batch 256 0.0215).
+ *    In 16 bits S = 2 is the first build's layout (one vector a lane);
+ *    S = 1 was 3% slower there (batch 256 0.0215).
  *  - A's rows by the unit's copy, where S = 2's threads loaded them from
  *    L2 into registers (8 more held through the wait, and 8 multiplies by
  *    log2 e a unit): fp16 batch 64 0.0098 to 0.0094; fp32 batch 256 the
  *    same within the noise, 0.0326 and 0.0325 (commit a2544fca735e, one
- *    call, second runs). 11.4 M
- *    instructions, issue 64%, DRAM 65%. With 3 stages, fp32 batch 256
- *    0.0336. Held to 48 registers (__launch_bounds__ for 40 warps an SM,
- *    a few bytes spilled): fp32 batch 256 0.0336 against 0.0324, fp16
- *    batch 64 0.0098 against 0.0094 (commit 01570017d1b1, one call).
+ *    call, second runs). 11.4 M instructions, issue 64%, DRAM 65%. With 3
+ *    stages, fp32 batch 256 0.0336. Held to 48 registers (__launch_bounds__
+ *    for 40 warps an SM, a few bytes spilled): fp32 batch 256 0.0336
+ *    against 0.0324, fp16 batch 64 0.0098 against 0.0094 (commit
+ *    01570017d1b1, one call).
  * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
  * at batch 256 (0.0316 and 0.0312 ms under the profiler).
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32

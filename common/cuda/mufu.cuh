@@ -34,6 +34,9 @@ static __device__ __forceinline__ float silu_fast(float z) {
     return z * rcp_approx(1.f + exp2_approx(-z * LOG2E_F));
 }
 
+/* The same with e^-z by __expf and an IEEE division (the SSD kernels' y). */
+static __device__ __forceinline__ float silu_div(float z) { return z / (1.f + __expf(-z)); }
+
 /* log1p(w) for w in [0, 1] as w·P(w), P the degree-7 minimax fit of
  * log1p(w)/w on [0, 1] (relative error 3.5e-7 in fp32): seven FMAs and a
  * multiply. With w = e^-|x| on the MUFU, softplus(x) = max(x, 0) + log1p(w). */

@@ -12,6 +12,7 @@
 
 #include "mamba2_io.cuh"
 #include "mma_sm80.cuh"
+#include "mufu.cuh"
 
 /* Limits of the register tiles: N <= 128 (8 k-steps of 16), p <= 64. */
 #define SSD_MMA_NMAX 128
@@ -133,7 +134,7 @@ static __device__ __forceinline__ void store_y_tile(const float (&acc)[SSD_MMA_P
                 if (zrow) {
                     // out = out * F.silu(z)
                     const float zv = __half2float(zrow[pi + e]);
-                    v[e] *= zv / (1.f + __expf(-zv));
+                    v[e] *= silu_div(zv);
                 }
             }
             if (pairs) {

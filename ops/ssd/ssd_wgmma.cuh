@@ -398,7 +398,7 @@ static __device__ __forceinline__ void y_out_tma(const float (&yacc)[32], const 
                 if (pi + e >= a.P) continue;
                 // out = out * F.silu(z)
                 const float zv = to_float(zrow[pi + e]);
-                v[e] *= zv / (1.f + __expf(-zv));
+                v[e] *= silu_div(zv);
             }
         }
         *reinterpret_cast<T2 *>(Ys + sw128_offset(i, pi)) = Pair<T>::narrow(v[0], v[1]);
