@@ -72,6 +72,16 @@
 
 using bf16 = __nv_bfloat16;
 
+/* Four floats as bf16 hi and lo pairs (split_pair): hi at tile + at, lo
+ * at tile + lo + at. */
+static __device__ __forceinline__ void store_split4(unsigned char *tile, uint32_t at, uint32_t lo, float4 v) {
+    uint2 hi_pairs, lo_pairs;
+    split_pair(v.x, v.y, &hi_pairs.x, &lo_pairs.x);
+    split_pair(v.z, v.w, &hi_pairs.y, &lo_pairs.y);
+    *reinterpret_cast<uint2 *>(tile + at) = hi_pairs;
+    *reinterpret_cast<uint2 *>(tile + lo + at) = lo_pairs;
+}
+
 /* A (64, COLS) fp32 tile, as a bulk copy lands it (rows of COLS floats), is
  * rewritten in the same bytes as COLS/64 swizzled bf16 hi slabs of 64
  * columns, then as many lo slabs: each thread reads its float4s, the block
@@ -86,12 +96,7 @@ static __device__ __forceinline__ void split_tile(unsigned char *tile) {
 #pragma unroll
     for (int k = 0; k < V; k++) {
         const int i = threadIdx.x + 128 * k, r = i / C4, col = (i % C4) * 4;
-        uint2 hi, lo;
-        split_pair(v[k].x, v[k].y, &hi.x, &lo.x);
-        split_pair(v[k].z, v[k].w, &hi.y, &lo.y);
-        const uint32_t at = (col / 64) * WS_TILE + sw128_offset(r, col % 64);
-        *reinterpret_cast<uint2 *>(tile + at) = hi;
-        *reinterpret_cast<uint2 *>(tile + (COLS / 64) * WS_TILE + at) = lo;
+        store_split4(tile, (col / 64) * WS_TILE + sw128_offset(r, col % 64), (COLS / 64) * WS_TILE, v[k]);
     }
 }
 
@@ -536,17 +541,11 @@ static __device__ void wss_split_x(const WgmmaArgs &a, const WsWalk &w) {
                 if (i >= F4) continue;
                 const float wr = static_cast<const float *>(d.wts)[r];
                 const uint32_t at = sw128_offset(r, (i % 16) * 4);
-                uint2 hi, lo;
-                split_pair(v[m].x, v[m].y, &hi.x, &lo.x);
-                split_pair(v[m].z, v[m].w, &hi.y, &lo.y);
-                *reinterpret_cast<uint2 *>(xs + at) = hi;
-                *reinterpret_cast<uint2 *>(xs + WS_TILE + at) = lo;
+                store_split4(xs, at, WS_TILE, v[m]);
                 // scale = tl.exp(tl.minimum((dA_cs_last - dA_cs_k), 0.0)) * dt_k; b *= scale[:, None]
                 // (_chunk_state_fwd_kernel; here w = scale goes on x: Σ_j b_jᵀ (w_j x_j))
-                split_pair(wr * v[m].x, wr * v[m].y, &hi.x, &lo.x);
-                split_pair(wr * v[m].z, wr * v[m].w, &hi.y, &lo.y);
-                *reinterpret_cast<uint2 *>(xs + 2 * WS_TILE + at) = hi;
-                *reinterpret_cast<uint2 *>(xs + 3 * WS_TILE + at) = lo;
+                store_split4(xs + 2 * WS_TILE, at, WS_TILE,
+                             make_float4(wr * v[m].x, wr * v[m].y, wr * v[m].z, wr * v[m].w));
             }
             fence_async_smem();  // the tiles' generic writes, before the tensor cores read them
             mbar_arrive(&w.full[s]);
