@@ -145,8 +145,11 @@ SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
 SANITIZE_DSTATES := 7 32
 # the Mamba-1 versions that take packed rows (03, 04): one packed row, each sequence from its h0
 SANITIZE_PACKED_SHAPES := --seqlens 1,37,300,129,1000,64 --dim 8 --groups 2 --h0
+# SANITIZE_CHAPTERS=... picks chapters; SANITIZE_JOBS=J runs J checks at once on the one GPU.
+SANITIZE_CHAPTERS ?= $(GPU_CHAPTERS)
+SANITIZE_JOBS ?= 1
 sanitize: all
-	@sh tests/sanitize.sh $(foreach c,$(GPU_CHAPTERS),$(if $(SANITIZE_$(c)),$(SANITIZE_$(c)),\
+	@SANITIZE_JOBS=$(SANITIZE_JOBS) sh tests/sanitize.sh $(foreach c,$(SANITIZE_CHAPTERS),$(if $(SANITIZE_$(c)),$(SANITIZE_$(c)),\
 	  "$(c)" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)"))
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).

@@ -82,6 +82,14 @@ static __device__ __forceinline__ void store_split4(unsigned char *tile, uint32_
     *reinterpret_cast<uint2 *>(tile + lo + at) = lo_pairs;
 }
 
+/* The fp32 pair at byte offset `at` of a split tile, read back as its hi
+ * pair (at tile + at) plus its lo pair (WS_TILE further). */
+static __device__ __forceinline__ float2 load_split2(const unsigned char *tile, uint32_t at) {
+    const float2 hi = unpack_bf16(*reinterpret_cast<const uint32_t *>(tile + at));
+    const float2 lo = unpack_bf16(*reinterpret_cast<const uint32_t *>(tile + WS_TILE + at));
+    return make_float2(hi.x + lo.x, hi.y + lo.y);
+}
+
 /* A (64, COLS) fp32 tile, as a bulk copy lands it (rows of COLS floats), is
  * rewritten in the same bytes as COLS/64 swizzled bf16 hi slabs of 64
  * columns, then as many lo slabs: each thread reads its float4s, the block
@@ -348,11 +356,10 @@ __global__ void __launch_bounds__(128, SLABS == 2 ? 2 : 3)
     for_each_y_pair(yacc, row0, len, a.P, [&](int i, int pi, float acc0, float acc1) {
         const int64_t row = ((b * a.L + t0 + i) * a.H + h) * a.P;  // offset of y[b, t0+i, h, 0]
         const uint32_t at = sw128_offset(i, pi);
-        const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + at));
-        const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(Xs + WS_TILE + at));
+        const float2 xv = load_split2(Xs, at);
         // out = acc + x * D
-        float2 v = make_float2(fmaf(D_of_column(a, h, D_head, pi), xh.x + xl.x, acc0),
-                               fmaf(D_of_column(a, h, D_head, pi + 1), xh.y + xl.y, acc1));
+        float2 v = make_float2(fmaf(D_of_column(a, h, D_head, pi), xv.x, acc0),
+                               fmaf(D_of_column(a, h, D_head, pi + 1), xv.y, acc1));
         if (z) {
             // out = out * F.silu(z)
             const float2 zv = *reinterpret_cast<const float2 *>(z + row + pi);
@@ -732,11 +739,10 @@ static __device__ __forceinline__ float wss_consume(const WgmmaArgs &a, const Ws
                 float2 v = make_float2(yacc[nt * 4 + hr * 2], yacc[nt * 4 + hr * 2 + 1]);
                 if (a.D_per_channel) {
                     const uint32_t at = sw128_offset(i, pi);
-                    const float2 xh = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + at));
-                    const float2 xl = unpack_bf16(*reinterpret_cast<const uint32_t *>(stage + WS_TILE + at));
+                    const float2 xv = load_split2(stage, at);
                     // out = acc + x * D
-                    v.x = fmaf(w.Dcol[pi], xh.x + xl.x, v.x);
-                    v.y = fmaf(w.Dcol[pi + 1], xh.y + xl.y, v.y);
+                    v.x = fmaf(w.Dcol[pi], xv.x, v.x);
+                    v.y = fmaf(w.Dcol[pi + 1], xv.y, v.y);
                 }
                 if (a.z) {
                     // out = out * F.silu(z)

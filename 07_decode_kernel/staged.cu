@@ -256,6 +256,11 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *  - What a unit needs besides the state and A (dt_bias, D, and token 0's
  *    dt, x, z, B and C) is loaded before the thread waits for the unit's
  *    copy, so that the two are in flight together.
+ *  - An fp32 state goes back the way it came: the threads write the
+ *    unit's new state into shared memory, and one thread stores it with one
+ *    bulk store (cp.async.bulk, whole lines, no store instructions a
+ *    thread, the threads free for the next unit); that thread waits until
+ *    the store has read the buffer before the block writes the next unit's.
  * What it should buy: the state's loads no longer capped by registers, as
  * in version 10 for Mamba-2.
  * Lanes a row, each build in one device call (H100, commit 209fb8be3270,
@@ -283,6 +288,15 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    for 40 warps an SM, a few bytes spilled): fp32 batch 256 0.0336
  *    against 0.0324, fp16 batch 64 0.0098 against 0.0094 (commit
  *    01570017d1b1, one call).
+ *  - The bulk store against the threads' streaming stores, one call (H100,
+ *    commit c5abfb509b84 and this change, second runs): fp32 batch 64
+ *    0.0119 against 0.0120, batch 256 0.0321 against 0.0324 (Nsight
+ *    Compute: 24.3 against 25.1 us, DRAM 68% against 64% of its peak,
+ *    11.2 M instructions against 11.4 M). In 16 bits it was slower, batch
+ *    64 0.0100 against 0.0095, batch 256 0.0216 against 0.0208 (not
+ *    profiled; a 16-bit unit is 4 warps for the second sync a unit to hold
+ *    together, an fp32 one 2), so only fp32 takes it (m1_bulk_store).
+ *    Plain stores in place of the streaming ones: fp32 batch 256 0.0352.
  * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
  * at batch 256 (0.0316 and 0.0312 ms under the profiler).
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
@@ -303,6 +317,14 @@ constexpr int kM1Stages = 2;  // units in flight per block
 
 /* Rows of a unit (2 KiB), for a state of value_bytes a value; a block is S threads a row. */
 static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) { return 2048 / (kM1State * value_bytes); }
+/* An fp32 state goes back through shared memory by one bulk store a unit;
+ * a 16-bit state by the threads' streaming stores (the kernel's comment says why). */
+static __host__ __device__ constexpr bool m1_bulk_store(size_t value_bytes) { return value_bytes == 4; }
+/* A block's shared memory: kM1Stages units of the state and of A, and the bulk store's unit. */
+static constexpr size_t m1_smem_bytes(size_t value_bytes) {
+    return ((size_t)kM1Stages * (value_bytes + sizeof(float)) + (m1_bulk_store(value_bytes) ? value_bytes : 0)) *
+           (size_t)m1_unit_rows((int)value_bytes) * kM1State;
+}
 
 /* What a thread needs of a unit besides its rows of the state and A: its
  * row's dt_bias and D; and of the current token its row's dt, x and z, and
@@ -331,9 +353,11 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
     const F *state = reinterpret_cast<const F *>(t.state);  // (b | slots, d, N)
     F *state_out = reinterpret_cast<F *>(t.state_out);     // (b | slots, d, N), written (may be state)
     F *inter = Serve ? static_cast<F *>(pool.inter) : nullptr;  // (b, T, d, N), written; NULL when not asked
-    extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F, then kM1Stages x (kRows, N) fp32
-    F *stage = reinterpret_cast<F *>(smem);                           // units of the state
+    constexpr bool kBulkStore = m1_bulk_store(sizeof(F));                // the new state back by one bulk store a unit
+    extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F, kM1Stages x (kRows, N) fp32, [(kRows, N) F]
+    F *stage = reinterpret_cast<F *>(smem);                                     // units of the state
     float *stage_A = reinterpret_cast<float *>(stage + kM1Stages * kRows * N);  // the same rows of A
+    F *out = reinterpret_cast<F *>(stage_A + kM1Stages * kRows * N);            // kBulkStore: the unit's new state
     __shared__ uint64_t full[kM1Stages];  // stage i's unit has landed
     const int row = threadIdx.x / S, sub = threadIdx.x % S;  // the thread's row in a unit, its lane of the row
     /* The thread's vectors of its row are sub, sub + S, ...: the S lanes of
@@ -414,7 +438,8 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
 #pragma unroll
                 for (int e = 0; e < VE; e++) h[v][e] = Av[v][e] = 0.f;
         }
-        __syncthreads();  // every thread holds its row: buffer i takes the unit kM1Stages ahead
+        if (kBulkStore && threadIdx.x == 0) tma_store_wait<true>();  // the unit before's store has read `out`
+        __syncthreads();  // every thread holds its row: buffer i takes the unit kM1Stages ahead, `out` is free
         ring_refill<kM1Stages>(u, i, units, issue);
 
         for (int64_t tok = 0; tok < T; tok++) {
@@ -455,10 +480,22 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
 #pragma unroll
                 for (int v = 0; v < KV; v++) store_stream(inter_row + q_of(v) * VE, h[v]);
         }
-        if (!padding && in.valid)
+        if (padding) continue;  // uniform over the block: a unit is one batch entry's
+        if constexpr (kBulkStore) {
+            if (in.valid)
+#pragma unroll
+                for (int v = 0; v < KV; v++) store_vec(out + row * N + q_of(v) * VE, h[v]);
+            fence_async_smem();
+            __syncthreads();  // the unit's new state is in `out`
+            if (threadIdx.x == 0) {
+                const int64_t c0 = c - row, rows = d - c0 < kRows ? d - c0 : kRows;
+                bulk_store(state_out + (se * d + c0) * N, out, (uint32_t)(rows * N * (int64_t)sizeof(F)));
+            }
+        } else if (in.valid)
 #pragma unroll
             for (int v = 0; v < KV; v++) store_stream(state_out + (se * d + c) * N + q_of(v) * VE, h[v]);
     }
+    if (kBulkStore && threadIdx.x == 0) tma_store_wait<false>();  // the last store has written the state before the block exits
 }
 
 /* ---- Host side of versions 10, 11 and 12 ---- */
@@ -559,7 +596,7 @@ static void launch_staged_m1(const DecodeTensors *t, DecodePool pool) {
     constexpr int64_t rows = m1_unit_rows((int)sizeof(F));
     static PersistentFit c;
     launch_persistent(decode_staged_m1_kernel<F, Serve>, (int)rows * kM1Lanes, t, pool, t->s.batch * ceil_div(t->s.dim, rows),
-                      (size_t)kM1Stages * rows * kM1State * (sizeof(F) + sizeof(float)), &c);
+                      m1_smem_bytes(sizeof(F)), &c);
 }
 
 template <typename F, bool Serve>

@@ -68,6 +68,21 @@ static __device__ __forceinline__ void bulk_load(void *dst, const void *src, uin
                  "l"(src), "r"(bytes), "r"(smem_addr(bar))
                  : "memory");
 }
+/* Shared memory written by ordinary stores (or cp.async) is read by wgmma
+ * and by bulk stores through the async proxy: each writing thread fences
+ * before the barrier after which one thread issues them. */
+static __device__ __forceinline__ void fence_async_smem() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+/* `bytes` (a multiple of 16) of shared memory at src into device memory at
+ * dst, both 16-byte aligned: a bulk store without a tensor map, closed as
+ * its own bulk group (tma_store_wait waits for it). */
+static __device__ __forceinline__ void bulk_store(void *dst, const void *src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem_addr(src)),
+                 "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
 /* The box at coordinates (c0 innermost, .., c3) of `map` into shared memory at dst. */
 static __device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1,
                                                    int c2, int c3) {
@@ -110,6 +125,8 @@ static __device__ __forceinline__ void mbar_arrive(uint64_t *) { __trap(); }
 static __device__ __forceinline__ void mbar_expect_tx(uint64_t *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void mbar_wait(uint64_t *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void bulk_load(void *, const void *, uint32_t, uint64_t *) { __trap(); }
+static __device__ __forceinline__ void fence_async_smem() { __trap(); }
+static __device__ __forceinline__ void bulk_store(void *, const void *, uint32_t) { __trap(); }
 static __device__ __forceinline__ void tma_load_4d(void *, const CUtensorMap *, uint64_t *, int, int, int, int) {
     __trap();
 }

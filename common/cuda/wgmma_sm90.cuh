@@ -32,6 +32,8 @@
 
 #include <type_traits>
 
+#include "tma_sm90.cuh"  // fence_async_smem
+
 /* Byte address of fp16 element (r, col) in a 128-byte-swizzled slab, col < 64. */
 static __host__ __device__ __forceinline__ uint32_t sw128_offset(int r, int col) {
     return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2);
@@ -119,12 +121,6 @@ static __device__ __forceinline__ void stsm_x4(uint32_t addr, const uint32_t (&r
                  : "memory");
 }
 
-/* Shared memory written by ordinary stores (or cp.async) is read by wgmma
- * through the async proxy: each writing thread fences before the barrier. */
-static __device__ __forceinline__ void fence_async_smem() {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
 /* d (64x64 fp32) = A·B + (accumulate ? d : 0), A a K-major tile of T in
  * shared memory (descriptor a; TRANS_A 1: MN-major, its rows the k), B one
  * too (TRANS_B 0) or MN-major (TRANS_B 1). */
@@ -191,7 +187,6 @@ template <int regs>
 static __device__ __forceinline__ void warpgroup_regs_dec() { __trap(); }
 template <int regs>
 static __device__ __forceinline__ void warpgroup_regs_inc() { __trap(); }
-static __device__ __forceinline__ void fence_async_smem() { __trap(); }
 static __device__ __forceinline__ void stsm_x4_trans(uint32_t, const uint32_t (&)[4]) { __trap(); }
 static __device__ __forceinline__ void stsm_x4(uint32_t, const uint32_t (&)[4]) { __trap(); }
 template <typename T, int TRANS_B = 0, int TRANS_A = 0>
