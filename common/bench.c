@@ -153,7 +153,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
         run_ctx(&ctx);
         gpu_sync();
         CheckResult before = validate_rows(se, &ctx, &hp, set, tol);
-        Timing tm = gpu_time(run_ctx, &ctx, reps);
+        Timing tm = gpu_time(run_ctx, &ctx, reps, op->per_thread && op->per_thread(v));
         CheckResult r = check_merge(before, poisoned_run(se, &ctx, &d, &hp, set, tol));
         double bytes = problem_bytes(hp.t, hp.n, v->dtype), exps = op->exps(p);
         if (op->bytes) {

@@ -124,6 +124,10 @@ typedef struct {
      * place, launched one by one and as a CUDA graph (the token loop). */
     bool (*loops)(const VersionInfo *v, const Problem *p);
     int loop_output, loop_input;
+    /* NULL, or whether version v's kernels go to the per-thread default
+     * stream (nvcc --default-stream per-thread): they are then timed there
+     * (gpu_time). */
+    bool (*per_thread)(const VersionInfo *v);
 
     /* NULL, or: a version's outputs reached a second way from the same
      * tensors (device ones for a GPU version), by smaller runs of the same

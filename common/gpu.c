@@ -137,7 +137,7 @@ static Timing timing_of(double *ms, int reps) {
     return out;
 }
 
-Timing gpu_time(GpuFn fn, void *ctx, int reps) {
+Timing gpu_time(GpuFn fn, void *ctx, int reps, bool per_thread) {
     if (reps < 20) reps = 20;
     /* Writing twice the L2 size evicts what the last repetition left there,
      * as triton.testing.do_bench does. The buffer and the events are made
@@ -150,15 +150,16 @@ Timing gpu_time(GpuFn fn, void *ctx, int reps) {
         cuda_check(cudaEventCreate(&start));
         cuda_check(cudaEventCreate(&stop));
     }
+    const cudaStream_t stream = per_thread ? cudaStreamPerThread : 0;
     for (int i = 0; i < 3; i++) fn(ctx);  // warm-up
     cuda_check(cudaDeviceSynchronize());
     double *ms = malloc(sizeof(double) * reps);
     if (!ms) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(EXIT_FAIL); }
     for (int r = 0; r < reps; r++) {
-        cuda_check(cudaMemsetAsync(flush, r & 0xff, flush_bytes, 0));
-        cuda_check(cudaEventRecord(start, 0));
+        cuda_check(cudaMemsetAsync(flush, r & 0xff, flush_bytes, stream));
+        cuda_check(cudaEventRecord(start, stream));
         fn(ctx);
-        cuda_check(cudaEventRecord(stop, 0));
+        cuda_check(cudaEventRecord(stop, stream));
         cuda_check(cudaEventSynchronize(stop));
         float t = 0.0f;
         cuda_check(cudaEventElapsedTime(&t, start, stop));

@@ -41,8 +41,12 @@ typedef void (*GpuFn)(void *ctx);
 typedef struct { double median_ms, min_ms; int reps; } Timing;
 
 /* Runs fn a few times to warm up, then `reps` times (>= 20), each preceded by
- * a write of a buffer twice the L2 size and timed alone with CUDA events. */
-Timing gpu_time(GpuFn fn, void *ctx, int reps);
+ * a write of a buffer twice the L2 size and timed alone with CUDA events.
+ * per_thread: fn's kernels go to the per-thread default stream (nvcc
+ * --default-stream per-thread), so the write and the events go there too;
+ * on the legacy default stream, its implicit synchronization with that
+ * stream would be timed with the kernels. */
+Timing gpu_time(GpuFn fn, void *ctx, int reps, bool per_thread);
 
 /* The token loop as it runs: `steps` calls of fn back to back with no L2
  * flush (the state stays in L2 where it fits), launched one by one or, with

@@ -273,6 +273,9 @@ static bool decode_loops(const VersionInfo *v, const Problem *p) {
     return p->seqlen == 1 && !p->intermediate && decode_version(v)->graph;
 }
 
+/* Versions that can be captured are built for the per-thread default stream. */
+static bool decode_per_thread(const VersionInfo *v) { return decode_version(v)->graph; }
+
 /* ------------------------------------------------------ inputs and oracle */
 
 /* dt + dt_bias above 20 on every other channel (M1) or head (M2): softplus's linear branch. */
@@ -551,6 +554,7 @@ const Op OP_DECODE = {
     .loops = decode_loops,
     .loop_output = T_STATE_OUT,
     .loop_input = T_STATE,
+    .per_thread = decode_per_thread,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
     .check_base = {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 2, .heads = 4, .headdim = 24, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
