@@ -288,15 +288,18 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    for 40 warps an SM, a few bytes spilled): fp32 batch 256 0.0336
  *    against 0.0324, fp16 batch 64 0.0098 against 0.0094 (commit
  *    01570017d1b1, one call).
- *  - The bulk store against the threads' streaming stores, one call (H100,
- *    commit c5abfb509b84 and this change, second runs): fp32 batch 64
- *    0.0119 against 0.0120, batch 256 0.0321 against 0.0324 (Nsight
- *    Compute: 24.3 against 25.1 us, DRAM 68% against 64% of its peak,
- *    11.2 M instructions against 11.4 M). In 16 bits it was slower, batch
+ *  - The bulk store against the threads' streaming stores (H100, commit
+ *    c5abfb509b84 and this change, second runs): fp32 batch 64 0.0119
+ *    against 0.0120, batch 256 0.0321 against 0.0324 in one call, 0.0322
+ *    against 0.0326 in the next (Nsight Compute: 24.3 against 25.1 us,
+ *    DRAM 68% against 64% of its peak, 11.2 M instructions against 11.4 M). In 16 bits it was slower, batch
  *    64 0.0100 against 0.0095, batch 256 0.0216 against 0.0208 (not
  *    profiled; a 16-bit unit is 4 warps for the second sync a unit to hold
  *    together, an fp32 one 2), so only fp32 takes it (m1_bulk_store).
  *    Plain stores in place of the streaming ones: fp32 batch 256 0.0352.
+ *    The state's copies marked to leave L2 first (an evict_first cache
+ *    policy): fp32 unchanged (0.0323), fp16 batch 256 0.0203 against
+ *    0.0208 (one call, commit b342daa6e69a); not kept.
  * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
  * at batch 256 (0.0316 and 0.0312 ms under the profiler).
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
