@@ -25,7 +25,7 @@ make -j"$(nproc)" all >"$logs/build.log" 2>&1 || { tail -n 30 "$logs/build.log";
 for step in $steps; do
     case $step in
     check) make check REQUIRE_GPU=1 >"$logs/check.log" 2>&1 || status=1; tail -n 4 "$logs/check.log" ;;
-    sanitize) make sanitize >"$logs/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$logs/sanitize.log" ;;
+    sanitize) make sanitize SANITIZE_JOBS="${SANITIZE_JOBS:-12}" >"$logs/sanitize.log" 2>&1 || status=1; grep -E "^FAIL|^sanitize:" "$logs/sanitize.log" ;;
     long) make check-long >"$logs/check_long.log" 2>&1 || status=1; grep -E "^FAIL|^PASS|^check-long:" "$logs/check_long.log" ;;
     front)
         if [ -z "$COMMIT" ]; then echo "front: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
