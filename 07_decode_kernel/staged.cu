@@ -1,9 +1,10 @@
 /* 07_decode_kernel, GPU: versions 10, 11 and 12, decode_staged (fp32, 6's
  * dtypes), decode_staged_state16 (fp16 x, dt, z, B, C, y and state, 8's
- * dtypes) and decode_staged_state_bf16 (the same in bf16, 9's dtypes),
- * Mamba-2 only: the state staged through shared memory by bulk asynchronous
- * copies, two units of 16 rows in flight per block; as a server runs them,
- * on a pool of state slots with the state after every token. */
+ * dtypes) and decode_staged_state_bf16 (the same in bf16, 9's dtypes): the
+ * state staged through shared memory by bulk asynchronous copies, two units
+ * in flight per block (Mamba-2: 16 rows of a head; Mamba-1: 2 KiB of rows,
+ * decode_staged_m1_kernel); as a server runs them, on a pool of state slots
+ * with the state after every token. */
 #include "kernels.h"
 
 #include <cuda_bf16.h>
@@ -65,8 +66,8 @@
  *    0.0521, 0.1887 / 0.1936; launch_staged says when it is used).
  *    Bringing B's and C's lines into L1 instead (prefetch.global.L1, no
  *    registers held) bought nothing at any batch in that call.
- * Its specialization: Mamba-2 (Mamba-1's rows are N = 16 states with A per
- * state: versions 6-9), N a multiple of 8 vectors of 16 bytes (fp32: N =
+ * Its specialization: Mamba-2 (Mamba-1's rows, N = 16 states with A per
+ * state, have their own kernel below), N a multiple of 8 vectors of 16 bytes (fp32: N =
  * 32, 64 or 128; 16-bit: 64, 128 or 256), the state, B and C 16-byte
  * aligned. Other shapes SKIP, saying why.
  * Serve (run_serving, a server's pool, decode.h): the thread that issues a
@@ -257,10 +258,11 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    dt, x, z, B and C) is loaded before the thread waits for the unit's
  *    copy, so that the two are in flight together.
  *  - An fp32 state goes back the way it came: the threads write the
- *    unit's new state into shared memory, and one thread stores it with one
- *    bulk store (cp.async.bulk, whole lines, no store instructions a
- *    thread, the threads free for the next unit); that thread waits until
- *    the store has read the buffer before the block writes the next unit's.
+ *    unit's new state into shared memory (unit_out), the block syncs once
+ *    more a unit, and one thread stores the unit with one bulk store
+ *    (cp.async.bulk, whole lines) where each thread issued two 16-byte
+ *    streaming stores to device memory; that thread waits until the store
+ *    has read the buffer before the block writes the next unit's.
  * What it should buy: the state's loads no longer capped by registers, as
  * in version 10 for Mamba-2.
  * Lanes a row, each build in one device call (H100, commit 209fb8be3270,
@@ -288,18 +290,21 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
  *    for 40 warps an SM, a few bytes spilled): fp32 batch 256 0.0336
  *    against 0.0324, fp16 batch 64 0.0098 against 0.0094 (commit
  *    01570017d1b1, one call).
- *  - The bulk store against the threads' streaming stores (H100, commit
- *    c5abfb509b84 and this change, second runs): fp32 batch 64 0.0119
+ *  - The bulk store against the threads' streaming stores (H100, commits
+ *    c5abfb509b84 and b342daa6e69a, second runs): fp32 batch 64 0.0119
  *    against 0.0120, batch 256 0.0321 against 0.0324 in one call, 0.0322
- *    against 0.0326 in the next (Nsight Compute: 24.3 against 25.1 us,
- *    DRAM 68% against 64% of its peak, 11.2 M instructions against 11.4 M). In 16 bits it was slower, batch
+ *    against 0.0326 in the next. Nsight Compute in the first call (whose
+ *    build put A's rows first in shared memory): 24.3 against 25.1 us,
+ *    DRAM 68% against 64% of its peak, 11.2 M instructions against 11.4 M;
+ *    the committed build in the next call 24.4 us, DRAM 67%. In 16 bits it was slower, batch
  *    64 0.0100 against 0.0095, batch 256 0.0216 against 0.0208 (not
  *    profiled; a 16-bit unit is 4 warps for the second sync a unit to hold
  *    together, an fp32 one 2), so only fp32 takes it (m1_bulk_store).
  *    Plain stores in place of the streaming ones: fp32 batch 256 0.0352.
  *    The state's copies marked to leave L2 first (an evict_first cache
  *    policy): fp32 unchanged (0.0323), fp16 batch 256 0.0203 against
- *    0.0208 (one call, commit b342daa6e69a); not kept.
+ *    0.0208 (one call, commit b342daa6e69a); not kept: no change where a
+ *    target is missed (fp32), and the 16-bit targets are met without it.
  * The Nsight Compute figures of S = 4 and S = 1 are from the call before,
  * at batch 256 (0.0316 and 0.0312 ms under the profiler).
  * Units and stages, swept with S = 4 (H100, batch 16, 64 and 256, fp32
@@ -323,7 +328,7 @@ static __host__ __device__ constexpr int m1_unit_rows(int value_bytes) { return 
 /* An fp32 state goes back through shared memory by one bulk store a unit;
  * a 16-bit state by the threads' streaming stores (the kernel's comment says why). */
 static __host__ __device__ constexpr bool m1_bulk_store(size_t value_bytes) { return value_bytes == 4; }
-/* A block's shared memory: kM1Stages units of the state and of A, and the bulk store's unit. */
+/* A block's shared memory: kM1Stages units of the state and of A, and (fp32) the bulk store's unit. */
 static constexpr size_t m1_smem_bytes(size_t value_bytes) {
     return ((size_t)kM1Stages * (value_bytes + sizeof(float)) + (m1_bulk_store(value_bytes) ? value_bytes : 0)) *
            (size_t)m1_unit_rows((int)value_bytes) * kM1State;
@@ -356,11 +361,12 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
     const F *state = reinterpret_cast<const F *>(t.state);  // (b | slots, d, N)
     F *state_out = reinterpret_cast<F *>(t.state_out);     // (b | slots, d, N), written (may be state)
     F *inter = Serve ? static_cast<F *>(pool.inter) : nullptr;  // (b, T, d, N), written; NULL when not asked
-    constexpr bool kBulkStore = m1_bulk_store(sizeof(F));                // the new state back by one bulk store a unit
-    extern __shared__ __align__(128) unsigned char smem[];  // kM1Stages x (kRows, N) F, kM1Stages x (kRows, N) fp32, [(kRows, N) F]
+    constexpr bool kBulkStore = m1_bulk_store(sizeof(F));  // the new state back by one bulk store a unit
+    /* kM1Stages x (kRows, N) F, kM1Stages x (kRows, N) fp32, and with kBulkStore (kRows, N) F */
+    extern __shared__ __align__(128) unsigned char smem[];
     F *stage = reinterpret_cast<F *>(smem);                                     // units of the state
     float *stage_A = reinterpret_cast<float *>(stage + kM1Stages * kRows * N);  // the same rows of A
-    F *out = reinterpret_cast<F *>(stage_A + kM1Stages * kRows * N);            // kBulkStore: the unit's new state
+    F *unit_out = reinterpret_cast<F *>(stage_A + kM1Stages * kRows * N);       // kBulkStore: the unit's new state
     __shared__ uint64_t full[kM1Stages];  // stage i's unit has landed
     const int row = threadIdx.x / S, sub = threadIdx.x % S;  // the thread's row in a unit, its lane of the row
     /* The thread's vectors of its row are sub, sub + S, ...: the S lanes of
@@ -441,8 +447,8 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
 #pragma unroll
                 for (int e = 0; e < VE; e++) h[v][e] = Av[v][e] = 0.f;
         }
-        if (kBulkStore && threadIdx.x == 0) tma_store_wait<true>();  // the unit before's store has read `out`
-        __syncthreads();  // every thread holds its row: buffer i takes the unit kM1Stages ahead, `out` is free
+        if (kBulkStore && threadIdx.x == 0) tma_store_wait<true>();  // the unit before's store has read unit_out
+        __syncthreads();  // every thread holds its row: buffer i takes the unit kM1Stages ahead, unit_out is free
         ring_refill<kM1Stages>(u, i, units, issue);
 
         for (int64_t tok = 0; tok < T; tok++) {
@@ -487,18 +493,18 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
         if constexpr (kBulkStore) {
             if (in.valid)
 #pragma unroll
-                for (int v = 0; v < KV; v++) store_vec(out + row * N + q_of(v) * VE, h[v]);
+                for (int v = 0; v < KV; v++) store_vec(unit_out + row * N + q_of(v) * VE, h[v]);
             fence_async_smem();
-            __syncthreads();  // the unit's new state is in `out`
+            __syncthreads();  // the unit's new state is in unit_out
             if (threadIdx.x == 0) {
                 const int64_t c0 = c - row, rows = d - c0 < kRows ? d - c0 : kRows;
-                bulk_store(state_out + (se * d + c0) * N, out, (uint32_t)(rows * N * (int64_t)sizeof(F)));
+                bulk_store(state_out + (se * d + c0) * N, unit_out, (uint32_t)(rows * N * (int64_t)sizeof(F)));
             }
         } else if (in.valid)
 #pragma unroll
             for (int v = 0; v < KV; v++) store_stream(state_out + (se * d + c) * N + q_of(v) * VE, h[v]);
     }
-    if (kBulkStore && threadIdx.x == 0) tma_store_wait<false>();  // the last store has written the state before the block exits
+    if (kBulkStore && threadIdx.x == 0) tma_store_wait<false>();  // the last store is done before the block exits
 }
 
 /* ---- Host side of versions 10, 11 and 12 ---- */

@@ -70,7 +70,7 @@ static __device__ __forceinline__ void bulk_load(void *dst, const void *src, uin
 }
 /* Shared memory written by ordinary stores (or cp.async) is read by wgmma
  * and by bulk stores through the async proxy: each writing thread fences
- * before the barrier after which one thread issues them. */
+ * before the barrier after which they are issued. */
 static __device__ __forceinline__ void fence_async_smem() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
