@@ -39,17 +39,25 @@ $(echo "$out" | grep -E "=========|FAIL" | head -n 20)
     exit 0
 fi
 
-log=$(mktemp) || exit 1
+# The (chapter, version, N, shapes) quadruples, NUL-separated, then run J at a time.
+list=$(mktemp) && log=$(mktemp) && status=$(mktemp) || exit 1
+pairs=0
 while [ $# -ge 3 ]; do
     chapters=$1; shapes=$2; dstates=$3; shift 3
     for c in $chapters; do
         for v in $(build/$c --list | awk '$2 == "gpu" { print $1 }'); do
-            for n in $dstates; do printf '%s\0%s\0%s\0%s\0' "$c" "$v" "$n" "$shapes"; done
+            for n in $dstates; do printf '%s\0%s\0%s\0%s\0' "$c" "$v" "$n" "$shapes" >>"$list"; pairs=$((pairs + 1)); done
         done
     done
-done | xargs -0 -n 4 -P "${SANITIZE_JOBS:-1}" sh "$0" --one | tee "$log"
-pass=$(grep -c '^PASS' "$log"); fail=$(grep -c '^FAIL' "$log")
+done
+{ xargs -0 -r -n 4 -P "${SANITIZE_JOBS:-1}" sh "$0" --one <"$list"; echo $? >"$status"; } | tee "$log"
+pass=$(grep -c '^PASS' "$log"); fail=$(grep -c '^FAIL' "$log"); skip=$(grep -c '^SKIP' "$log")
+# Every pair ends as one SKIP or four tool lines: fewer means a run that did not finish.
+finished=$((skip + (pass + fail) / 4)); ok=1
+if [ "$(cat "$status")" != 0 ] || [ "$finished" -ne "$pairs" ]; then
+    echo "sanitize: $finished of $pairs (version, N) pairs finished (xargs exit $(cat "$status"))"; ok=0
+fi
 [ "$fail" -gt 0 ] && echo "failed:" && grep '^FAIL' "$log" | sed 's/^FAIL  /  /'
-rm -f "$log"
+rm -f "$list" "$log" "$status"
 echo "sanitize: $pass passed, $fail failed"
-[ "$pass" -gt 0 ] && [ "$fail" -eq 0 ]
+[ "$ok" -eq 1 ] && [ "$pass" -gt 0 ] && [ "$fail" -eq 0 ]
