@@ -86,18 +86,19 @@ constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 128
 constexpr int kStages = 2;                                       // units in flight per block
 
 /* The ring of a persistent block, whose units are u = blockIdx.x,
- * blockIdx.x + gridDim.x, ...: thread 0 sets up the Stages barriers and
- * issues the block's first Stages units (issue(u, i): unit u into buffer i,
- * completing on full[i]), the block synced between; once every thread holds
- * unit u of buffer i, ring_refill issues the unit Stages ahead into it. */
+ * blockIdx.x + gridDim.x, ...: thread 0 sets up the Stages barriers, and,
+ * the block synced, thread i issues the block's unit i into buffer i
+ * (issue(u, i): unit u into buffer i, completing on full[i]; lanes of one
+ * warp, so that a pool's slot lookups before the copies are one load, not
+ * one after the other); once every thread holds unit u of buffer i,
+ * ring_refill issues the unit Stages ahead into it (thread 0). */
 template <int Stages, typename Issue>
 static __device__ __forceinline__ void ring_start(uint64_t *full, int64_t units, Issue issue) {
     if (threadIdx.x == 0)
         for (int i = 0; i < Stages; i++) mbar_init(&full[i], 1);
     __syncthreads();
-    if (threadIdx.x == 0)
-        for (int i = 0; i < Stages; i++)
-            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+    const int i = (int)threadIdx.x;
+    if (i < Stages && blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
 }
 template <int Stages, typename Issue>
 static __device__ __forceinline__ void ring_refill(int64_t u, int i, int64_t units, Issue issue) {
@@ -143,7 +144,8 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         return slot < 0 ? -1 : (int64_t)slot * H + (head32 - bi * heads);
     };
 
-    /* Thread 0: unit u's rows into stage buffer i (a head's last unit may be short). */
+    /* The issuing thread (ring_start, ring_refill): unit u's rows into stage
+     * buffer i (a head's last unit may be short). */
     auto issue = [&](int64_t u, int i) {
         const uint32_t head32 = (uint32_t)u / uph;
         const int64_t p0 = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows;
@@ -384,7 +386,8 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
         const int32_t slot = pool.slot_of[bi];
         return slot < 0 ? -1 : slot;
     };
-    /* Thread 0: unit u's rows into stage buffer i (a batch entry's last unit may be short). */
+    /* The issuing thread (ring_start, ring_refill): unit u's rows into stage
+     * buffer i (a batch entry's last unit may be short). */
     auto issue = [&](int64_t u, int i) {
         const uint32_t bi = (uint32_t)u / upb;
         const int64_t c0 = (int64_t)((uint32_t)u - bi * upb) * kRows;
