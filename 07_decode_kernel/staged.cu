@@ -86,19 +86,28 @@ constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 128
 constexpr int kStages = 2;                                       // units in flight per block
 
 /* The ring of a persistent block, whose units are u = blockIdx.x,
- * blockIdx.x + gridDim.x, ...: thread 0 sets up the Stages barriers, and,
- * the block synced, thread i issues the block's unit i into buffer i
- * (issue(u, i): unit u into buffer i, completing on full[i]; lanes of one
- * warp, so that a pool's slot lookups before the copies are one load, not
- * one after the other); once every thread holds unit u of buffer i,
- * ring_refill issues the unit Stages ahead into it (thread 0). */
-template <int Stages, typename Issue>
+ * blockIdx.x + gridDim.x, ...: thread 0 sets up the Stages barriers and,
+ * the block synced, issues the block's first Stages units (issue(u, i):
+ * unit u into buffer i, completing on full[i]); once every thread holds
+ * unit u of buffer i, ring_refill issues the unit Stages ahead into it.
+ * SPREAD (the Serve kernels, whose issue looks up a pool's slot of the unit
+ * before its copy): thread i issues unit i, lanes of one warp, so that the
+ * lookups are one load, not one after the other. H100, one call, commit d8281457a380,
+ * batch 64 in a pool of 1024 slots, a step in a CUDA graph: Mamba-2 fp16
+ * 0.0223 to 0.0203 ms, fp32 0.0317 to 0.0305-0.0308, Mamba-1 fp32 0.0070
+ * to 0.0064; without a pool it was no faster, and Mamba-1 fp16 batch 64
+ * slower (0.0051 to 0.0055), so only the pool's kernels spread. */
+template <int Stages, bool SPREAD, typename Issue>
 static __device__ __forceinline__ void ring_start(uint64_t *full, int64_t units, Issue issue) {
     if (threadIdx.x == 0)
         for (int i = 0; i < Stages; i++) mbar_init(&full[i], 1);
     __syncthreads();
-    const int i = (int)threadIdx.x;
-    if (i < Stages && blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+    if (SPREAD) {
+        const int i = (int)threadIdx.x;
+        if (i < Stages && blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
+    } else if (threadIdx.x == 0)
+        for (int i = 0; i < Stages; i++)
+            if (blockIdx.x + (int64_t)i * gridDim.x < units) issue(blockIdx.x + (int64_t)i * gridDim.x, i);
 }
 template <int Stages, typename Issue>
 static __device__ __forceinline__ void ring_refill(int64_t u, int i, int64_t units, Issue issue) {
@@ -159,7 +168,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         mbar_arrive_expect_tx(&full[i], bytes);
         bulk_load(stage + i * unit_elems, state + (sh * P + p0) * N, bytes, &full[i]);
     };
-    ring_start<kStages>(full, units, issue);
+    ring_start<kStages, Serve>(full, units, issue);
 
     int64_t k = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
@@ -422,7 +431,7 @@ __global__ void __launch_bounds__(m1_unit_rows(sizeof(F)) * kM1Lanes) decode_sta
         load_token(bi, c, 0, in);
     };
 
-    ring_start<kM1Stages>(full, units, issue);
+    ring_start<kM1Stages, Serve>(full, units, issue);
 
     int64_t k = 0;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x, k++) {
