@@ -92,11 +92,11 @@ constexpr int kStages = 2;                                       // units in fli
  * unit u of buffer i, ring_refill issues the unit Stages ahead into it.
  * SPREAD (the Serve kernels, whose issue looks up a pool's slot of the unit
  * before its copy): thread i issues unit i, lanes of one warp, so that the
- * lookups are one load, not one after the other. H100, one call, commit d8281457a380,
- * batch 64 in a pool of 1024 slots, a step in a CUDA graph: Mamba-2 fp16
- * 0.0223 to 0.0203 ms, fp32 0.0317 to 0.0305-0.0308, Mamba-1 fp32 0.0070
- * to 0.0064; without a pool it was no faster, and Mamba-1 fp16 batch 64
- * slower (0.0051 to 0.0055), so only the pool's kernels spread. */
+ * lookups are one load, not one after the other. H100, one call, commit
+ * d8281457a380, batch 64 in a pool of 1024 slots, a step in a CUDA graph:
+ * Mamba-2 fp16 0.0223 to 0.0203 ms, fp32 0.0317 to 0.0305-0.0308, Mamba-1
+ * fp32 0.0070 to 0.0064; without a pool it was no faster, and Mamba-1 fp16
+ * batch 64 slower (0.0051 to 0.0055), so only the Serve kernels spread. */
 template <int Stages, bool SPREAD, typename Issue>
 static __device__ __forceinline__ void ring_start(uint64_t *full, int64_t units, Issue issue) {
     if (threadIdx.x == 0)
