@@ -160,8 +160,7 @@ static __device__ __forceinline__ void state_product_split(float (&st)[SLABS][32
 template <int NE>
 static __device__ __forceinline__ void state_to_smem_split(uint32_t ss, uint32_t ss_lo, const float (&s)[NE],
                                                            int p_first = 0) {
-    const int lane = threadIdx.x % 32, wq = NE == 32 ? threadIdx.x / 32 : (threadIdx.x / 32) % 4, q = lane / 8,
-              r8 = lane % 8;
+    const int lane = threadIdx.x % 32, wq = ws_frag_warp<NE>(threadIdx.x), q = lane / 8, r8 = lane % 8;
 #pragma unroll
     for (int i = 0; i < NE / 4; i += 2) {
         uint32_t hi[4], lo[4];

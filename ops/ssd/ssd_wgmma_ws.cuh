@@ -601,6 +601,11 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
  * element they came to 1,500 instructions a thread, each fetched once into
  * the instruction cache, and cost a one-chunk walk as much as ten chunks). */
 static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
+/* wq of thread tid: its warp in its warpgroup, where a thread holds NE
+ * values an n-tile (NE 32: the one computing warpgroup, threads 0-127; NE
+ * 16: version 21's two, threads 0-255). */
+template <int NE, typename I>
+static __device__ __forceinline__ I ws_frag_warp(I tid) { return NE == 32 ? tid / 32 : (tid / 32) % 4; }
 
 /* n-tile mt of h0 of the walk's (b, h) (zero without); NE 16: the 32
  * columns of p from p_first of one of version 21's two warpgroups (NE 32:
@@ -612,7 +617,7 @@ static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArg
     for (int e = 0; e < NE; e++) v[e] = 0.f;
     if (!a.h0) return;
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4),
-              n0 = mt * 64 + 16 * (NE == 32 ? thread_index() / 32 : (thread_index() / 32) % 4) + lane / 4;
+              n0 = mt * 64 + 16 * ws_frag_warp<NE>(thread_index()) + lane / 4;
     const float *src = a.h0 + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
     const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;   // every element of the tile
 #pragma unroll
@@ -708,7 +713,7 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][NE], 
                                                       int slabs, int p_first = 0) {
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4);
     for (int mt = 0; mt < slabs; mt++) {
-        const int n0 = mt * 64 + 16 * (NE == 32 ? thread_index() / 32 : (thread_index() / 32) % 4) + lane / 4;
+        const int n0 = mt * 64 + 16 * ws_frag_warp<NE>(thread_index()) + lane / 4;
         float *dst = a.final_state + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
         const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
 #pragma unroll
