@@ -34,14 +34,15 @@
  *    kStages = 2 units in flight while the block works on the oldest: a
  *    block walks the units blockIdx.x, blockIdx.x + gridDim.x, ...; the
  *    grid is as many blocks as fit on the SMs (persistent).
- *  - The block's 128 threads take a unit as 8 threads a row, each its K
- *    16-byte vectors of the row (vector sub, sub + 8, ...: a warp reads 4
- *    rows of 128 contiguous bytes, no bank conflicts), from shared memory
- *    into registers; the block then syncs, the buffer is refilled with the
- *    unit kStages ahead, and the tokens run on the registers as in 6-9
- *    (dA once per head and token, h = h·dA + B·(Δ·x), y by 3 shuffle rounds
- *    over the row's 8 threads). The state goes back by streaming 16-byte
- *    stores (st.global.cs): stores do not wait on DRAM.
+ *  - The block's 64 threads take a unit as 8 threads a row, each its K
+ *    16-byte vectors of two rows, row and row + 8 (vector sub, sub + 8,
+ *    ...: a warp reads 4 rows of 128 contiguous bytes, no bank conflicts),
+ *    from shared memory into registers; the block then syncs, the buffer is
+ *    refilled with the unit kStages ahead, and the tokens run on the
+ *    registers as in 6-9 (dA once per head and token, h = h·dA + B·(Δ·x),
+ *    y by 3 shuffle rounds over the row's 8 threads). The state goes back
+ *    by streaming 16-byte stores (st.global.cs): stores do not wait on
+ *    DRAM.
  *  - What it should buy: the state's bytes in flight per SM no longer
  *    capped by registers: 2 units of 8 KiB (fp32, N 128) or 4 KiB (fp16)
  *    per block, up to 14 blocks per SM, the loads of later units running
@@ -66,6 +67,16 @@
  *    0.0521, 0.1887 / 0.1936; launch_staged says when it is used).
  *    Bringing B's and C's lines into L1 instead (prefetch.global.L1, no
  *    registers held) bought nothing at any batch in that call.
+ *  - Two rows a thread (kStagedRowsAThread), which share the thread's Δ,
+ *    dA, B and C: a thread held one row until Nsight Compute on the H200
+ *    put the fp16 step at batch 64 at 70% of the issue slots with DRAM at
+ *    39% of its peak. H200, one call (commit 2809ce501b99, M2 S4, ms, one
+ *    row / two rows, the second of two runs): fp16 batch 64 0.0253 /
+ *    0.0237, batch 256 0.0836 / 0.0756; fp32 batch 64 0.0407 / 0.0387,
+ *    batch 256 0.1434 / 0.1465 (2% slower); batch 16 and Mamba-1 (its own
+ *    kernel) unchanged. On the H100 (commit 9096dcae35f2) it bought
+ *    nothing as timed and was 2% slower at batch 256 in both dtypes: there
+ *    the bytes, not the instructions, set the step's time.
  * Its specialization: Mamba-2 (Mamba-1's rows, N = 16 states with A per
  * state, have their own kernel below), N a multiple of 8 vectors of 16 bytes (fp32: N =
  * 32, 64 or 128; 16-bit: 64, 128 or 256), the state, B and C 16-byte
@@ -82,7 +93,8 @@
 
 constexpr int kStagedLanes = 8;                                  // threads per state row
 constexpr int kStagedRows = 16;                                  // rows (p) per unit
-constexpr int kStagedThreads = kStagedLanes * kStagedRows;       // 128
+constexpr int kStagedRowsAThread = 2;                            // rows row and row + 8 of a unit
+constexpr int kStagedThreads = kStagedLanes * kStagedRows / kStagedRowsAThread;  // 64
 constexpr int kStages = 2;                                       // units in flight per block
 
 /* The ring of a persistent block, whose units are u = blockIdx.x,
@@ -122,6 +134,7 @@ static __device__ __forceinline__ void ring_refill(int64_t u, int i, int64_t uni
 template <typename F, int K, bool Serve, bool EARLY>
 __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTensors t, DecodePool pool, int64_t units) {
     constexpr int VE = 16 / (int)sizeof(F);  // values per 16-byte vector
+    constexpr int R = kStagedRowsAThread, kRowStep = kStagedRows / R;  // the thread's rows: row + kRowStep·r
     const DecodeShape s = t.s;
     const int64_t N = (int64_t)kStagedLanes * K * VE, P = s.headdim, H = s.heads, T = s.tokens;
     const int64_t units_per_head = ceil_div(P, kStagedRows);
@@ -175,18 +188,21 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         const int i = (int)(k % kStages);
         const uint32_t head32 = (uint32_t)u / uph, bi32 = head32 / heads, hi32 = head32 - bi32 * heads;
         const int64_t bi = bi32, hi = hi32, sh = state_head(head32);
-        const int64_t p = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows + row;
+        const int64_t p0 = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows + row;
+        auto p = [&](int r) { return p0 + kRowStep * r; };  // the thread's rows
+        auto valid = [&](int r) { return p(r) < P; };
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
         const int64_t gi = hi32 / per_group;
-        const bool valid = p < P, padding = sh < 0;
+        const bool padding = sh < 0;
         const float A2 = t.A[hi] * LOG2E_F, D = t.D ? t.D[hi] : 0.f, bias = t.dt_bias ? t.dt_bias[hi] : 0.f;
-        /* Token tok's Δ, x and the thread's vectors of B and C (sub, sub + 8, ...); EARLY,
-         * token 0's are loaded before the wait for the unit's copy, so that their loads run
-         * under it. */
-        float delta = 0.f, xv = 0.f, Bv[K][VE], Cv[K][VE];
+        /* Token tok's Δ, x of the thread's rows and its vectors of B and C (sub, sub + 8, ...);
+         * EARLY, token 0's are loaded before the wait for the unit's copy, so that their loads
+         * run under it. */
+        float delta = 0.f, xv[R] = {}, Bv[K][VE], Cv[K][VE];
         auto load_token = [&](int64_t tok) {
             delta = delta_poly(to_float(dt[(bi * T + tok) * H + hi]), bias, s.softplus);
-            xv = valid ? to_float(x[((bi * T + tok) * H + hi) * P + p]) : 0.f;
+#pragma unroll
+            for (int r = 0; r < R; r++) xv[r] = valid(r) ? to_float(x[((bi * T + tok) * H + hi) * P + p(r)]) : 0.f;
             const F *Bt = B + ((bi * T + tok) * s.groups + gi) * N, *Ct = C + ((bi * T + tok) * s.groups + gi) * N;
 #pragma unroll
             for (int v = 0; v < K; v++) {
@@ -195,57 +211,72 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
             }
         };
         if (EARLY && T > 0) load_token(0);
-        float h[K][VE];  // the thread's states of its row: vectors sub, sub + 8, ...
+        float h[R][K][VE];  // the thread's states of its rows: vectors sub, sub + 8, ...
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
-        for (int v = 0; v < K; v++) {
-            if (valid && !padding) load_vec(stage + i * unit_elems + row * N + (v * kStagedLanes + sub) * VE, h[v]);
-            else
+        for (int r = 0; r < R; r++)
 #pragma unroll
-                for (int e = 0; e < VE; e++) h[v][e] = 0.f;
-        }
+            for (int v = 0; v < K; v++) {
+                if (valid(r) && !padding)
+                    load_vec(stage + i * unit_elems + (row + kRowStep * r) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
+                else
+#pragma unroll
+                    for (int e = 0; e < VE; e++) h[r][v][e] = 0.f;
+            }
         __syncthreads();  // every thread holds its rows: buffer i takes the unit kStages ahead
         ring_refill<kStages>(u, i, units, issue);
 
         for (int64_t tok = 0; tok < T; tok++) {
-            const int64_t at = ((bi * T + tok) * H + hi) * P + p;  // x, z, y
-            F *inter_row = Serve && inter && valid ? inter + (((bi * T + tok) * H + hi) * P + p) * N : nullptr;
+            const int64_t at0 = ((bi * T + tok) * H + hi) * P;  // x, z, y of row p: at0 + p
             if (Serve && padding) {  // y and the intermediate states zeros (h holds zeros)
-                if (sub == 0 && valid) y[at] = from_float<F>(0.f);
-                if (inter_row)
 #pragma unroll
-                    for (int v = 0; v < K; v++) store_stream(inter_row + (v * kStagedLanes + sub) * VE, h[v]);
+                for (int r = 0; r < R; r++) {
+                    if (sub == 0 && valid(r)) y[at0 + p(r)] = from_float<F>(0.f);
+                    if (inter && valid(r))
+#pragma unroll
+                        for (int v = 0; v < K; v++)
+                            store_stream(inter + (at0 + p(r)) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
+                }
                 continue;
             }
             if (!EARLY || tok > 0) load_token(tok);
             // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
-            const float dA = exp2_approx(delta * A2), dx = delta * xv;
-            float acc = 0.f;
+            const float dA = exp2_approx(delta * A2);
 #pragma unroll
-            for (int v = 0; v < K; v++)
+            for (int r = 0; r < R; r++) {
+                const float dx = delta * xv[r];
+                float acc = 0.f;
 #pragma unroll
-                for (int e = 0; e < VE; e++) {
-                    // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
-                    h[v][e] = fmaf(Bv[v][e], dx, h[v][e] * dA);
-                    // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
-                    acc = fmaf(h[v][e], Cv[v][e], acc);
+                for (int v = 0; v < K; v++)
+#pragma unroll
+                    for (int e = 0; e < VE; e++) {
+                        // state.copy_(state * dA + dB * rearrange(x, "b h d -> b h d 1")), dB = dt·B: as B·(dt·x)
+                        h[r][v][e] = fmaf(Bv[v][e], dx, h[r][v][e] * dA);
+                        // out = torch.einsum("bhdn,bhn->bhd", state.to(C.dtype), C)
+                        acc = fmaf(h[r][v][e], Cv[v][e], acc);
+                    }
+#pragma unroll
+                for (int off = kStagedLanes / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+                if (sub == 0 && valid(r)) {
+                    // out += (x * D).to(out.dtype)
+                    float out = acc + xv[r] * D;
+                    // return (out if z is None else out * F.silu(z)).to(x.dtype)
+                    if (z) out *= silu(to_float(z[at0 + p(r)]));
+                    y[at0 + p(r)] = from_float<F>(out);
                 }
+                if (Serve && inter && valid(r))
 #pragma unroll
-            for (int off = kStagedLanes / 2; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-            if (sub == 0 && valid) {
-                // out += (x * D).to(out.dtype)
-                float out = acc + xv * D;
-                // return (out if z is None else out * F.silu(z)).to(x.dtype)
-                if (z) out *= silu(to_float(z[at]));
-                y[at] = from_float<F>(out);
+                    for (int v = 0; v < K; v++)
+                        store_stream(inter + (at0 + p(r)) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
             }
-            if (inter_row)
-#pragma unroll
-                for (int v = 0; v < K; v++) store_stream(inter_row + (v * kStagedLanes + sub) * VE, h[v]);
         }
-        if (valid && !padding)
+        if (!padding)
 #pragma unroll
-            for (int v = 0; v < K; v++) store_stream(state_out + (sh * P + p) * N + (v * kStagedLanes + sub) * VE, h[v]);
+            for (int r = 0; r < R; r++)
+                if (valid(r))
+#pragma unroll
+                    for (int v = 0; v < K; v++)
+                        store_stream(state_out + (sh * P + p(r)) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
     }
 }
 
