@@ -18,6 +18,7 @@ Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/summary.py
 """
 import sys
+import textwrap
 
 sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
@@ -88,6 +89,19 @@ def draw_over_eager(ax, chapters, eager, colors):
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), fontsize=8, frameon=False)
 
 
+def tick_shape(shape, width=11):
+    """'S3 default form, b 8, L 8192' as lines of at most about width
+    characters, broken at its commas first, so that the bars' labels do not
+    run into each other."""
+    lines = []
+    for part in shape.split(", "):
+        if lines and len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += ", " + part
+        else:
+            lines += textwrap.wrap(part, width)
+    return "\n".join(lines)
+
+
 def draw_over_official(ax, front, colors):
     """Right panel of the speed-up figure: the official kernel's best time of
     every run on the device over ours at each chapter's headline shape, where
@@ -100,17 +114,18 @@ def draw_over_official(ax, front, colors):
         ax.bar(i, ratio, color=colors[chapter], width=0.7)
         ax.annotate(f"×{sig(ratio)}", (i, ratio), xytext=(0, 3), textcoords="offset points",
                     ha="center", fontsize=8)
-    ax.set_xticks(range(len(bars)), [f"{c[:2]} v{r['version']:g} {r['dtype']}\n{shape}"
+    ax.set_xticks(range(len(bars)), [f"{c[:2]} v{r['version']:g} {r['dtype']}\n{tick_shape(shape)}"
                                      for c, shape, _, r in bars], fontsize=7)
     ax.set_yscale("log")
     ax.axhline(1, color="#333333", lw=1)
     ax.grid(True, axis="y", which="major", color="#dddddd")
-    kernels = ", ".join(dict.fromkeys(OFFICIAL_NAMES[o["impl"]].replace("`", "") for _, _, o, _ in bars))
-    ax.set_title("over the official kernel's best on this GPU (also timed in the same call), at each headline shape\n"
-                 + (kernels or "none timed in this run"), fontsize=10)
+    kernels = "; ".join(dict.fromkeys(OFFICIAL_NAMES[o["impl"]].replace("`", "") for _, _, o, _ in bars))
+    ax.set_title("over the official kernel's best on this GPU (also timed in the same call),\n"
+                 "at each headline shape", fontsize=10)
     without = [c[:2] for c in sorted(front.chapters) if c not in {b[0] for b in bars}]
-    ax.set_xlabel(f"no official time from the same call: chapter{'s' if len(without) > 1 else ''} "
-                  + (", ".join(without) or "none"), fontsize=9)
+    note = (f"\nno official time from the same call: chapter{'s' if len(without) > 1 else ''} {', '.join(without)}"
+            if without else "")
+    ax.set_xlabel(textwrap.fill("official: " + (kernels or "none timed in this run"), 90) + note, fontsize=8)
 
 
 def draw_speedup(front, eager):
