@@ -40,12 +40,13 @@
  *    from shared memory into registers; the block then syncs, the buffer is
  *    refilled with the unit kStages ahead, and the tokens run on the
  *    registers as in 6-9 (dA once per head and token, h = h·dA + B·(Δ·x),
- *    y by 3 shuffle rounds over the row's 8 threads). The state goes back
+ *    y by 3 shuffle rounds over each row's 8 threads). The state goes back
  *    by streaming 16-byte stores (st.global.cs): stores do not wait on
  *    DRAM.
  *  - What it should buy: the state's bytes in flight per SM no longer
  *    capped by registers: 2 units of 8 KiB (fp32, N 128) or 4 KiB (fp16)
- *    per block, up to 14 blocks per SM, the loads of later units running
+ *    per block, up to 14 blocks per SM (10 since a thread takes two rows:
+ *    registers), the loads of later units running
  *    under the arithmetic and stores of the current one.
  *  - Units and stages, swept on an H200 (plots/data/07_decode_kernel_tuning.csv):
  *    the first build's 4 units of 32 rows held 3 blocks an SM (fp32; shared
@@ -74,9 +75,11 @@
  *    row / two rows, the second of two runs): fp16 batch 64 0.0253 /
  *    0.0237, batch 256 0.0836 / 0.0756; fp32 batch 64 0.0407 / 0.0387,
  *    batch 256 0.1434 / 0.1465 (2% slower); batch 16 and Mamba-1 (its own
- *    kernel) unchanged. On the H100 (commit 9096dcae35f2) it bought
- *    nothing as timed and was 2% slower at batch 256 in both dtypes: there
- *    the bytes, not the instructions, set the step's time.
+ *    kernel) unchanged. On the H100, against the one-row build in one call
+ *    (commit 9096dcae35f2), it bought nothing as timed and was 2% slower at
+ *    batch 256 in both dtypes: there the bytes, not the instructions, set
+ *    the step's time. 16-bit N 256 (K 4) takes 165 registers a thread with
+ *    two rows, about 6 blocks an SM: checked, not timed.
  * Its specialization: Mamba-2 (Mamba-1's rows, N = 16 states with A per
  * state, have their own kernel below), N a multiple of 8 vectors of 16 bytes (fp32: N =
  * 32, 64 or 128; 16-bit: 64, 128 or 256), the state, B and C 16-byte
@@ -188,8 +191,8 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         const int i = (int)(k % kStages);
         const uint32_t head32 = (uint32_t)u / uph, bi32 = head32 / heads, hi32 = head32 - bi32 * heads;
         const int64_t bi = bi32, hi = hi32, sh = state_head(head32);
-        const int64_t p0 = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows + row;
-        auto p = [&](int r) { return p0 + kRowStep * r; };  // the thread's rows
+        const int64_t p_row = (int64_t)((uint32_t)u - head32 * uph) * kStagedRows + row;
+        auto p = [&](int r) { return p_row + kRowStep * r; };  // the thread's rows
         auto valid = [&](int r) { return p(r) < P; };
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
         const int64_t gi = hi32 / per_group;
@@ -621,13 +624,16 @@ static void launch_persistent(Kernel k, int threads, const DecodeTensors *t, Dec
 }
 
 /* Token 0's inputs loaded early hold B's and C's vectors in registers
- * through the wait (72 registers a thread against 56 at N 128: 7 blocks an
- * SM against 9). In 16 bits that was faster at every batch timed (H100,
- * batch 1 to 256); in fp32 only where the units are few: at most kStages
- * for each block the kernel without it fits (batch 18 and below at S4,
- * where the early kernel's blocks take one to three units, and the copies
- * of most are issued at the block's start); with more, the blocks it costs
- * slowed batch 64 and 256 by 2-3%. */
+ * through the wait. Measured with one row a thread (72 registers a thread
+ * against 56 at N 128: 7 blocks an SM against 9): in 16 bits that was
+ * faster at every batch timed (H100, batch 1 to 256); in fp32 only where
+ * the units are few: at most kStages for each block the kernel without it
+ * fits (batch 18 and below at S4 then, where the early kernel's blocks take
+ * one to three units, and the copies of most are issued at the block's
+ * start); with more, the blocks it cost slowed batch 64 and 256 by 2-3%.
+ * With two rows a thread both fp32 kernels fit 10 blocks an SM (94 and 96
+ * registers at N 128), so the rule now picks the early kernel up to batch
+ * 20; whether it would also pay above that is not measured. */
 template <typename F, int K, bool Serve>
 static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
