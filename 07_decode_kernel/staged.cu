@@ -215,6 +215,11 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
         };
         if (EARLY && T > 0) load_token(0);
         float h[R][K][VE];  // the thread's states of its rows: vectors sub, sub + 8, ...
+        // row r's vectors to dst, the start of that row's (N) state in device memory
+        auto store_row = [&](F *dst, int r) {
+#pragma unroll
+            for (int v = 0; v < K; v++) store_stream(dst + (v * kStagedLanes + sub) * VE, h[r][v]);
+        };
         mbar_wait(&full[i], (uint32_t)((k / kStages) & 1));
 #pragma unroll
         for (int r = 0; r < R; r++)
@@ -235,10 +240,7 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
 #pragma unroll
                 for (int r = 0; r < R; r++) {
                     if (sub == 0 && valid(r)) y[at0 + p(r)] = from_float<F>(0.f);
-                    if (inter && valid(r))
-#pragma unroll
-                        for (int v = 0; v < K; v++)
-                            store_stream(inter + (at0 + p(r)) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
+                    if (inter && valid(r)) store_row(inter + (at0 + p(r)) * N, r);
                 }
                 continue;
             }
@@ -267,19 +269,13 @@ __global__ void __launch_bounds__(kStagedThreads) decode_staged_kernel(DecodeTen
                     if (z) out *= silu(to_float(z[at0 + p(r)]));
                     y[at0 + p(r)] = from_float<F>(out);
                 }
-                if (Serve && inter && valid(r))
-#pragma unroll
-                    for (int v = 0; v < K; v++)
-                        store_stream(inter + (at0 + p(r)) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
+                if (Serve && inter && valid(r)) store_row(inter + (at0 + p(r)) * N, r);
             }
         }
         if (!padding)
 #pragma unroll
             for (int r = 0; r < R; r++)
-                if (valid(r))
-#pragma unroll
-                    for (int v = 0; v < K; v++)
-                        store_stream(state_out + (sh * P + p(r)) * N + (v * kStagedLanes + sub) * VE, h[r][v]);
+                if (valid(r)) store_row(state_out + (sh * P + p(r)) * N, r);
     }
 }
 
