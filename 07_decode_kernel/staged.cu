@@ -623,13 +623,17 @@ static void launch_persistent(Kernel k, int threads, const DecodeTensors *t, Dec
  * through the wait. Measured with one row a thread (72 registers a thread
  * against 56 at N 128: 7 blocks an SM against 9): in 16 bits that was
  * faster at every batch timed (H100, batch 1 to 256); in fp32 only where
- * the units are few: at most kStages for each block the kernel without it
- * fits (batch 18 and below at S4 then, where the early kernel's blocks take
- * one to three units, and the copies of most are issued at the block's
- * start); with more, the blocks it cost slowed batch 64 and 256 by 2-3%.
- * With two rows a thread both fp32 kernels fit 10 blocks an SM (94 and 96
- * registers at N 128), so the rule now picks the early kernel up to batch
- * 20; whether it would also pay above that is not measured. */
+ * the units are few, and with more the blocks it cost slowed batch 64 and
+ * 256 by 2-3%. With two rows a thread both fp32 kernels fit 10 blocks an
+ * SM (94 and 96 registers at N 128), and the early kernel is faster up to
+ * a few units a block (H200, one call, M2 S4, ms, three runs each, without
+ * / with, medians: batch 24, 2.3 units a block, 0.01813 / 0.01765;
+ * batch 32, 3.1, 0.02218 / 0.02194) and slower at 6.2 (batch 64: 0.0384 /
+ * 0.03878); at batch 128 and 256 they are within 0.5%. So fp32 loads early
+ * where the units number at most kEarlyUnitsABlock for each block the
+ * kernel without it fits (batch 41 and below at S4). */
+constexpr int64_t kEarlyUnitsABlock = 4;
+
 template <typename F, int K, bool Serve>
 static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const DecodeShape *s = &t->s;
@@ -637,7 +641,7 @@ static void launch_staged(const DecodeTensors *t, DecodePool pool) {
     const size_t smem = (size_t)kStages * kStagedRows * s->dstate * sizeof(F);
     static PersistentFit plain, early;  // the kernels without and with EARLY
     if constexpr (sizeof(F) == 4) {
-        if (units > kStages * persistent_fit(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, smem, &plain)) {
+        if (units > kEarlyUnitsABlock * persistent_fit(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, smem, &plain)) {
             launch_persistent(decode_staged_kernel<F, K, Serve, false>, kStagedThreads, t, pool, units, smem, &plain);
             return;
         }
