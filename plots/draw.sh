@@ -32,6 +32,7 @@ for f in "$data"/*.csv; do
         "seqlen,width,kv_cache_mib,"*) ;;  # 07's state-vs-KV-cache table: plots/decode.py
         "state_dtype,state_bytes,"*) ;;    # 07's 16-bit-state accuracy: plots/tables.py
         "sweep,version,tile,"*) ;;         # 04's plan and tile sweeps: read in 04's README, not drawn
+        "sweep,version,rows_per_unit,"*) ;;  # 07's staged units and early-load sweeps: read in 07's README, not drawn
         "operand,products_per_mac,"*) ;;   # 05's operand precisions: quoted in 05's README, not drawn
         *) echo "plots: $f: unknown header, skipped" ;;
     esac
