@@ -46,8 +46,8 @@
  *  - What it should buy: the state's bytes in flight per SM no longer
  *    capped by registers: 2 units of 8 KiB (fp32, N 128) or 4 KiB (fp16)
  *    per block, up to 14 blocks per SM (10 since a thread takes two rows:
- *    registers), the loads of later units running
- *    under the arithmetic and stores of the current one.
+ *    registers), the loads of later units running under the arithmetic
+ *    and stores of the current one.
  *  - Units and stages, swept on an H200 (plots/data/07_decode_kernel_tuning.csv):
  *    the first build's 4 units of 32 rows held 3 blocks an SM (fp32; shared
  *    memory was the cap) with DRAM at 48% of its peak at batch 64. 2 units
