@@ -401,7 +401,7 @@ static const Version VERSIONS[] = {
 
 int main(int argc, char **argv) {
     Args args;
-    args_parse(&args, argc, argv, ARG_CHECK | ARG_LIST | ARG_VERSION | ARG_SEED,
+    args_parse(&args, argc, argv, ARG_CHECK | ARG_LIST | ARG_VERSION | ARG_SEED, NULL, 0,
                "00_ssm_basics: continuous SSM, ZOH vs Euler-B vs Euler, "
                "convolution vs recurrence (CPU)");
     if (args.list) {

@@ -3,6 +3,7 @@
  *   build/01_naive_scan            check lines + a short timing/memory table
  *   build/01_naive_scan --list     the numbered versions
  *   build/01_naive_scan 3 --bench  time version 3 at the S1 shapes */
+#include "driver.h"
 #include "op_scan.h"
 
 #include "cpu.h"

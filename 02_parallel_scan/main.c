@@ -4,6 +4,7 @@
  *   build/02_parallel_scan            check lines + a short timing/memory table
  *   build/02_parallel_scan --list     the numbered versions
  *   build/02_parallel_scan 6 --bench  time version 6 at the S1 shapes */
+#include "driver.h"
 #include "op_scan.h"
 
 #include "cpu.h"

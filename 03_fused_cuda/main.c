@@ -3,6 +3,7 @@
  *   build/03_fused_cuda            check lines + a short timing/memory table
  *   build/03_fused_cuda --list     the numbered versions
  *   build/03_fused_cuda 7 --bench  time version 7 at the S1 and S2 shapes */
+#include "driver.h"
 #include "op_scan.h"
 
 #include "../02_parallel_scan/kernels.h"
@@ -54,7 +55,7 @@ static const ScanVersion versions[] = {
 };
 
 /* The previous stage, 02_parallel_scan: its fastest GPU scan over materialized
- * pairs (Hillis-Steele: 4.6 ms against Blelloch's 6.3 at S1 batch 16, H200). */
+ * pairs (Hillis-Steele; 02's README times it against Blelloch's). */
 static const ScanVersion hillis_steele_gpu = {
     .info = {.name = "scan_hillis_steele_gpu", .what = "02_parallel_scan's Hillis-Steele GPU scan",
              .gpu = true, .dtype = DT_FP32},

@@ -37,10 +37,9 @@ constexpr int kTileSync = 32;   // time steps per tile, versions 5 and 6
 constexpr int kTileAsync = 16;  // time steps per tile, version 7 (two tiles in flight)
 /* Version 7 cuts L only once 4 states a thread are still short. With 2 (its
  * first plan: 16 lanes of 2 states a row at batch 1) the per-(row, step) work
- * and the 16-lane sums of y cost more than the extra exps of more chunks:
- * H200, plots/data/03_fused_cuda_tuning.csv, S1 b1 0.0616 -> 0.0487 ms, S2 b1
- * L 65536 3.59 -> 2.40 ms (04's version 8 had measured the same). 8 was
- * faster still at the longest rows and slower at S1 b4 and S2 b1 L 512. */
+ * and the 16-lane sums of y cost more than the extra exps of more chunks
+ * (04's version 8 found the same). 8 is faster still at the longest rows and
+ * slower at short ones (tuning.md, sweep 1). */
 constexpr int kTunedMinR = 4;
 
 /* Four steps [tt, tt+4) of one row; steps >= L read as 0. vec4: the row is

@@ -4,8 +4,8 @@
  * A, D, delta_bias, h0, last_state and the state stay fp32, and so does all
  * arithmetic: fp16 is a storage format here. Halving the bytes does not halve
  * the time. At S1 (d 2048, N 32, L 512, b 16) the fp32 scan is already
- * exp-bound (exp floor 0.128 ms, bytes floor 0.064 ms); fp16 moves the bytes
- * floor to 0.032 ms and leaves the exp floor where it is. Half2 exponentials
+ * exp-bound (its exp floor nearly twice its bytes floor, README.md); fp16 halves
+ * the bytes floor and leaves the exp floor where it is. Half2 exponentials
  * do not lower it: on sm_90 an ex2.approx.f16x2 issues as two MUFU.EX2, 16
  * results per clock per SM either way. The way under it is to compute some
  * exponentials without the MUFU, on the FMA pipe (exp2_poly.h).

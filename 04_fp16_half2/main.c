@@ -5,6 +5,7 @@
  *   build/04_fp16_half2            check lines + a short timing/memory table
  *   build/04_fp16_half2 --list     the numbered versions
  *   build/04_fp16_half2 5 --bench  time version 5 at the S1 and S2 shapes */
+#include "driver.h"
 #include "op_scan.h"
 
 #include "../03_fused_cuda/kernels.h"

@@ -80,8 +80,7 @@ enum Addressing {
 /* Version 14: copy_rows16's vec8 path with the addresses kept running.
  * copy_rows16 finds every row's source from its index (a 64-bit multiply),
  * clamps the step and tests vec8 for each 16 bytes: about 40 instructions a
- * cp.async (SASS under Nsight Compute, version 10 at S2 b8: 1.4 of its 12.3
- * instructions an element). Here `off`, this thread's first element of the
+ * cp.async (tuning.md, "Cheaper copies"). Here `off`, this thread's first element of the
  * tile (row·L + t0 + 8q, the same in every tensor), is found once a tile and
  * each further row is a pointer step: about 10 a cp.async. */
 template <typename F>

@@ -24,19 +24,15 @@
  *   store  the lanes' partial sums added, D·u, the z gate, y narrowed to
  *          16 bits, 8 bytes (4 steps) a store;
  *   kTile = 32 steps a tile, not 16: with 16 the three barriers per tile were
- *          the largest stall at batch 1 (ncu: 32-37% of the cycles between a
- *          warp's instructions); kMinR = 4 states a thread at least before L
- *          is cut, not 2: at R = 2 the per-(row, step) work and the 16-lane
- *          sums of y cost more than the extra exps of more chunks. Measured on
- *          an H200 (plots/data/04_fp16_half2_tuning.csv) against 16-step tiles
- *          and R >= 2: S1 b1 0.039 against 0.057 ms, S2 b8 L8192 1.28 against
- *          1.43 ms. (03's version 7 has since taken kMinR = 4 too.)
+ *          the largest stall at batch 1; kMinR = 4 states a thread at least
+ *          before L is cut, not 2: at R = 2 the per-(row, step) work and the
+ *          16-lane sums of y cost more than the extra exps of more chunks
+ *          (tuning.md, sweeps 1-3). (03's version 7 has since taken kMinR = 4
+ *          too.)
  *
  * The polynomial exps of versions 5-7 do not pay here: this kernel is not
- * MUFU-bound (03's version 7 at S1 b16: MUFU 58% of peak, issue 62%), so
- * moving exps to the FMA pipe only adds instructions (measured with 16-step
- * tiles: S1 b16 0.361 ms with one state in eight on the polynomial, 0.328
- * without).
+ * MUFU-bound, so moving exps to the FMA pipe only adds instructions
+ * (tuning.md, "Version 8's constants").
  *
  * Per element the scan is 03's: FMUL, MUFU.EX2, FMUL, FFMA, FFMA, half an
  * LDS.128. Per (row, step): the widening of u, delta, z (a convert each) and
@@ -50,31 +46,32 @@
  * each), and the second cannot start before the last block of the first has
  * ended and the launch has gone through. Launched as a programmatic dependent
  * (sm_90), its blocks start as the first pass's blocks end, copy their first
- * tile, and wait in the kernel for the chunk states only. Measured bound
- * (Nsight Compute, H200, S2 b1 L512): latency; passes of 17 and 21 µs at
- * 1.47 GHz, 0.85 waves, 3 warps per scheduler, issue slots 51-53% busy.
+ * tile, and wait in the kernel for the chunk states only. What bounds the
+ * passes: latency, each under one wave with few warps a scheduler
+ * (tuning.md, "Where pass 2 may launch").
  *
  * Version 11: pass 2 launched at pass 1's start gets SMs while pass 1 runs,
  * but its blocks could only wait there. Version 11 gives them work: chunk 0's
  * y moves from pass 1 to pass 2, whose chunk-0 blocks start from h0, need
  * nothing of pass 1 and run beside it; pass 1 writes end states only. It
  * costs chunk 0 scanned twice and one chunk of blocks more in pass 2: it
- * should pay where chunks are short and pass 2 still fits one wave. Measured
- * bound (same shape): latency; pass 1, end states only, 14 µs (64 registers),
- * pass 2 21 µs over 0.97 waves, issue slots 55-58% busy.
+ * should pay where chunks are short and pass 2 still fits one wave. What
+ * bounds it: latency, as version 10, with pass 1 shorter (end states only)
+ * and overlapped by pass 2's chunk-0 blocks (tuning.md, "Chunk 0 in pass 2").
  *
- * Version 14: the copies of a tile, 1.4 of version 10's 12.3 instructions
- * an element at S2 b8 (about 40 a cp.async), by a pointer stepped from row to
- * row (about 10), in kernels bounded to the blocks an SM held before: 11.7
- * an element. Measured bound (same tools, S2 b8): issue slots 64% busy, MUFU
- * 52%, 4 blocks of 4 warps an SM, stalls on dependent fixed-latency
- * instructions and shared loads first.
+ * Version 14: the copies of a tile, each a row's address from its index (a
+ * 64-bit multiply), the step clamped and vec8 tested for each 16 bytes, become
+ * a pointer stepped from row to row, in kernels bounded to the blocks an SM
+ * held before: fewer instructions an element. What bounds it: issue and the
+ * MUFU together, with 4 blocks of 4 warps an SM, stalls on dependent
+ * fixed-latency instructions and shared loads first (tuning.md, "Cheaper
+ * copies").
  *
  * Version 15: version 14 with twice the lanes a row where that spreads the
  * blocks over the SMs in fewer, fuller rounds (plan_rounds; S1 b16: 1024
  * blocks, 4 an SM, where 512 blocks at 3 an SM left a lone second round).
- * Measured bound at S1 b16: issue slots 65% busy, MUFU 62%, FMA pipe 42%,
- * 4 blocks of 4 warps an SM. */
+ * What bounds it at S1 b16: issue, with the MUFU and the FMA pipe both busy,
+ * 4 blocks of 4 warps an SM (tuning.md, "Fewer, fuller rounds"). */
 #include "kernels.h"
 
 #include <stdint.h>
@@ -125,11 +122,10 @@ enum Overlap {
 /* Chunks over L, as 03's version 6-7 (see 03's tiled.cu). Pass 1, block
  * z = chunk k = 0..K-2: chunk 0 from h0 writes its y (unless kChunk0Early);
  * every chunk's end state and ΣΔ go to the workspace.
- * kAfterScans lets pass 2 launch once the block's scans are done. Measured on
- * an H200 (plots/data/04_fp16_half2_tuning.csv, sweeps 5 and 6): letting it
- * at the start of pass 1, or at the start of the last tile, was faster at S2
- * b1 L512 (0.028 against 0.029 ms) but slower at S1 b1 and b2 (0.043 against
- * 0.038, 0.064 against 0.058) than here. */
+ * kAfterScans lets pass 2 launch once the block's scans are done: letting it
+ * at the start of pass 1, or at the start of the last tile, is a little
+ * faster where chunks are short (S2 b1 L512) but slower at S1 b1 and b2
+ * (tuning.md, sweeps 5 and 6). */
 template <int R, typename F, Overlap OV, Addressing AD>
 static __device__ __forceinline__ void chunk_states_pass(const ScanTensors &t, int S, int64_t chunk_len, int chunks,
                                                          bool vec8,

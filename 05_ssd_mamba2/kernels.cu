@@ -250,8 +250,8 @@ __global__ void __launch_bounds__(kThreads) ssd_chunk_state_kernel(SsdTensors t,
  *     final_state = S
  * The states are overwritten in place with the state entering each chunk.
  * Chunk c + 1's local state is loaded before chunk c's slot is written: with
- * the load after the store (the order of the formula) each step waited for
- * its load alone, and the kernel took 2.9 ms at S3 instead of 0.56.
+ * the load after the store (the order of the formula) each step waits for
+ * its load alone, a chain of DRAM latencies (tuning.md).
  * Bytes: the states read and written once, 8·b·chunks·h·p·N, plus h0 and
  * final_state. Exps: one per element and chunk (the same value for the
  * p·N threads of a (b, h): cheap next to the rest). */
@@ -289,7 +289,8 @@ __global__ void __launch_bounds__(kThreads) ssd_state_passing_kernel(SsdTensors 
 /* Blocks of chunk_scan per SM that the compiler must make room for. Three
  * (24 warps) means at most 85 registers a thread: the fp32 kernel takes 80
  * when left alone (0: no minimum; told 3, it spills), the fp16 one 98 for
- * its conversions, which leaves room for two blocks and was 30% slower at S3. */
+ * its conversions, which leaves room for two blocks and was slower at S3
+ * (tuning.md). */
 template <typename T>
 constexpr int kScanBlocksPerSM = sizeof(T) == 2 ? 3 : 0;
 

@@ -100,7 +100,7 @@ size_t ssd_wgmma_ws_workspace(const SsdShape *s);
 void ssd_wgmma_ws(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
 void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
 
-/* Version 18's walk on version 17's split operands (wgmma_split.cu, sm_90a):
+/* Version 18's walk on version 17's split operands (wgmma_ws_split.cuh, launched by wgmma_split.cu, sm_90a):
  * B and C split by a first kernel, x read and split (x and w ∘ x) by three
  * warps of the block, three bf16 products a multiply-add; one block an SM.
  * p a multiple of 4 (any N: B and C come as bf16 planes). Workspace: version 18's counters and slots, then

@@ -5,6 +5,7 @@
  *   build/05_ssd_mamba2            check lines + a short timing/memory table
  *   build/05_ssd_mamba2 --list     the numbered versions
  *   build/05_ssd_mamba2 7 --bench  time version 7 at the S3 shapes */
+#include "driver.h"
 #include "op_ssd.h"
 
 #include "cpu.h"

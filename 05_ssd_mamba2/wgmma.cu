@@ -1,8 +1,9 @@
 /* 05_ssd_mamba2, GPU, versions 8-15 and 18-19: the launchers of the fused
  * SSD on Hopper's warpgroup matrix product (sm_90a). The kernels, and what
- * each version changes and measured, are in wgmma_kernel.cuh (8-13),
+ * each version changes and why, are in wgmma_kernel.cuh (8-13),
  * wgmma_walk.cuh (14-15) and ops/ssd/ssd_wgmma_ws.cuh (18-19, shared with
- * 06), the pieces of a chunk they use in ops/ssd/ssd_wgmma.cuh. */
+ * 06, with its pieces in ssd_wgmma_ws_ring.cuh and ssd_wgmma_ws_chunk.cuh),
+ * the pieces of a chunk they use in ops/ssd/ssd_wgmma.cuh. */
 #include "kernels.h"
 
 #include <limits.h>

@@ -10,30 +10,19 @@
  *                          store a warpgroup; y = acc + D·x staged in x's place
  *  13 ssd_wgmma_tma_bf16   version 12 in bf16
  *
- * Measured bounds (Nsight Compute, H200, S3 b 8 L 8192, clocks as found):
- *   8 (85ce43f, 1.33 ms): issue slots 47% busy, the integer ALU the busiest
- *     pipe; at b 1 the 64 chained handoffs of each (b, h) state, each 32
- *     scattered 4-byte loads and stores a thread, set the time (0.585 ms).
- *   9 (3773188, 0.942 ms): tensor pipe 16%, issue slots 53%, 7.35 cycles
- *     between a warp's instructions, DRAM 15%, L2 44%, 16 warps an SM:
- *     latency-bound, the phases of a block run one after another and two
- *     blocks an SM cover too little of it; 29,000 warp instructions a
- *     (b, h, chunk), mostly the scalar work around the products.
- *  10 (3773188, 1.05 ms): issue slots 35%, 10.7 cycles between instructions:
- *     the head loop spills 108 bytes a thread under the 128-register cap of
- *     two blocks an SM (none since e323e69: 0.885 ms against version 9's
- *     0.948 on the H100).
- *  12 (311f27b, H100 at 1.8 GHz, 0.616 ms; version 9 there 0.915): 14,000
- *     warp instructions a (b, h, chunk) against version 9's 28,900; tensor
- *     pipe 24%, issue slots 39%, 10 cycles between a warp's instructions,
- *     DRAM 37%, L2 70%: still latency-bound, the phases of a block in series
- *     (stall samples: start and dt 11%, waiting for the copies 18%, the
- *     hand-off 21%, products and outputs the rest).
+ * What bounds them: latency. A block's phases (copies in, the chunk's state,
+ * the wait for chunk c − 1, the hand-off, the outputs) run one after
+ * another, and two blocks an SM cover too little of it; most of a chunk's
+ * instructions are the scalar work around the products. Version 8 is held
+ * by that scalar work, and at batch 1 by the chained hand-offs of each
+ * (b, h) state (each 32 scattered 4-byte loads and stores a thread);
+ * version 12's copies halve version 9's instructions, but the phases stay
+ * in series. versions.md and tuning.md have the profiles.
  *
  * Version 8. Version 7 (kernels.cu) gives each warp 16 rows and feeds mma.sync from
  * registers: every 16x8x16 product needs its B fragment fetched by ldmatrix,
- * so shared-memory traffic, not the tensor cores, sets its pace (61% of the
- * shared-memory peak, tensor pipe 20% at S3 b 8 L 8192), and it computes
+ * so shared-memory traffic, not the tensor cores, sets its pace (tuning.md,
+ * "Version 7, profiled"), and it computes
  * C·Bᵀ over a chunk of 256 (most of its FLOPs). This version changes two
  * things:
  *   - every product is a wgmma of 64 rows by 64 columns by 16, issued by a

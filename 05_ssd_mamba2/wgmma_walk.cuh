@@ -7,9 +7,10 @@
  *  15 ssd_wgmma_walk_bf16  version 14 in bf16
  *
  * Version 12 gives each (b, h, chunk) its own block, so every chunk waits
- * for the block of the chunk before it to publish its end state through L2
- * (21% of version 12's stall samples), and its tiles only start coming once
- * the block starts (18% waiting for them). Here one block takes a run of
+ * for the block of the chunk before it to publish its end state through L2,
+ * and its tiles only start coming once the block starts: together the
+ * largest share of version 12's stall samples (versions.md). Here one block
+ * takes a run of
  * consecutive chunks of one (b, h), a segment, and walks it:
  *   - the state entering chunk c + 1 is the state this block just computed.
  *     It goes through L2 all the same, each thread reading back exactly the
@@ -44,17 +45,13 @@
  * FLOPs, bytes and exps a chunk as version 12; the state between chunks
  * 2·4·p·N bytes a chunk through L2 instead of version 12's ring, plus pass 0.
  *
- * Measured (H100, S3, 778b8d536663, version 12 in the same call): b 1
- * L 8192 0.140 ms (0.179), b 8 L 8192 0.636 (0.611), b 8 L 512 0.0580
- * (0.0515), b 1 L 512 0.0281 (0.0213). The loop needs more registers than
- * version 12's straight-line block; at the 128-register cap of two blocks an
- * SM, ptxas spills 20 bytes a thread. An early build spilled 188 (0.795 ms
- * at b 8 L 8192); Nsight Compute: issue slots 30% busy, 12.5 cycles between
- * a warp's instructions, DRAM 31%, 36% of the stall samples on
- * long-scoreboard loads (the spill reloads, and dt's, converted as loaded).
- * dt kept 16-bit until used, D read a column pair at a time (y_out_tma) and
- * C·Bᵀ in products of 32 columns (causal_terms) took it to the above. At
- * b 8 the 256 walks are one wave: nothing hides a walk's own latency. */
+ * What it should buy: no hand-off wait, where the chain of hand-offs sets
+ * the time (batch 1). The loop needs more registers than version 12's
+ * straight-line block: at the 128-register cap of two blocks an SM, ptxas
+ * spills 20 bytes a thread, and its speed follows the spill (tuning.md,
+ * "The walk's registers"). At b 8 the 256 walks are one wave: nothing
+ * hides a walk's own latency, so there it should not beat version 12
+ * (versions.md). */
 #ifndef SSD_WGMMA_WALK_CUH
 #define SSD_WGMMA_WALK_CUH
 

@@ -6,6 +6,7 @@
  *   build/06_bidirectional            check lines (both forms)
  *   build/06_bidirectional --list     the numbered versions
  *   build/06_bidirectional --check --hydra --batch 2 --seqlen 300 --heads 4 --headdim 8 --groups 2 --chunk 64 --h0 */
+#include "driver.h"
 #include "op_bidir.h"
 
 #include "cpu.h"

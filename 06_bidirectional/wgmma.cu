@@ -37,15 +37,13 @@
  * 3×, C once, the entering states (2·b·h·chunks·N·p, 268 MB at chunk 128)
  * written once and read once, y once: about 1.7 GB, as version 6.
  *
- * Measured (H200, S3 b 8, L 8192, default form, commit 1dfab32c922a): 1.29 ms
- * (version 6: 2.41; 05's version 12, causal: 0.611). Nsight Compute, clocks locked:
- *   1 states  735 us: latency along the chains; two waves of 264 blocks, issue
- *             slots 38% busy, 10.2 cycles between a warp's instructions, DRAM
- *             31%, tensor pipe 14%; stalls: block barriers, the product's wait,
- *             loads. Its stores from the accumulators (16 of every 32 bytes)
- *             took 825 us and 235 M instructions against 184 M now.
- *   2 output  877 us: latency, two 8-warp blocks an SM, issue slots 49%, 7.8
- *             cycles between instructions, tensor pipe 27%, DRAM 26%.
+ * What should bound them: latency. Kernel 1 is a chain a block, each 64-step
+ * step a block scan, barriers and a product that waits for itself; kernel 2
+ * runs two 8-warp blocks an SM whose products wait one after another. Each
+ * entering state leaves kernel 1 by stmatrix into shared memory and one bulk
+ * copy a warpgroup, whole rows: stores straight from the accumulators wrote
+ * half of each sector. README.md ("Where the time goes in version 7") has
+ * the profiles.
  *
  * Limits: N <= 128 (two 64-column slabs), p <= 64 (one), p and N multiples
  * of 8 (the copies step between rows in 16 bytes), fewer than 2^31 work

@@ -7,9 +7,9 @@
  * it with the round trip of every chunk's entering state through device
  * memory (both directions, 268 MB at S3 b 8, L 8192) and with a second
  * kernel that reads x, B and C again. 05's version 18 showed that a walk
- * which keeps its state in registers, fed by a producer warp, runs at 0.31
- * ms where version 12's pair took 0.61: here each direction is such a walk,
- * and the directions share only y.
+ * which keeps its state in registers, fed by a producer warp, takes half
+ * the time of version 12's pair of kernels: here each direction is such a
+ * walk, and the directions share only y.
  *   1 backward  the walk over the chunks from the last to the first (BACK):
  *               per chunk the sums of Δ·A from each step to the chunk's
  *               end in place of those from its start, the mask above the
@@ -30,14 +30,9 @@
  * written and read back once and y written: about 1.4 GB (x 0.54, y three
  * times 0.81), against version 7's 1.7 and version 18's 0.57.
  *
- * Measured (H100, S3 b 8, L 8192, commit 5a90f2b42d7b): 0.659 ms in the
- * default form, 0.662 in the Hydra form (version 7: 1.346 and 1.610 in the
- * same call; 05's version 18, one causal pass: 0.307). Nsight Compute: the
- * backward walk 320 us, the forward one 348 us, issue slots 44% busy in
- * each, 6.5 and 6.6 cycles between a warp's instructions, DRAM 54% and 72%,
- * tensor pipe 41% and 38% (at 5e6e822921ef; version 18: 41%): each
- * bound as version 18 is, by the latency of a chunk's chain in one
- * warpgroup; the 1.42 GB they move take 0.51 ms at the copy rate alone.
+ * What should bound it: each walk as version 18 is bound, by the latency of
+ * a chunk's chain in one warpgroup, and the pair by the bytes the two walks
+ * move (README.md, "Where the time goes in version 9").
  *
  * Limits: version 18's (N <= 128, p <= 64, both multiples of 8), fewer
  * than 2^31 work items, L < 2^31 − 128. */

@@ -14,10 +14,9 @@
  * per row (M1) or head (M2), B and C N values per batch entry (M1) or group
  * (M2), A (d, N) or (h,). At the benchmark shapes:
  *   M2 b 64, h 32, p 64, N 128, no z: state 2 x 67.1 MB = 134 MB; x, y
- *      0.5 MB each; B, C 32 KB each: 135.3 MB, 0.034 ms at 3.97 TB/s.
+ *      0.5 MB each; B, C 32 KB each: 135.3 MB.
  *   M1 b 64, d 2048, N 16: state 2 x 8.4 MB = 16.8 MB; x, dt, z, y 0.5 MB
- *      each; A 0.13 MB: 19.0 MB, 0.0048 ms. It fits in L2: time it with L2
- *      flushed.
+ *      each; A 0.13 MB: 19.0 MB. It fits in L2: time it with L2 flushed.
  * Work: per element one multiply (Δ·B), one FMA plus a multiply for the
  * state, one FMA for y: 4 FMA-pipe operations per 8 bytes of state, where
  * the GPU does about 7 per byte (28·10^12 FMA/s over 4·10^12 B/s). Exps:

@@ -16,15 +16,16 @@
  * Versions 6 and 7: lean (decode_lean fp32 I/O, decode_lean_fp16 fp16 I/O)
  *
  * What changed from version 4, whose profile at M2 b 64 showed the issue
- * slots 68% busy for 41% of the DRAM peak (every thread redid the head's
+ * slots busy while DRAM ran under half its peak (every thread redid the head's
  * libm softplus and expf per token; 32 lanes per row, 5 shuffle rounds per
- * row), and at M1 b 64 124 registers, 2 blocks per SM, latency-bound:
+ * row), and at M1 b 64 124 registers, 2 blocks per SM, latency-bound
+ * (profile.md):
  *  - Fewer instructions per byte. Δ by one MUFU ex2 and a polynomial log1p
  *    (03's version 7), dA by ex2 on Δ·log2 e (M2: once per thread and
  *    token; M1: per element, Δ·log2 e once per row), Δ·x once per row: an
  *    element costs a multiply and two FMAs (M1: plus a multiply and an ex2).
  *    Offsets are formed once per block, a thread's row j is row 0's plus j
- *    steps. M2 b 64: 12.7 M warp instructions where version 4 issued ~41 M.
+ *    steps: about a third of version 4's warp instructions (profile.md).
  *  - Longer pieces per lane: K = 4 vectors (16 floats) of a row above 16
  *    vectors per row, so M2 N 128 takes 8 lanes per row, not 32 (3 shuffle
  *    rounds, not 5), and R = 2 rows per thread: 8 state loads of 16 bytes
@@ -34,10 +35,10 @@
  *    of 256 per SM instead of 2: twice the warps waiting on DRAM.
  *  - The state streamed: read with ld.global.cs and written with
  *    st.global.cs (evict first), touched once; B, C, A, x stay cached.
- * What bounds it (Nsight Compute, H200, M2 b 64): 128 registers, 2 blocks
- * per SM, warps active 23%, long-scoreboard stalls 49% of active cycles,
- * DRAM at 45% of peak: at most 64 KB of state loads in flight per SM, too
- * few to cover the DRAM latency; the registers that hold them are the cap.
+ * What bounds it: 128 registers, 2 blocks per SM, so at most 64 KB of
+ * state loads in flight per SM, too few to cover the DRAM latency; warps
+ * wait on their loads and DRAM runs under half its peak (profile.md). The
+ * registers that hold the loads are the cap.
  * Bytes: as version 4. Exps: M1 b·T·d·(N + 1) ex2, M2 2 per thread and token.
  * ====================================================================== */
 

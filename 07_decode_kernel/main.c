@@ -7,6 +7,7 @@
  *   build/07_decode_kernel --list           the numbered versions
  *   build/07_decode_kernel 6 --bench        time version 6 at the S4 shapes
  *   build/07_decode_kernel --form m1 --check --batch 3 --dim 100 --dstate 9 --tokens 1,7 */
+#include "driver.h"
 #include "op_decode.h"
 
 #include "cpu.h"

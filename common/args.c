@@ -38,20 +38,12 @@ static const FlagInfo FLAGS[] = {
     {"--dstate", ARG_DSTATE, "N  state size"},
     {"--seqlen", ARG_SEQLEN, "L[,L...]  sequence lengths"},
     {"--seqlens", ARG_SEQLENS, "L,L[,L...]  one packed problem: sequences of these lengths end to end on one row"},
-    {"--heads", ARG_HEADS, "H  heads (Mamba-2)"},
-    {"--headdim", ARG_HEADDIM, "P  head dimension (Mamba-2)"},
     {"--groups", ARG_GROUPS, "G  groups of B/C"},
-    {"--chunk", ARG_CHUNK, "Q  chunk size (a power of two, 16..256)"},
     {"--no-z", ARG_NO_Z, "no z gate"},
     {"--no-D", ARG_NO_D, "no D skip term"},
     {"--no-bias", ARG_NO_BIAS, "no delta_bias / dt_bias"},
     {"--no-softplus", ARG_NO_SOFTPLUS, "no softplus on delta / dt"},
     {"--h0", ARG_H0, "give an initial state"},
-    {"--hydra", ARG_HYDRA, "the Hydra form of the bidirectional scan (default: both forms at the built-in shapes, the default form at sizes given)"},
-    {"--form", ARG_FORM, "m1|m2  decode form (default: both)"},
-    {"--tokens", ARG_TOKENS, "T[,T...]  tokens per launch (decode)"},
-    {"--slots", ARG_SLOTS, "S  the states in a pool of S slots, each batch entry naming its own (decode)"},
-    {"--intermediate", ARG_INTERMEDIATE, "also write the state after every token (decode, speculative decoding)"},
     {"--seed", ARG_SEED, "S  seed of the random inputs"},
     {"--reps", ARG_REPS, "R  timed repetitions (>= 20)"},
     {"--csv", ARG_CSV, "FILE  append benchmark rows to FILE"},
@@ -60,10 +52,14 @@ static const FlagInfo FLAGS[] = {
 };
 #define NFLAGS (int)(sizeof(FLAGS) / sizeof(FLAGS[0]))
 
-static void usage(unsigned allowed, const char *summary) {
+/* The common flags, the op's own after --h0's place. */
+static void usage(unsigned allowed, const OpFlag *flags, int nflags, const char *summary) {
     printf("%s\n\nusage: %s [VERSION|all] [flags]\n", summary, g_prog);
-    for (int i = 0; i < NFLAGS; i++)
+    for (int i = 0; i < NFLAGS; i++) {
         if (allowed & FLAGS[i].bit) printf("  %-14s %s\n", FLAGS[i].flag, FLAGS[i].help);
+        if (FLAGS[i].bit == ARG_H0)
+            for (int k = 0; k < nflags; k++) printf("  %-14s %s\n", flags[k].flag, flags[k].help);
+    }
     printf("  %-14s %s\n", "--help", "this text");
     printf("\nexit codes: 0 all checks passed, 1 a check failed, 2 bad usage or input,\n"
            "            3 passed but the GPU parts were skipped (no usable CUDA device)\n");
@@ -105,7 +101,29 @@ static int parse_list(const char *flag, const char *s, int64_t *out, int max) {
     return n;
 }
 
-void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *summary) {
+/* The value of one of the op's own flags into a->opt (or a->seqlen). */
+static void parse_op_flag(Args *a, const OpFlag *f, const char *val) {
+    switch (f->kind) {
+    case OPT_SIZE: a->opt[f->slot] = parse_size(f->flag, val); break;
+    case OPT_SWITCH: a->opt[f->slot] = 1; break;
+    case OPT_SEQLEN: a->nseqlen = parse_list(f->flag, val, a->seqlen, ARGS_MAX_LIST); break;
+    case OPT_CHOICE: {
+        if (!val) die_usage("%s needs one of %s", f->flag, f->choices);
+        int k = 1;
+        for (const char *w = f->choices;; k++) {
+            size_t len = strcspn(w, "|");
+            if (strlen(val) == len && strncmp(val, w, len) == 0) break;
+            if (!w[len]) die_usage("%s: '%s' is not %s", f->flag, val, f->choices);
+            w += len + 1;
+        }
+        a->opt[f->slot] = k;
+        break;
+    }
+    }
+}
+
+void args_parse(Args *a, int argc, char **argv, unsigned allowed, const OpFlag *flags, int nflags,
+                const char *summary) {
     memset(a, 0, sizeof(*a));
     a->seed = 1234;
     a->reps = 20;
@@ -116,7 +134,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         const char *arg = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(allowed, summary);
+            usage(allowed, flags, nflags, summary);
             exit(EXIT_OK);
         }
         if (arg[0] != '-') {  // VERSION or "all"
@@ -125,6 +143,16 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
             a->given |= ARG_VERSION;
             if (strcmp(arg, "all") == 0) { a->version = 0; continue; }
             a->version = (int)parse_int("VERSION", arg, 1, INT_MAX);
+            continue;
+        }
+        int own = -1;  // the op's flag
+        for (int k = 0; k < nflags; k++)
+            if (strcmp(arg, flags[k].flag) == 0) own = k;
+        if (own >= 0) {
+            if (a->op_given & (1u << own)) die_usage("%s given twice", arg);
+            a->op_given |= 1u << own;
+            parse_op_flag(a, &flags[own], val);
+            if (flags[own].kind != OPT_SWITCH) i++;
             continue;
         }
         int f = -1;
@@ -145,11 +173,8 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
         case ARG_NO_BIAS: a->no_bias = true; break;
         case ARG_NO_SOFTPLUS: a->no_softplus = true; break;
         case ARG_H0: a->h0 = true; break;
-        case ARG_HYDRA: a->hydra = true; break;
-        case ARG_INTERMEDIATE: a->intermediate = true; break;
-        case ARG_SLOTS: a->slots = parse_size(arg, val); i++; break;
         case ARG_BATCH: a->nbatch = parse_list(arg, val, a->batch, ARGS_MAX_LIST); i++; break;
-        case ARG_SEQLEN: case ARG_TOKENS: a->nseqlen = parse_list(arg, val, a->seqlen, ARGS_MAX_LIST); i++; break;
+        case ARG_SEQLEN: a->nseqlen = parse_list(arg, val, a->seqlen, ARGS_MAX_LIST); i++; break;
         case ARG_SEQLENS:
             a->seqlens = malloc(sizeof(int64_t) * ARGS_MAX_SEQS);
             if (!a->seqlens) die_usage("--seqlens: out of memory");
@@ -158,20 +183,10 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const char *su
             break;
         case ARG_DIM: a->dim = parse_size(arg, val); i++; break;
         case ARG_DSTATE: a->dstate = parse_size(arg, val); i++; break;
-        case ARG_HEADS: a->heads = parse_size(arg, val); i++; break;
-        case ARG_HEADDIM: a->headdim = parse_size(arg, val); i++; break;
         case ARG_GROUPS: a->groups = parse_size(arg, val); i++; break;
-        case ARG_CHUNK: a->chunk = parse_size(arg, val); i++; break;
         case ARG_SEED: a->seed = (uint64_t)parse_size(arg, val); i++; break;
         case ARG_REPS:
             a->reps = (int)parse_int(arg, val, 20, 100000); i++;
-            break;
-        case ARG_FORM:
-            if (!val) die_usage("--form needs m1 or m2");
-            if (strcmp(val, "m1") == 0) a->form = 1;
-            else if (strcmp(val, "m2") == 0) a->form = 2;
-            else die_usage("--form: '%s' is not m1 or m2", val);
-            i++;
             break;
         case ARG_CSV: case ARG_DUMP: case ARG_LOAD:
             if (!val || val[0] == '\0') die_usage("%s needs a path", arg);

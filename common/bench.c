@@ -1,9 +1,9 @@
-/* The timing loop of the driver core (driver.h, session.h): every GPU
+/* The timing loop of the driver core (bench.h): every GPU
  * version of a problem checked on sampled rows and timed with the L2 flushed
  * (the token loop too, where the op has one), one CSV row per version; and
  * the CPU versions timed by the wall clock for a reader without a GPU. */
 #define _POSIX_C_SOURCE 200809L  // clock_gettime
-#include "session.h"
+#include "bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +119,7 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
     const Floors *fl = floors_get();
     char shape[128], flags[64], label[256];
     op->bench_text(p, shape, sizeof(shape));
-    flags_text(p, flags, sizeof(flags));
+    flags_text(op, p, flags, sizeof(flags));
     for (int i = se->first; i <= se->last; i++) {
         const VersionInfo *v = version_at(se, i);
         if (!v->gpu) continue;
@@ -162,12 +162,11 @@ static void bench_problem(Session *se, const Problem *p, uint64_t seed, int reps
             bytes = op->bytes(p, hp.t, inputs, bytes, v->dtype);
         }
         double flops = op->flops ? op->flops(p) : 0.0, fms = floor_ms(fl, bytes, exps, flops);
-        CsvRow row = {se->ch->name, v->name, dtype_name(v->dtype), flags, i + 1,
-                      p->batch, p->dim ? p->dim : p->heads * p->headdim,  // channels: d, or h*p
-                      p->heads, p->headdim, p->groups, p->dstate, p->seqlen, p->chunk,
+        CsvRow row = {se->ch->name, v->name, dtype_name(v->dtype), flags, i + 1, op->csv_columns, {0}, 0,
                       tm.median_ms, tm.min_ms, bytes, exps, flops, bytes / (tm.median_ms * 1e-3) / 1e9,
                       fl->bw_gbps, fl->exp_rate, fms, tm.median_ms / fms, mem_peak_mib(),
                       mem_workspace_mib(), r.rel_l2};
+        row.nsizes = op->csv_sizes(p, row.sizes);
         printf(" %9.4f ms %7.1f GB/s  floor %.4f ms  x%5.2f  peak %8.1f MiB  ws %8.1f MiB\n",
                row.ms_median, row.gbps, fms, row.time_over_floor, row.peak_mib, row.workspace_mib);
         sampled_label(label, sizeof(label), i, v, p, "timed output", op->rows(p));

@@ -10,12 +10,9 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_GPU_SKIPPED = 3 };
 
 typedef enum {
-    TOL_FP32_SCAN,    // fp32 scans (Mamba-1, SSD, bidirectional), and 05's split-operand SSD
+    TOL_FP32_SCAN,    // fp32 scans, and tensor-core products with split operands
     TOL_FP16,         // fp16 inputs, or fp16/bf16 tensor-core operands
     TOL_BF16,         // bf16 inputs (the official bf16 tolerance, selective_scan's test)
-    TOL_DECODE_FP32,  // decode step, fp32 state
-    TOL_DECODE_FP16,  // decode step, fp16
-    TOL_DECODE_BF16,  // decode step, bf16
     TOL_FIXTURE,      // fp64 oracle vs the official fp32 fixtures
     TOL_EXACT,        // two computations that must agree to rounding (fp64)
     TOL_COUNT

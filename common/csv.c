@@ -19,13 +19,12 @@ void csv_append(const char *path, const CsvRow *r) {
     FILE *f = fopen(path, "a+");
     if (!f) die_usage("cannot open CSV file %s for writing", path);
     fseek(f, 0, SEEK_END);
-    if (ftell(f) == 0) fprintf(f, "%s\n", CSV_HEADER);
+    if (ftell(f) == 0) fprintf(f, "%s,%s,%s\n", CSV_HEADER_FIRST, r->columns, CSV_HEADER_REST);
+    fprintf(f, "%s,%d,%s,%s,", r->chapter, r->version, r->name, r->dtype);
+    for (int k = 0; k < r->nsizes; k++) fprintf(f, "%lld,", (long long)r->sizes[k]);
     fprintf(f,
-            "%s,%d,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,"
-            "%.5f,%.5f,%.0f,%.0f,%.0f,%.1f,%.1f,%.4g,%.5f,%.3f,%.2f,%.2f,%.3g,%s,%s\n",
-            r->chapter, r->version, r->name, r->dtype, (long long)r->batch, (long long)r->dim,
-            (long long)r->heads, (long long)r->headdim, (long long)r->groups, (long long)r->dstate,
-            (long long)r->seqlen, (long long)r->chunk, r->flags, r->ms_median, r->ms_min, r->bytes,
+            "%s,%.5f,%.5f,%.0f,%.0f,%.0f,%.1f,%.1f,%.4g,%.5f,%.3f,%.2f,%.2f,%.3g,%s,%s\n",
+            r->flags, r->ms_median, r->ms_min, r->bytes,
             r->exps, r->flops, r->gbps, r->bw_gbps, r->exp_rate, r->floor_ms, r->time_over_floor,
             r->peak_mib, r->workspace_mib, r->rel_l2_err, gpu_name(), commit_id());
     if (fclose(f) != 0) die_usage("cannot write CSV file %s", path);

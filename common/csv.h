@@ -6,15 +6,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CSV_HEADER                                                                  \
-    "chapter,version,name,dtype,batch,dim,heads,headdim,groups,dstate,seqlen,chunk," \
-    "flags,ms_median,ms_min,bytes,exps,flops,gbps,bw_gbps,exp_rate,floor_ms,"        \
+/* The columns: these, the op's size columns (Op.csv_columns), then the rest. */
+#define CSV_HEADER_FIRST "chapter,version,name,dtype"
+#define CSV_HEADER_REST                                                      \
+    "flags,ms_median,ms_min,bytes,exps,flops,gbps,bw_gbps,exp_rate,floor_ms," \
     "time_over_floor,peak_mib,workspace_mib,rel_l2_err,device,commit"
+#define CSV_MAX_SIZES 12
 
 typedef struct {
     const char *chapter, *name, *dtype, *flags;
     int version;
-    int64_t batch, dim, heads, headdim, groups, dstate, seqlen, chunk;
+    const char *columns;             // the op's size columns, "batch,dim,..."
+    int64_t sizes[CSV_MAX_SIZES];    // their values
+    int nsizes;
     double ms_median, ms_min, bytes, exps, flops, gbps, bw_gbps, exp_rate;
     double floor_ms, time_over_floor, peak_mib, workspace_mib, rel_l2_err;
 } CsvRow;

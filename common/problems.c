@@ -1,10 +1,12 @@
 /* The problems a run works on: the op's built-in check cases and benchmark
- * sets, or the grid the command line gives (driver.h, session.h). */
-#include "session.h"
+ * sets, or the grid the command line gives (problems.h). */
+#include "problems.h"
 
-bool sizes_given(const Args *a) {
-    return a->given & (ARG_BATCH | ARG_SEQLEN | ARG_SEQLENS | ARG_TOKENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS |
-                       ARG_HEADS | ARG_HEADDIM | ARG_CHUNK | ARG_SLOTS | ARG_INTERMEDIATE);
+bool sizes_given(const Op *op, const Args *a) {
+    if (a->given & (ARG_BATCH | ARG_SEQLEN | ARG_SEQLENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS)) return true;
+    for (int k = 0; k < op->nflags; k++)
+        if ((a->op_given & (1u << k)) && (op->flags[k].shape || op->flags[k].kind == OPT_SEQLEN)) return true;
+    return false;
 }
 
 /* Appends batch x seqlen on base (batch outer; an empty list keeps base's value). */
@@ -23,23 +25,22 @@ static void add_grid(Problem base, const int64_t *batch, int nbatch, const int64
  * replacing base's. */
 int command_line_grid(const Op *op, Problem base, bool bench, const Args *a, Problem *out) {
     if (op->command_line_base) op->command_line_base(&base, a, bench);
-    if (a->hydra) base.hydra = true;
     if (a->dim) base.dim = a->dim;
     if (a->dstate) base.dstate = a->dstate;
     if (a->groups) base.groups = a->groups;
-    if (a->heads) base.heads = a->heads;
-    if (a->headdim) base.headdim = a->headdim;
-    if (a->chunk) base.chunk = a->chunk;
-    if (a->slots) base.slots = a->slots;
-    if (a->intermediate) base.intermediate = true;
+    const char *split_flag = "--dim";  // what the groups divide: --dim, or the op's flag that says so
+    int64_t split = base.dim;
+    for (int k = 0; k < op->nflags; k++) {
+        const OpFlag *f = &op->flags[k];
+        if (f->kind == OPT_SEQLEN) continue;
+        if (a->op_given & (1u << k)) base.opt[f->slot] = a->opt[f->slot];
+        if (f->groups_split && base.opt[f->slot]) split_flag = f->flag, split = base.opt[f->slot];
+    }
     /* A size the user gave against a group count the user did not: say the
      * groups are the default, not a value typed. */
-    if (!(a->given & ARG_GROUPS) && base.groups > 1) {
-        const int64_t split = base.heads ? base.heads : base.dim;  // what the groups divide
-        if (split % base.groups != 0)
-            die_usage("%s %lld is not a multiple of %lld, the default --groups here: give --groups",
-                      base.heads ? "--heads" : "--dim", (long long)split, (long long)base.groups);
-    }
+    if (!(a->given & ARG_GROUPS) && base.groups > 1 && split % base.groups != 0)
+        die_usage("%s %lld is not a multiple of %lld, the default --groups here: give --groups", split_flag,
+                  (long long)split, (long long)base.groups);
     if (a->nseqs) {  // one packed problem: the sequences end to end on one row
         if (a->nseqlen) die_usage("--seqlens packs its sequences into one problem: give it without --seqlen");
         if (a->nbatch && (a->nbatch > 1 || a->batch[0] != 1))
@@ -57,10 +58,14 @@ int command_line_grid(const Op *op, Problem base, bool bench, const Args *a, Pro
     return n;
 }
 
-/* Whether a built-in problem is of the form the command line picks: --form
- * one decode form, --hydra the Hydra form (neither: every problem). */
-bool picked(const Problem *p, const Args *a) {
-    return (!a->form || p->form == a->form) && (!a->hydra || p->hydra);
+/* Whether a built-in problem is of the form the command line picks: each
+ * op flag marked picks that was given (e.g. --form m1) must hold its value. */
+bool picked(const Op *op, const Problem *p, const Args *a) {
+    for (int k = 0; k < op->nflags; k++) {
+        const OpFlag *f = &op->flags[k];
+        if (f->picks && (a->op_given & (1u << k)) && p->opt[f->slot] != a->opt[f->slot]) return false;
+    }
+    return true;
 }
 
 static int list_length(const int64_t *x) {
@@ -73,11 +78,11 @@ static int list_length(const int64_t *x) {
  * given the grid on the op's bench_base. */
 int bench_problems(const Session *se, const Args *a, bool quick, Problem *out) {
     const Op *op = se->op;
-    if (sizes_given(a)) return command_line_grid(op, op->bench_base, true, a, out);
+    if (sizes_given(op, a)) return command_line_grid(op, op->bench_base, true, a, out);
     int n = 0;
     for (int k = 0; k < (quick ? op->nquick : op->nbench); k++) {
         const BenchGrid *g = quick ? &op->quick[k] : &op->bench[k];
-        if (!picked(&g->base, a)) continue;
+        if (!picked(op, &g->base, a)) continue;
         if (quick || (se->ch->bench_sets & (1u << k)))
             add_grid(g->base, g->batch, list_length(g->batch), g->seqlen, list_length(g->seqlen), out, &n);
     }

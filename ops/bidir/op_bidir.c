@@ -31,9 +31,9 @@ static int bidir_tensors(const Problem *p, TensorSpec *t) {
         t[T_DT_BWD + k] = t[fwd[k]];
         t[T_DT_BWD + k].name = bwd_names[k];
         t[T_DT_BWD + k].role = OPTIONAL_INPUT;
-        t[T_DT_BWD + k].present = p->hydra;
+        t[T_DT_BWD + k].present = p->opt[BIDIR_HYDRA];
     }
-    t[T_Y] = (TensorSpec){"y", OUTPUT, VERSION_DTYPE, true, 0.0, 0.0, 4, {p->batch, p->seqlen, p->heads, p->headdim}};
+    t[T_Y] = (TensorSpec){"y", OUTPUT, VERSION_DTYPE, true, 0.0, 0.0, 4, {p->batch, p->seqlen, p->opt[SSD_HEADS], p->opt[SSD_HEADDIM]}};
     return N_TENSORS;
 }
 
@@ -41,21 +41,21 @@ static int bidir_tensors(const Problem *p, TensorSpec *t) {
 static void bidir_validate(const Problem *p) { OP_SSD.validate(p); }
 
 static void bidir_shape_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "%s b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", p->hydra ? "hydra" : "default",
-             (long long)p->batch, (long long)p->seqlen, (long long)p->heads, (long long)p->headdim,
-             (long long)p->groups, (long long)p->dstate, (long long)p->chunk);
+    snprintf(buf, len, "%s b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", p->opt[BIDIR_HYDRA] ? "hydra" : "default",
+             (long long)p->batch, (long long)p->seqlen, (long long)p->opt[SSD_HEADS], (long long)p->opt[SSD_HEADDIM],
+             (long long)p->groups, (long long)p->dstate, (long long)p->opt[SSD_CHUNK]);
 }
 
 static void bidir_bench_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "%-7s b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", p->hydra ? "hydra" : "default",
-             (long long)p->batch, (long long)p->heads, (long long)p->headdim, (long long)p->dstate,
-             (long long)p->chunk, (long long)p->seqlen);
+    snprintf(buf, len, "%-7s b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", p->opt[BIDIR_HYDRA] ? "hydra" : "default",
+             (long long)p->batch, (long long)p->opt[SSD_HEADS], (long long)p->opt[SSD_HEADDIM], (long long)p->dstate,
+             (long long)p->opt[SSD_CHUNK], (long long)p->seqlen);
 }
 
 /* ------------------------------------------------------ calls into versions */
 
 static BidirShape bidir_shape(const Problem *p) {
-    BidirShape s = {problem_ssd_shape(p), p->hydra};
+    BidirShape s = {problem_ssd_shape(p), p->opt[BIDIR_HYDRA]};
     return s;
 }
 
@@ -91,8 +91,8 @@ static void bidir_big_delta(const Problem *p, void *const *t) {
     OP_SSD.big_delta(p, t);
     float *dt_bwd = t[T_DT_BWD];  // (b, L, h) fp32, NULL but in Hydra
     if (t[T_DT_BIAS] || !dt_bwd) return;
-    for (int64_t hi = 0; hi < p->heads; hi += 2)
-        for (int64_t bl = 0; bl < p->batch * p->seqlen; bl++) dt_bwd[bl * p->heads + hi] += 22.0f;
+    for (int64_t hi = 0; hi < p->opt[SSD_HEADS]; hi += 2)
+        for (int64_t bl = 0; bl < p->batch * p->seqlen; bl++) dt_bwd[bl * p->opt[SSD_HEADS] + hi] += 22.0f;
 }
 
 static void bidir_oracle(const Problem *p, void *const *t, double *const *ref) {
@@ -112,11 +112,11 @@ static void bidir_oracle_terms(const Problem *p, void *const *t, double *const *
 static bool bidir_terms_rtol(DType dt) { return dt != DT_FP32; }
 
 /* Sampled validation on channels (b, h, p): y[b, :, h, p]. */
-static int64_t bidir_rows(const Problem *p) { return p->batch * p->heads * p->headdim; }
+static int64_t bidir_rows(const Problem *p) { return p->batch * p->opt[SSD_HEADS] * p->opt[SSD_HEADDIM]; }
 
 static CheckResult bidir_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
     BidirTensors bt = bidir_view(p, t);
-    int64_t L = p->seqlen, H = p->heads, P = p->headdim;
+    int64_t L = p->seqlen, H = p->opt[SSD_HEADS], P = p->opt[SSD_HEADDIM];
     int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
     double *y = host_alloc(L * (int64_t)sizeof(double), "oracle channel");  // (L,) fp64
     double *terms = host_alloc(L * (int64_t)sizeof(double), "oracle magnitudes");  // (L,) fp64: Σ|term|
@@ -134,8 +134,8 @@ static CheckResult bidir_check_row(const Problem *p, void *const *t, int64_t row
  * op_ssd.c, and softplus's exp once per dt (one dt in the default form, two
  * in Hydra): b * L * h * (4 + softplus (1 or 2)). */
 static double bidir_exps(const Problem *p) {
-    int dts = p->hydra ? 2 : 1;
-    return (double)p->batch * p->seqlen * p->heads * (4 + (p->softplus ? dts : 0));
+    int dts = p->opt[BIDIR_HYDRA] ? 2 : 1;
+    return (double)p->batch * p->seqlen * p->opt[SSD_HEADS] * (4 + (p->softplus ? dts : 0));
 }
 
 /* Matrix FLOPs of one chunk of q steps of the fused form, counted as
@@ -147,14 +147,14 @@ static double bidir_exps(const Problem *p) {
  *   chunk states   2 q N p per head and direction
  *   state outputs  2 q N p per head and direction */
 static double chunk_flops(const Problem *p, double q) {
-    int products = p->hydra ? 2 : 1;
-    return products * p->groups * 2.0 * q * q * p->dstate + p->heads * 2.0 * q * q * p->headdim +
-           p->heads * 2.0 * (4.0 * q * p->dstate * p->headdim);
+    int products = p->opt[BIDIR_HYDRA] ? 2 : 1;
+    return products * p->groups * 2.0 * q * q * p->dstate + p->opt[SSD_HEADS] * 2.0 * q * q * p->opt[SSD_HEADDIM] +
+           p->opt[SSD_HEADS] * 2.0 * (4.0 * q * p->dstate * p->opt[SSD_HEADDIM]);
 }
 
 static double bidir_flops(const Problem *p) {
-    int64_t full = p->seqlen / p->chunk, tail = p->seqlen % p->chunk;
-    return (double)p->batch * (full * chunk_flops(p, (double)p->chunk) + chunk_flops(p, (double)tail));
+    int64_t full = p->seqlen / p->opt[SSD_CHUNK], tail = p->seqlen % p->opt[SSD_CHUNK];
+    return (double)p->batch * (full * chunk_flops(p, (double)p->opt[SSD_CHUNK]) + chunk_flops(p, (double)tail));
 }
 
 /* ---------------------------------------------------------------- --load */
@@ -165,16 +165,16 @@ static void bidir_infer(Problem *p, const LoadFolder *f) {
     if (f->given[T_INITIAL_STATES] != f->given[T_INITIAL_STATES_BWD])
         die_usage("--load: %s holds one of initial_states.npy and initial_states_bwd.npy: give both or neither",
                   f->dir);
-    p->hydra = meta_bool(f, "shift", f->given[T_DT_BWD]);
-    if (p->hydra && !(f->given[T_DT_BWD] && f->given[T_B_BWD] && f->given[T_C_BWD]))
+    p->opt[BIDIR_HYDRA] = meta_bool(f, "shift", f->given[T_DT_BWD]);
+    if (p->opt[BIDIR_HYDRA] && !(f->given[T_DT_BWD] && f->given[T_B_BWD] && f->given[T_C_BWD]))
         die_usage("--load: %s is the Hydra form (shift) but lacks dt_bwd.npy, B_bwd.npy or C_bwd.npy", f->dir);
-    if (!p->hydra && (f->given[T_DT_BWD] || f->given[T_B_BWD] || f->given[T_C_BWD]))
+    if (!p->opt[BIDIR_HYDRA] && (f->given[T_DT_BWD] || f->given[T_B_BWD] || f->given[T_C_BWD]))
         die_usage("--load: %s holds backward inputs (dt_bwd, B_bwd, C_bwd) but its meta.json says shift: false", f->dir);
 }
 
 static void bidir_meta_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "{\"dt_softplus\": %s, \"shift\": %s, \"chunk_size\": %lld}", p->softplus ? "true" : "false",
-             p->hydra ? "true" : "false", (long long)p->chunk);
+             p->opt[BIDIR_HYDRA] ? "true" : "false", (long long)p->opt[SSD_CHUNK]);
 }
 
 /* ----------------------------------------------------------------- shapes */
@@ -184,50 +184,60 @@ static void bidir_meta_text(const Problem *p, char *buf, size_t len) {
  * off (softplus off with a bias), both initial states, dt + bias above 20
  * with and without a bias (then on dt and Hydra's dt_bwd), the S3 head shape. */
 static const Problem CHECK_CASES[] = {
-    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .hydra = true},
-    {.batch = 2, .seqlen = 2, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 2, .seqlen = 2, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .hydra = true},
-    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .hydra = true},
-    {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .heads = 4, .headdim = 16, .chunk = 32, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true},
-    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .heads = 6, .headdim = 24, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
-    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .heads = 6, .headdim = 24, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .big_delta = true, .hydra = true},
-    {.batch = 1, .seqlen = 200, .dstate = 33, .groups = 1, .heads = 3, .headdim = 7, .chunk = 128, .hydra = true},
-    {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 2, .seqlen = 45, .dstate = 6, .groups = 2, .heads = 4, .headdim = 5, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .has_h0 = true, .D_per_channel = true, .hydra = true},
-    {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .heads = 4, .headdim = 6, .chunk = 32, .has_D = true, .softplus = true, .big_delta = true, .hydra = true},
-    {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .heads = 4, .headdim = 6, .chunk = 32, .has_z = true, .has_D = true, .softplus = true, .has_h0 = true, .D_per_channel = true, .big_delta = true},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 4, [SSD_CHUNK] = 16}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 4, [SSD_CHUNK] = 16, [BIDIR_HYDRA] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 2, .dstate = 5, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 3, [SSD_CHUNK] = 16}, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 2, .dstate = 5, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 3, [SSD_CHUNK] = 16, [BIDIR_HYDRA] = 1}, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 3, [SSD_CHUNK] = 16}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 3, [SSD_CHUNK] = 16, [BIDIR_HYDRA] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 16, [SSD_CHUNK] = 32}, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true},
+    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .opt = {[SSD_HEADS] = 6, [SSD_HEADDIM] = 24, [SSD_CHUNK] = 64}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
+    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .opt = {[SSD_HEADS] = 6, [SSD_HEADDIM] = 24, [SSD_CHUNK] = 64, [BIDIR_HYDRA] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .big_delta = true},
+    {.batch = 1, .seqlen = 200, .dstate = 33, .groups = 1, .opt = {[SSD_HEADS] = 3, [SSD_HEADDIM] = 7, [SSD_CHUNK] = 128, [BIDIR_HYDRA] = 1}},
+    {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 45, .dstate = 6, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 5, [SSD_CHUNK] = 16, [BIDIR_HYDRA] = 1}, .has_z = true, .has_D = true, .has_bias = true, .has_h0 = true, .D_per_channel = true},
+    {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 6, [SSD_CHUNK] = 32, [BIDIR_HYDRA] = 1}, .has_D = true, .softplus = true, .big_delta = true},
+    {.batch = 1, .seqlen = 70, .dstate = 9, .groups = 1, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 6, [SSD_CHUNK] = 32}, .has_z = true, .has_D = true, .softplus = true, .has_h0 = true, .D_per_channel = true, .big_delta = true},
     /* p and N multiples of 8, where the bulk tensor copies run: one slab of N
      * with p 32 at chunk 64, z and D per channel, in both forms; two slabs,
      * the second part-filled, at chunk 128; Hydra with a 3-step tail chunk
      * and z. */
-    {.batch = 2, .seqlen = 300, .dstate = 64, .groups = 2, .heads = 4, .headdim = 32, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .D_per_channel = true, .hydra = true},
-    {.batch = 2, .seqlen = 300, .dstate = 64, .groups = 2, .heads = 4, .headdim = 32, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .D_per_channel = true},
-    {.batch = 1, .seqlen = 333, .dstate = 96, .groups = 1, .heads = 2, .headdim = 48, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 1, .seqlen = 259, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 128, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .hydra = true},
+    {.batch = 2, .seqlen = 300, .dstate = 64, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 32, [SSD_CHUNK] = 64, [BIDIR_HYDRA] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .D_per_channel = true},
+    {.batch = 2, .seqlen = 300, .dstate = 64, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 32, [SSD_CHUNK] = 64}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .D_per_channel = true},
+    {.batch = 1, .seqlen = 333, .dstate = 96, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 48, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 259, .dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 128, [BIDIR_HYDRA] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
 };
 
 /* Benchmark sets (docs/design.md §7): S3 in each form. */
 static const BenchGrid BENCH[] = {
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {1, 8}, .seqlen = {512, 1024, 2048, 4096, 8192, 16384}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .hydra = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256, [BIDIR_HYDRA] = 1}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {1, 8}, .seqlen = {512, 1024, 2048, 4096, 8192, 16384}},
 };
 static const BenchGrid QUICK[] = {
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {8192}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .hydra = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256, [BIDIR_HYDRA] = 1}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {8192}},
+};
+
+static const OpFlag BIDIR_FLAGS[] = {
+    SSD_FLAG_ROWS,
+    {"--hydra", "the Hydra form (default: both forms at the built-in shapes, the default form at sizes given)",
+     OPT_SWITCH, BIDIR_HYDRA, NULL, false, true, false, "hydra"},
 };
 
 const Op OP_BIDIR = {
     .args = ARGS_BIDIR,
     .version_size = sizeof(BidirVersion),
-    .tol_fp32 = TOL_FP32_SCAN,
-    .tol_fp16 = TOL_FP16,
-    .tol_bf16 = TOL_BF16,
+    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp16 = &TOLERANCES[TOL_FP16],
+    .tol_bf16 = &TOLERANCES[TOL_BF16],
+    .flags = BIDIR_FLAGS,
+    .nflags = sizeof(BIDIR_FLAGS) / sizeof(BIDIR_FLAGS[0]),
+    .csv_columns = MAMBA_CSV_COLUMNS,
+    .csv_sizes = ssd_csv_sizes,
     .tensors = bidir_tensors,
     .validate = bidir_validate,
     .shape_text = bidir_shape_text,
@@ -249,8 +259,8 @@ const Op OP_BIDIR = {
     .fixtures = fixtures_check_bidir,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .heads = 4, .headdim = 8, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
-    .bench_base = {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    .check_base = {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 8, [SSD_CHUNK] = 64}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    .bench_base = {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

@@ -16,11 +16,12 @@ typedef struct {
     void (*run)(const BidirTensors *t, void *workspace);
 } BidirVersion;
 
-/* The command-line flags (ARG_*, args.h) its chapters accept. */
-enum {
-    /* what the bidirectional chapter (06) accepts: SSD's but packed sequences, and --hydra */
-    ARGS_BIDIR = (ARGS_SSD & ~ARG_SEQLENS) | ARG_HYDRA,
-};
+/* The common command-line flags (ARG_*, args.h) its chapter accepts: SSD's
+ * but packed sequences; its own are SSD's and --hydra (BIDIR_FLAGS). */
+enum { ARGS_BIDIR = ARGS_SSD & ~ARG_SEQLENS };
+
+/* Its sizes in Problem.opt: SSD's (op_ssd.h), and the Hydra form (0 or 1). */
+enum { BIDIR_HYDRA = SSD_NOPTS };
 
 extern const Op OP_BIDIR;   // bidirectional Mamba-2, both forms; versions are BidirVersion
 

@@ -36,9 +36,9 @@ static void per_token(TensorSpec *t, int64_t b, int64_t T, int nrest, int64_t r0
  * step itself and is drawn above 0. */
 static int decode_tensors(const Problem *p, TensorSpec *t) {
     int64_t b = p->batch, T = p->seqlen, N = p->dstate;
-    bool m1 = p->form == DECODE_M1, sp = p->softplus;
-    int64_t d = p->dim, h = p->heads, P = p->headdim, g = p->groups;
-    int64_t S = p->slots ? p->slots : b;  // rows of the state: the pool's slots, or one a batch entry
+    bool m1 = p->opt[DECODE_FORM] == DECODE_M1, sp = p->softplus;
+    int64_t d = p->dim, h = p->opt[DECODE_HEADS], P = p->opt[DECODE_HEADDIM], g = p->groups;
+    int64_t S = p->opt[DECODE_SLOTS] ? p->opt[DECODE_SLOTS] : b;  // rows of the state: the pool's slots, or one a batch entry
     //                               name          role            dtype          present      range       (shapes below)
     t[T_STATE]     = (TensorSpec){"state",     INPUT,          STATE_DTYPE,   true,        -1.0, 1.0, 0, {0}};
     t[T_X]         = (TensorSpec){"x",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
@@ -49,10 +49,10 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     t[T_D]         = (TensorSpec){"D",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0, 0, {0}};
     t[T_Z]         = (TensorSpec){"z",         OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0, 0, {0}};
     t[T_DT_BIAS]   = (TensorSpec){"dt_bias",   OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -3.0 : 0.1, 0, {0}};
-    t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->slots > 0, 0.0, 0.0, 1, {b}};
+    t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->opt[DECODE_SLOTS] > 0, 0.0, 0.0, 1, {b}};
     t[T_Y]         = (TensorSpec){"y",         OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0, 0, {0}};
     t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         STATE_DTYPE,   true,        0.0, 0.0, 0, {0}};
-    t[T_INTERMEDIATE_STATES] = (TensorSpec){"intermediate_states", OUTPUT, STATE_DTYPE, p->intermediate, 0.0, 0.0, 0, {0}};
+    t[T_INTERMEDIATE_STATES] = (TensorSpec){"intermediate_states", OUTPUT, STATE_DTYPE, p->opt[DECODE_INTERMEDIATE], 0.0, 0.0, 0, {0}};
     if (m1) {
         t[T_STATE].ndim = 3;                                                         // (S, d, N)
         t[T_STATE].shape[0] = S, t[T_STATE].shape[1] = d, t[T_STATE].shape[2] = N;
@@ -87,62 +87,63 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
 }
 
 static void decode_validate(const Problem *p) {
-    if (p->form == DECODE_M1) {
-        if (p->heads || p->headdim || p->groups != 1)
+    if (p->opt[DECODE_FORM] == DECODE_M1) {
+        if (p->opt[DECODE_HEADS] || p->opt[DECODE_HEADDIM] || p->groups != 1)
             die_usage("--form m1 takes --dim and --dstate; --heads, --headdim and --groups are for --form m2");
     } else {
         if (p->dim) die_usage("--form m2 takes --heads and --headdim; --dim is for --form m1");
-        if (p->heads % p->groups != 0)
-            die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
+        if (p->opt[DECODE_HEADS] % p->groups != 0)
+            die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->opt[DECODE_HEADS], (long long)p->groups);
     }
-    if (p->slots && p->slots < p->batch)
-        die_usage("--slots %lld: a pool holds at least one slot per batch entry (--batch %lld)", (long long)p->slots,
+    if (p->opt[DECODE_SLOTS] && p->opt[DECODE_SLOTS] < p->batch)
+        die_usage("--slots %lld: a pool holds at least one slot per batch entry (--batch %lld)", (long long)p->opt[DECODE_SLOTS],
                   (long long)p->batch);
-    if (p->slots > INT32_MAX)
-        die_usage("--slots %lld: more than state_batch_indices (int32) can name", (long long)p->slots);
+    if (p->opt[DECODE_SLOTS] > INT32_MAX)
+        die_usage("--slots %lld: more than state_batch_indices (int32) can name", (long long)p->opt[DECODE_SLOTS]);
 }
 
 /* Sizes given on the command line start from the base of the form: --form,
  * else Mamba-1 when --dim is given, else Mamba-2. */
-static const Problem CHECK_BASE_M1 = {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1};
-static const Problem BENCH_BASE_M1 = {.batch = 64, .seqlen = 1, .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1};
+static const Problem CHECK_BASE_M1 = {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}};
+static const Problem BENCH_BASE_M1 = {.batch = 64, .seqlen = 1, .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}};
 
 static void decode_command_line_base(Problem *base, const Args *a, bool bench) {
-    if (a->form == DECODE_M1 || (!a->form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
+    const int64_t form = a->opt[DECODE_FORM];  // 0 when --form is not given
+    if (form == DECODE_M1 || (!form && a->dim)) *base = bench ? BENCH_BASE_M1 : CHECK_BASE_M1;
 }
 
 /* " slots 1024 +states": a server's problem, appended to a bench row's sizes. */
 static void serving_text(const Problem *p, char *buf, size_t len, int n) {
     if (n < 0 || (size_t)n >= len) return;
-    if (p->slots) n += snprintf(buf + n, len - (size_t)n, " slots %lld", (long long)p->slots);
-    if (p->intermediate && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " +states");
+    if (p->opt[DECODE_SLOTS]) n += snprintf(buf + n, len - (size_t)n, " slots %lld", (long long)p->opt[DECODE_SLOTS]);
+    if (p->opt[DECODE_INTERMEDIATE] && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " +states");
 }
 
 /* The check line's sizes; its flags name a pool and the states (flags_text). */
 static void decode_shape_text(const Problem *p, char *buf, size_t len) {
-    if (p->form == DECODE_M1)
+    if (p->opt[DECODE_FORM] == DECODE_M1)
         snprintf(buf, len, "m1 b%lld T%lld d%lld N%lld", (long long)p->batch, (long long)p->seqlen, (long long)p->dim,
                  (long long)p->dstate);
     else
         snprintf(buf, len, "m2 b%lld T%lld h%lld p%lld g%lld N%lld", (long long)p->batch, (long long)p->seqlen,
-                 (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate);
+                 (long long)p->opt[DECODE_HEADS], (long long)p->opt[DECODE_HEADDIM], (long long)p->groups, (long long)p->dstate);
 }
 
 static void decode_bench_text(const Problem *p, char *buf, size_t len) {
     int n;
-    if (p->form == DECODE_M1)
+    if (p->opt[DECODE_FORM] == DECODE_M1)
         n = snprintf(buf, len, "m1 b%-4lld d%-5lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->dim,
                      (long long)p->dstate, (long long)p->seqlen);
     else
-        n = snprintf(buf, len, "m2 b%-4lld h%-3lld p%-3lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->heads,
-                     (long long)p->headdim, (long long)p->dstate, (long long)p->seqlen);
+        n = snprintf(buf, len, "m2 b%-4lld h%-3lld p%-3lld N%-4lld T%-4lld", (long long)p->batch, (long long)p->opt[DECODE_HEADS],
+                     (long long)p->opt[DECODE_HEADDIM], (long long)p->dstate, (long long)p->seqlen);
     serving_text(p, buf, len, n);
 }
 
 /* ------------------------------------------------------ calls into versions */
 
 static DecodeShape decode_shape(const Problem *p) {
-    DecodeShape s = {p->form, p->batch, p->seqlen, p->dim, p->heads, p->headdim, p->groups, p->dstate,
+    DecodeShape s = {p->opt[DECODE_FORM], p->batch, p->seqlen, p->dim, p->opt[DECODE_HEADS], p->opt[DECODE_HEADDIM], p->groups, p->dstate,
                      p->has_z, p->has_D, p->has_bias, p->softplus};
     return s;
 }
@@ -161,10 +162,10 @@ static size_t decode_workspace(const VersionInfo *v, const Problem *p) {
     return decode_version(v)->workspace_bytes ? decode_version(v)->workspace_bytes(&s) : 0;
 }
 
-static bool serving(const Problem *p) { return p->slots || p->intermediate; }
+static bool serving(const Problem *p) { return p->opt[DECODE_SLOTS] || p->opt[DECODE_INTERMEDIATE]; }
 
 static DecodeServing decode_serving_view(const Problem *p, void *const *t) {
-    DecodeServing sv = {decode_view(p, t), p->slots, t[T_STATE_BATCH_INDICES], t[T_INTERMEDIATE_STATES]};
+    DecodeServing sv = {decode_view(p, t), p->opt[DECODE_SLOTS], t[T_STATE_BATCH_INDICES], t[T_INTERMEDIATE_STATES]};
     return sv;
 }
 
@@ -191,9 +192,9 @@ static double decode_bytes(const Problem *p, const TensorSpec *table, void *cons
     if (!idx) return table_bytes;
     int64_t named = 0;
     for (int64_t b = 0; b < p->batch; b++) named += idx[b] >= 0;
-    const double slot = (double)(tensor_numel(&table[T_STATE]) / p->slots) *
+    const double slot = (double)(tensor_numel(&table[T_STATE]) / p->opt[DECODE_SLOTS]) *
                         (double)tensor_elem_bytes(&table[T_STATE], dt);  // state bytes of one slot
-    return table_bytes - 2.0 * (double)(p->slots - named) * slot;
+    return table_bytes - 2.0 * (double)(p->opt[DECODE_SLOTS] - named) * slot;
 }
 
 /* Memory for the split runs: on the device (GPU versions) or the host. */
@@ -221,11 +222,11 @@ static void split_copy(bool device, void *dst, size_t dst_pitch, const void *src
  * in between of a pool's slots would need gathering: a pool is not split. */
 static const char *decode_run_split(const VersionInfo *v, const Problem *p, void *const *t, bool device) {
     if (p->seqlen < 2) return "";  // one token: nothing to split, no line
-    if (p->slots) return "not with a pool of slots";
+    if (p->opt[DECODE_SLOTS]) return "not with a pool of slots";
     const DecodeVersion *dv = decode_version(v);
     Problem one = *p;
     one.seqlen = 1;
-    one.intermediate = false;
+    one.opt[DECODE_INTERMEDIATE] = false;
     TensorSpec full[N_TENSORS], step[N_TENSORS];  // the tables of p and of one token
     decode_tensors(p, full);
     decode_tensors(&one, step);
@@ -256,7 +257,7 @@ static const char *decode_run_split(const VersionInfo *v, const Problem *p, void
         DecodeTensors dt = decode_view(&one, s);
         dv->run(&dt, ws);
         split_copy(device, (char *)t[T_Y] + tok * row[T_Y], T * row[T_Y], s[T_Y], row[T_Y], row[T_Y], b);
-        if (p->intermediate)
+        if (p->opt[DECODE_INTERMEDIATE])
             split_copy(device, (char *)t[T_INTERMEDIATE_STATES] + tok * state_row, T * state_row, t[T_STATE_OUT],
                        state_row, state_row, b);
     }
@@ -270,7 +271,7 @@ static const char *decode_run_split(const VersionInfo *v, const Problem *p, void
  * captured; a pool of slots too (a server steps its pool in place), but not
  * with intermediate states (one token has none to keep). */
 static bool decode_loops(const VersionInfo *v, const Problem *p) {
-    return p->seqlen == 1 && !p->intermediate && decode_version(v)->graph;
+    return p->seqlen == 1 && !p->opt[DECODE_INTERMEDIATE] && decode_version(v)->graph;
 }
 
 /* Versions that can be captured are built for the per-thread default stream. */
@@ -281,7 +282,7 @@ static bool decode_per_thread(const VersionInfo *v) { return decode_version(v)->
 /* dt + dt_bias above 20 on every other channel (M1) or head (M2): softplus's linear branch. */
 static void decode_big_delta(const Problem *p, void *const *t) {
     float *dt = t[T_DT], *bias = t[T_DT_BIAS];  // (b, T, d) or (b, T, h), (d,) or (h,) fp32
-    int64_t width = p->form == DECODE_M1 ? p->dim : p->heads;
+    int64_t width = p->opt[DECODE_FORM] == DECODE_M1 ? p->dim : p->opt[DECODE_HEADS];
     for (int64_t i = 0; i < width; i += 2) {
         if (bias) bias[i] = 22.0f;
         else
@@ -295,10 +296,10 @@ static void decode_big_delta(const Problem *p, void *const *t) {
 static void decode_indices(const Problem *p, void *const *t) {
     int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
     if (!idx) return;
-    int32_t *perm = host_alloc(p->slots * 4, "slot permutation");  // (S,) int32
-    for (int64_t i = 0; i < p->slots; i++) perm[i] = (int32_t)i;
+    int32_t *perm = host_alloc(p->opt[DECODE_SLOTS] * 4, "slot permutation");  // (S,) int32
+    for (int64_t i = 0; i < p->opt[DECODE_SLOTS]; i++) perm[i] = (int32_t)i;
     uint64_t r = 0x9E3779B97F4A7C15ull;
-    for (int64_t i = p->slots - 1; i > 0; i--) {
+    for (int64_t i = p->opt[DECODE_SLOTS] - 1; i > 0; i--) {
         r = r * 6364136223846793005ull + 1442695040888963407ull;
         int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1));
         int32_t x = perm[i];
@@ -312,13 +313,13 @@ static void decode_indices(const Problem *p, void *const *t) {
 static void decode_from_loaded(Problem *p, void *const *t) {
     const int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
     if (!idx) return;
-    unsigned char *seen = calloc((size_t)p->slots, 1);  // (S,) slot named already
-    if (!seen) die_usage("--load: cannot allocate %lld bytes", (long long)p->slots);
+    unsigned char *seen = calloc((size_t)p->opt[DECODE_SLOTS], 1);  // (S,) slot named already
+    if (!seen) die_usage("--load: cannot allocate %lld bytes", (long long)p->opt[DECODE_SLOTS]);
     for (int64_t b = 0; b < p->batch; b++) {
         if (idx[b] < 0) continue;
-        if (idx[b] >= p->slots)
+        if (idx[b] >= p->opt[DECODE_SLOTS])
             die_usage("--load: state_batch_indices.npy entry %lld is slot %d, past the pool's %lld", (long long)b,
-                      idx[b], (long long)p->slots);
+                      idx[b], (long long)p->opt[DECODE_SLOTS]);
         if (seen[idx[b]]) die_usage("--load: state_batch_indices.npy names slot %d twice", idx[b]);
         seen[idx[b]] = 1;
     }
@@ -395,8 +396,8 @@ static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t ro
 /* exp(Δ·A) per state element and token for M1 (A differs along N), per head
  * and token for M2 (one A per head), and softplus's exp per Δ. */
 static double decode_exps(const Problem *p) {
-    double per_token = p->form == DECODE_M1 ? (double)p->dim * p->dstate + (p->softplus ? p->dim : 0)
-                                            : (double)p->heads * (p->softplus ? 2 : 1);
+    double per_token = p->opt[DECODE_FORM] == DECODE_M1 ? (double)p->dim * p->dstate + (p->softplus ? p->dim : 0)
+                                            : (double)p->opt[DECODE_HEADS] * (p->softplus ? 2 : 1);
     return per_token * p->batch * p->seqlen;
 }
 
@@ -406,15 +407,15 @@ static double decode_exps(const Problem *p) {
 static void decode_infer_sizes(Problem *p, const LoadFolder *f, const NpyShape *st, const NpyShape *x,
                                const NpyShape *B) {
     if (st->ndim == 3) {
-        p->form = DECODE_M1;
+        p->opt[DECODE_FORM] = DECODE_M1;
         p->batch = st->shape[0], p->dim = st->shape[1], p->dstate = st->shape[2];
         p->groups = 1;
         if (x->ndim != 2 && x->ndim != 3)
             die_usage("--load: %s/x.npy must be (batch, dim) or (batch, tokens, dim), has %d dims", f->dir, x->ndim);
         p->seqlen = x->ndim == 3 ? x->shape[1] : 1;
     } else if (st->ndim == 4) {
-        p->form = DECODE_M2;
-        p->batch = st->shape[0], p->heads = st->shape[1], p->headdim = st->shape[2], p->dstate = st->shape[3];
+        p->opt[DECODE_FORM] = DECODE_M2;
+        p->batch = st->shape[0], p->opt[DECODE_HEADS] = st->shape[1], p->opt[DECODE_HEADDIM] = st->shape[2], p->dstate = st->shape[3];
         if (x->ndim != 3 && x->ndim != 4)
             die_usage("--load: %s/x.npy must be (batch, heads, headdim) or (batch, tokens, heads, headdim), has %d dims",
                       f->dir, x->ndim);
@@ -423,9 +424,9 @@ static void decode_infer_sizes(Problem *p, const LoadFolder *f, const NpyShape *
             die_usage("--load: %s/B.npy must be (batch,%s groups, dstate), has %d dims", f->dir,
                       x->ndim == 4 ? " tokens," : "", B->ndim);
         p->groups = B->shape[B->ndim - 2];
-        if (p->groups < 1 || p->heads % p->groups != 0)
+        if (p->groups < 1 || p->opt[DECODE_HEADS] % p->groups != 0)
             die_usage("--load: %s/B.npy: %lld groups do not divide %lld heads", f->dir, (long long)p->groups,
-                      (long long)p->heads);
+                      (long long)p->opt[DECODE_HEADS]);
     } else {
         die_usage("--load: %s/state.npy must be (batch, dim, dstate) or (batch, heads, headdim, dstate), has %d dims",
                   f->dir, st->ndim);
@@ -439,13 +440,13 @@ static void decode_infer_sizes(Problem *p, const LoadFolder *f, const NpyShape *
 static void decode_infer(Problem *p, const LoadFolder *f) {
     const NpyShape *st = &f->shape[T_STATE], *x = &f->shape[T_X], *B = &f->shape[T_B];
     decode_infer_sizes(p, f, st, x, B);
-    p->intermediate = f->given[T_INTERMEDIATE_STATES];
+    p->opt[DECODE_INTERMEDIATE] = f->given[T_INTERMEDIATE_STATES];
     if (f->given[T_STATE_BATCH_INDICES]) {  // a pool: the state's rows are slots, the batch is x's
         const NpyShape *idx = &f->shape[T_STATE_BATCH_INDICES];
         if (idx->ndim != 1 || idx->shape[0] != x->shape[0])
             die_usage("--load: %s/state_batch_indices.npy must be (batch=%lld,), x.npy's first size", f->dir,
                       (long long)x->shape[0]);
-        p->slots = p->batch;
+        p->opt[DECODE_SLOTS] = p->batch;
         p->batch = x->shape[0];
     }
 }
@@ -461,37 +462,37 @@ static void decode_meta_text(const Problem *p, char *buf, size_t len) {
  * dt + bias above 20, the S4 shapes, and rows longer than one pass of the
  * coalesced kernels' lanes (N 600 in 16-byte pieces, N 130 in floats). */
 static const Problem CHECK_CASES[] = {
-    {.batch = 1, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
-    {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M1},
-    {.batch = 3, .seqlen = 5, .dim = 33, .dstate = 16, .groups = 1, .has_z = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
-    {.batch = 2, .seqlen = 37, .dim = 16, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .form = DECODE_M1},
-    {.batch = 2, .seqlen = 1, .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
-    {.batch = 2, .seqlen = 5, .dim = 24, .dstate = 600, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
-    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 3, .heads = 6, .headdim = 24, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 3, .dstate = 33, .groups = 2, .heads = 4, .headdim = 7, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 64, .dstate = 128, .groups = 1, .heads = 4, .headdim = 16, .has_z = true, .has_D = true, .form = DECODE_M2},
-    {.batch = 1, .seqlen = 300, .dstate = 16, .groups = 2, .heads = 2, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 3, .dstate = 130, .groups = 2, .heads = 4, .headdim = 8, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 1, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}},
+    {.batch = 2, .seqlen = 1, .dim = 40, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true, .opt = {[DECODE_FORM] = DECODE_M1}},
+    {.batch = 3, .seqlen = 5, .dim = 33, .dstate = 16, .groups = 1, .has_z = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}},
+    {.batch = 2, .seqlen = 37, .dim = 16, .dstate = 32, .groups = 1, .has_z = true, .has_D = true, .opt = {[DECODE_FORM] = DECODE_M1}},
+    {.batch = 2, .seqlen = 1, .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}},
+    {.batch = 2, .seqlen = 5, .dim = 24, .dstate = 600, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .opt = {[DECODE_HEADS] = 2, [DECODE_HEADDIM] = 4, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 3, .opt = {[DECODE_HEADS] = 6, [DECODE_HEADDIM] = 24, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
+    {.batch = 2, .seqlen = 3, .dstate = 33, .groups = 2, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 7, [DECODE_FORM] = DECODE_M2}, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 64, .dstate = 128, .groups = 1, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 16, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true},
+    {.batch = 1, .seqlen = 300, .dstate = 16, .groups = 2, .opt = {[DECODE_HEADS] = 2, [DECODE_HEADDIM] = 8, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 1, .dstate = 128, .groups = 1, .opt = {[DECODE_HEADS] = 32, [DECODE_HEADDIM] = 64, [DECODE_FORM] = DECODE_M2}, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 3, .dstate = 130, .groups = 2, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 8, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
     /* The staged versions' N (fp32 32, 64, 128; fp16 64, 128, 256), p not a
      * multiple of their 32-row units (a short last unit), g > 1. */
-    {.batch = 3, .seqlen = 2, .dstate = 64, .groups = 2, .heads = 4, .headdim = 40, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 1, .dstate = 256, .groups = 1, .heads = 3, .headdim = 33, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    {.batch = 2, .seqlen = 4, .dstate = 32, .groups = 2, .heads = 2, .headdim = 70, .has_z = true, .big_delta = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    {.batch = 3, .seqlen = 2, .dstate = 64, .groups = 2, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 40, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 1, .dstate = 256, .groups = 1, .opt = {[DECODE_HEADS] = 3, [DECODE_HEADDIM] = 33, [DECODE_FORM] = DECODE_M2}, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 2, .seqlen = 4, .dstate = 32, .groups = 2, .opt = {[DECODE_HEADS] = 2, [DECODE_HEADDIM] = 70, [DECODE_FORM] = DECODE_M2}, .has_z = true, .big_delta = true, .has_bias = true, .softplus = true},
     /* The staged versions' Mamba-1 rows (N 16): units of 32 (fp32) and 64
      * (16-bit) channels, d 300 ending on a short unit, T > 1. */
-    {.batch = 3, .seqlen = 2, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1},
+    {.batch = 3, .seqlen = 2, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1}},
     /* A server's: the states in a pool of shuffled slots with padding
      * entries (every third), T draft tokens with the state after each, both. */
-    {.batch = 5, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 11},
-    {.batch = 3, .seqlen = 4, .dim = 5, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 3, .intermediate = true},
-    {.batch = 2, .seqlen = 8, .dstate = 16, .groups = 1, .heads = 2, .headdim = 4, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .intermediate = true},
-    {.batch = 4, .seqlen = 5, .dstate = 9, .groups = 2, .heads = 4, .headdim = 6, .has_z = true, .has_bias = true, .softplus = true, .big_delta = true, .form = DECODE_M2, .slots = 6, .intermediate = true},
+    {.batch = 5, .seqlen = 1, .dim = 8, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1, [DECODE_SLOTS] = 11}},
+    {.batch = 3, .seqlen = 4, .dim = 5, .dstate = 7, .groups = 1, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1, [DECODE_SLOTS] = 3, [DECODE_INTERMEDIATE] = 1}},
+    {.batch = 2, .seqlen = 8, .dstate = 16, .groups = 1, .opt = {[DECODE_HEADS] = 2, [DECODE_HEADDIM] = 4, [DECODE_FORM] = DECODE_M2, [DECODE_INTERMEDIATE] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 4, .seqlen = 5, .dstate = 9, .groups = 2, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 6, [DECODE_FORM] = DECODE_M2, [DECODE_SLOTS] = 6, [DECODE_INTERMEDIATE] = 1}, .has_z = true, .has_bias = true, .softplus = true, .big_delta = true},
     /* The same at the staged versions' N: a short last unit (p 20), g > 1. */
-    {.batch = 5, .seqlen = 3, .dstate = 64, .groups = 2, .heads = 4, .headdim = 20, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .slots = 9, .intermediate = true},
-    {.batch = 7, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 3, .headdim = 16, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2, .slots = 12},
-    {.batch = 5, .seqlen = 3, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1, .slots = 9, .intermediate = true},
+    {.batch = 5, .seqlen = 3, .dstate = 64, .groups = 2, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 20, [DECODE_FORM] = DECODE_M2, [DECODE_SLOTS] = 9, [DECODE_INTERMEDIATE] = 1}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 7, .seqlen = 1, .dstate = 128, .groups = 1, .opt = {[DECODE_HEADS] = 3, [DECODE_HEADDIM] = 16, [DECODE_FORM] = DECODE_M2, [DECODE_SLOTS] = 12}, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 5, .seqlen = 3, .dim = 300, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .opt = {[DECODE_FORM] = DECODE_M1, [DECODE_SLOTS] = 9, [DECODE_INTERMEDIATE] = 1}},
 };
 
 /* Benchmark sets (docs/design.md §7, S4): one token, batch 1..256 (the state
@@ -501,31 +502,62 @@ static const Problem CHECK_CASES[] = {
  * Then a server's: batch 64 in a pool of 1024 slots (every third entry
  * padding), and T = 1, 2, 4, 8 draft tokens at batch 1 and 64 with the
  * state after each. */
-#define S4_M2_SIZES .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2
-#define S4_M1_SIZES .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M1
-#define S4_M2 {S4_M2_SIZES}
-#define S4_M1 {S4_M1_SIZES}
+#define S4_M2_SIZES .dstate = 128, .groups = 1, .has_D = true, .has_bias = true, .softplus = true
+#define S4_M1_SIZES .dim = 2048, .dstate = 16, .groups = 1, .has_z = true, .has_D = true, .has_bias = true, .softplus = true
+#define S4_M2_OPT [DECODE_HEADS] = 32, [DECODE_HEADDIM] = 64, [DECODE_FORM] = DECODE_M2
+#define S4_M1_OPT [DECODE_FORM] = DECODE_M1
+#define S4_M2 {S4_M2_SIZES, .opt = {S4_M2_OPT}}
+#define S4_M1 {S4_M1_SIZES, .opt = {S4_M1_OPT}}
 static const BenchGrid BENCH[] = {
     {.base = S4_M2, .batch = {1, 4, 8, 16, 32, 64, 128, 256}, .seqlen = {1}},
     {.base = S4_M1, .batch = {1, 4, 8, 16, 32, 64, 128, 256}, .seqlen = {1}},
     {.base = S4_M2, .batch = {8}, .seqlen = {4, 16, 64, 256}},  // T = 1 at batch 8 is S4's row
     {.base = S4_M1, .batch = {8}, .seqlen = {4, 16, 64, 256}},
-    {.base = {S4_M2_SIZES, .slots = 1024}, .batch = {64}, .seqlen = {1}},
-    {.base = {S4_M1_SIZES, .slots = 1024}, .batch = {64}, .seqlen = {1}},
-    {.base = {S4_M2_SIZES, .intermediate = true}, .batch = {1, 64}, .seqlen = {1, 2, 4, 8}},
-    {.base = {S4_M1_SIZES, .intermediate = true}, .batch = {1, 64}, .seqlen = {1, 2, 4, 8}},
+    {.base = {S4_M2_SIZES, .opt = {S4_M2_OPT, [DECODE_SLOTS] = 1024}}, .batch = {64}, .seqlen = {1}},
+    {.base = {S4_M1_SIZES, .opt = {S4_M1_OPT, [DECODE_SLOTS] = 1024}}, .batch = {64}, .seqlen = {1}},
+    {.base = {S4_M2_SIZES, .opt = {S4_M2_OPT, [DECODE_INTERMEDIATE] = 1}}, .batch = {1, 64}, .seqlen = {1, 2, 4, 8}},
+    {.base = {S4_M1_SIZES, .opt = {S4_M1_OPT, [DECODE_INTERMEDIATE] = 1}}, .batch = {1, 64}, .seqlen = {1, 2, 4, 8}},
 };
 static const BenchGrid QUICK[] = {
     {.base = S4_M2, .batch = {1, 64}, .seqlen = {1}},
     {.base = S4_M1, .batch = {1, 64}, .seqlen = {1}},
 };
 
+/* The step's tolerances by the state's dtype, fp32, fp16, bf16: one step
+ * rounds far fewer terms than a scan, so they are tighter than the scans'
+ * at fp32 and looser at 16 bits, where the state itself is rounded. */
+static const Tol TOL_STEP[3] = {
+    {"decode fp32", 3e-4, 1e-3, 0.0, false},
+    {"decode fp16", 5e-3, 1e-2, 0.0, false},
+    {"decode bf16", 1e-2, 5e-2, 0.0, false},
+};
+
+static const OpFlag DECODE_FLAGS[] = {
+    {"--heads", "H  heads (Mamba-2)", OPT_SIZE, DECODE_HEADS, NULL, true, false, true, NULL},
+    {"--headdim", "P  head dimension (Mamba-2)", OPT_SIZE, DECODE_HEADDIM, NULL, true, false, false, NULL},
+    {"--form", "m1|m2  the Mamba-1 or the Mamba-2 step (default: both)", OPT_CHOICE, DECODE_FORM, "m1|m2", false,
+     true, false, NULL},
+    {"--tokens", "T[,T...]  tokens per launch", OPT_SEQLEN, 0, NULL, true, false, false, NULL},
+    {"--slots", "S  the states in a pool of S slots, each batch entry naming its own", OPT_SIZE, DECODE_SLOTS, NULL,
+     true, false, false, "slots"},
+    {"--intermediate", "also write the state after every token (speculative decoding)", OPT_SWITCH,
+     DECODE_INTERMEDIATE, NULL, true, false, false, "states"},
+};
+
+static int decode_csv_sizes(const Problem *p, int64_t *v) {
+    return mamba_csv_sizes(p, p->opt[DECODE_HEADS], p->opt[DECODE_HEADDIM], 0, v);
+}
+
 const Op OP_DECODE = {
     .args = ARGS_DECODE,
     .version_size = sizeof(DecodeVersion),
-    .tol_fp32 = TOL_DECODE_FP32,
-    .tol_fp16 = TOL_DECODE_FP16,
-    .tol_bf16 = TOL_DECODE_BF16,
+    .tol_fp32 = &TOL_STEP[0],
+    .tol_fp16 = &TOL_STEP[1],
+    .tol_bf16 = &TOL_STEP[2],
+    .flags = DECODE_FLAGS,
+    .nflags = sizeof(DECODE_FLAGS) / sizeof(DECODE_FLAGS[0]),
+    .csv_columns = MAMBA_CSV_COLUMNS,
+    .csv_sizes = decode_csv_sizes,
     .tensors = decode_tensors,
     .validate = decode_validate,
     .command_line_base = decode_command_line_base,
@@ -557,8 +589,8 @@ const Op OP_DECODE = {
     .per_thread = decode_per_thread,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 2, .heads = 4, .headdim = 24, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
-    .bench_base = {.batch = 64, .seqlen = 1, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .has_D = true, .has_bias = true, .softplus = true, .form = DECODE_M2},
+    .check_base = {.batch = 2, .seqlen = 1, .dstate = 40, .groups = 2, .opt = {[DECODE_HEADS] = 4, [DECODE_HEADDIM] = 24, [DECODE_FORM] = DECODE_M2}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    .bench_base = {.batch = 64, .seqlen = 1, .dstate = 128, .groups = 1, .opt = {[DECODE_HEADS] = 32, [DECODE_HEADDIM] = 64, [DECODE_FORM] = DECODE_M2}, .has_D = true, .has_bias = true, .softplus = true},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

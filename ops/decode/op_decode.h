@@ -20,14 +20,20 @@ typedef struct {
     void (*run_serving)(const DecodeServing *t, void *workspace);
 } DecodeVersion;
 
-/* The command-line flags (ARG_*, args.h) its chapters accept. */
+/* The common command-line flags (ARG_*, args.h) its chapter accepts; its
+ * own (--heads, --headdim, --form, --tokens, --slots, --intermediate) are in
+ * its flag table (op_decode.c). */
 enum {
-    /* what the decode chapter (07) accepts: --tokens fills the seqlen list */
-    ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_TOKENS | ARG_DIM |
-                  ARG_HEADS | ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_NO_Z | ARG_NO_D |
-                  ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_FORM | ARG_SEED | ARG_REPS | ARG_SAMPLED | ARG_CSV |
-                  ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SLOTS | ARG_INTERMEDIATE,
+    ARGS_DECODE = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_DIM | ARG_GROUPS | ARG_DSTATE |
+                  ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_SEED | ARG_REPS | ARG_SAMPLED |
+                  ARG_CSV | ARG_DUMP | ARG_LOAD | ARG_VERSION,
 };
+
+/* Its own sizes in Problem.opt (op.h): Mamba-2's heads and head dimension
+ * (0 in the Mamba-1 form), the form (DECODE_M1 or DECODE_M2), a pool of
+ * slots (0: one state a batch entry), and whether the state after every
+ * token is written. The tokens T are Problem.seqlen. */
+enum { DECODE_HEADS, DECODE_HEADDIM, DECODE_FORM, DECODE_SLOTS, DECODE_INTERMEDIATE };
 
 extern const Op OP_DECODE;  // decode step, both forms, T tokens; versions are DecodeVersion
 

@@ -298,11 +298,22 @@ static const BenchGrid QUICK[] = {
      .batch = {1, 16}, .seqlen = {512}},
 };
 
+int mamba_csv_sizes(const Problem *p, int64_t heads, int64_t headdim, int64_t chunk, int64_t *v) {
+    const int64_t row[] = {p->batch, p->dim ? p->dim : heads * headdim, heads, headdim, p->groups, p->dstate,
+                           p->seqlen, chunk};
+    for (int k = 0; k < 8; k++) v[k] = row[k];
+    return 8;
+}
+
+static int scan_csv_sizes(const Problem *p, int64_t *v) { return mamba_csv_sizes(p, 0, 0, 0, v); }
+
 const Op OP_SCAN = {
     .args = ARGS_SCAN,
-    .tol_fp32 = TOL_FP32_SCAN,
-    .tol_fp16 = TOL_FP16,
-    .tol_bf16 = TOL_BF16,
+    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp16 = &TOLERANCES[TOL_FP16],
+    .tol_bf16 = &TOLERANCES[TOL_BF16],
+    .csv_columns = MAMBA_CSV_COLUMNS,
+    .csv_sizes = scan_csv_sizes,
     .version_size = sizeof(ScanVersion),
     .tensors = scan_tensors,
     .validate = scan_validate,

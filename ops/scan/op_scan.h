@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver.h"
+#include "op.h"
 #include "scan.h"
 
 /* A version of the Mamba-1 selective scan (chapters 01-04). */
@@ -38,6 +38,12 @@ enum {
 };
 
 extern const Op OP_SCAN;  // Mamba-1 selective scan; versions are ScanVersion
+
+/* The size columns every Mamba op's CSV rows share (plots/ reads them by
+ * name), and a row's values: channels is d, or h·p; a size the op does not
+ * have is 0. */
+#define MAMBA_CSV_COLUMNS "batch,dim,heads,headdim,groups,dstate,seqlen,chunk"
+int mamba_csv_sizes(const Problem *p, int64_t heads, int64_t headdim, int64_t chunk, int64_t *v);
 
 /* Benchmark sets (docs/design.md §7): bit k of a chapter's bench_sets picks
  * its operation's k-th set. */

@@ -30,8 +30,9 @@
 constexpr int kThreads = 128;            // threads per block: rows x S lanes
 constexpr int kMaxStates = 256;          // the largest N: 16 lanes x 16 states (8 x 32 in a tuned plan)
 /* Threads a pass needs to fill an H200: 4 warps on each of its 528 schedulers.
- * Measured on 03's version 7: 32768 left S1 b16 at 0.34 ms, 65536 gave 0.26 ms,
- * 131072 and 262144 were slower again at b2..b16 (more lanes, more overhead). */
+ * Fewer leave the schedulers short of warps to cover the loads and each
+ * state's dependent chain; more cost more lanes and more overhead
+ * (03's tuning.md, "Version 7's first plan, profiled"). */
 constexpr int64_t kFillThreads = 65536;
 
 /* Shared-memory geometry for R states per thread and T-step tiles. Rows are

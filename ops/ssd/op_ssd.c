@@ -18,9 +18,10 @@ enum { T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_INITIAL_STATES, T_CU_SEQ
 /* Chunks of a packed problem over every sequence, each cut at its own start:
  * Σ ceil(length / chunk); from --load, what cu_seqlens gave. */
 static int64_t packed_chunks(const Problem *p) {
-    if (!p->seqlens) return p->nchunks;
+    if (!p->seqlens) return p->opt[SSD_NCHUNKS];
+    const int64_t Q = p->opt[SSD_CHUNK];
     int64_t n = 0;
-    for (int64_t k = 0; k < p->nseq; k++) n += (p->seqlens[k] + p->chunk - 1) / p->chunk;
+    for (int64_t k = 0; k < p->nseq; k++) n += (p->seqlens[k] + Q - 1) / Q;
     return n;
 }
 
@@ -28,7 +29,7 @@ static int64_t packed_chunks(const Problem *p) {
  * about 0.02..0.5. Without softplus dt + dt_bias is the step itself and is
  * drawn above 0, as the official tests draw it. */
 static int ssd_tensors(const Problem *p, TensorSpec *t) {
-    int64_t b = p->batch, L = p->seqlen, h = p->heads, P = p->headdim, g = p->groups, N = p->dstate;
+    int64_t b = p->batch, L = p->seqlen, h = p->opt[SSD_HEADS], P = p->opt[SSD_HEADDIM], g = p->groups, N = p->dstate;
     int64_t S = p->nseq ? p->nseq : b;  // initial and final states: one a sequence
     bool sp = p->softplus;
     //                                    name              role            dtype          present      range                               shape
@@ -53,22 +54,22 @@ static int ssd_tensors(const Problem *p, TensorSpec *t) {
 }
 
 static void ssd_validate(const Problem *p) {
-    if (p->heads % p->groups != 0)
-        die_usage("--heads %lld is not a multiple of --groups %lld", (long long)p->heads, (long long)p->groups);
-    if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
-        die_usage("--chunk %lld is not a power of two in 16..256", (long long)p->chunk);
+    const int64_t h = p->opt[SSD_HEADS], Q = p->opt[SSD_CHUNK];
+    if (h % p->groups != 0)
+        die_usage("--heads %lld is not a multiple of --groups %lld", (long long)h, (long long)p->groups);
+    if (Q < 16 || Q > 256 || (Q & (Q - 1)) != 0) die_usage("--chunk %lld is not a power of two in 16..256", (long long)Q);
     packed_validate(p);
 }
 
 static void ssd_shape_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "b%lld L%lld h%lld p%lld g%lld N%lld Q%lld", (long long)p->batch, (long long)p->seqlen,
-             (long long)p->heads, (long long)p->headdim, (long long)p->groups, (long long)p->dstate,
-             (long long)p->chunk);
+             (long long)p->opt[SSD_HEADS], (long long)p->opt[SSD_HEADDIM], (long long)p->groups, (long long)p->dstate,
+             (long long)p->opt[SSD_CHUNK]);
 }
 
 static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
     int n = snprintf(buf, len, "b%-3lld h%-3lld p%-3lld N%-3lld Q%-3lld L%-6lld", (long long)p->batch,
-                     (long long)p->heads, (long long)p->headdim, (long long)p->dstate, (long long)p->chunk,
+                     (long long)p->opt[SSD_HEADS], (long long)p->opt[SSD_HEADDIM], (long long)p->dstate, (long long)p->opt[SSD_CHUNK],
                      (long long)p->seqlen);
     if (p->nseq && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " in %lld seqs", (long long)p->nseq);
 }
@@ -76,7 +77,7 @@ static void ssd_bench_text(const Problem *p, char *buf, size_t len) {
 /* ------------------------------------------------------ calls into versions */
 
 SsdShape problem_ssd_shape(const Problem *p) {
-    SsdShape s = {p->batch, p->seqlen, p->heads, p->headdim, p->groups, p->dstate, p->chunk,
+    SsdShape s = {p->batch, p->seqlen, p->opt[SSD_HEADS], p->opt[SSD_HEADDIM], p->groups, p->dstate, p->opt[SSD_CHUNK],
                   p->has_z, p->has_D, p->D_per_channel, p->has_bias, p->softplus, p->has_h0, p->nseq};
     return s;
 }
@@ -121,10 +122,10 @@ static void ssd_run(const VersionInfo *v, const Problem *p, void *const *t, void
 /* dt + dt_bias above 20 on every other head: softplus's linear branch. */
 static void ssd_big_delta(const Problem *p, void *const *t) {
     float *dt = t[T_DT], *bias = t[T_DT_BIAS];  // (b, L, h), (h,) fp32
-    for (int64_t hi = 0; hi < p->heads; hi += 2) {
+    for (int64_t hi = 0; hi < p->opt[SSD_HEADS]; hi += 2) {
         if (bias) bias[hi] = 22.0f;
         else
-            for (int64_t bl = 0; bl < p->batch * p->seqlen; bl++) dt[bl * p->heads + hi] += 22.0f;
+            for (int64_t bl = 0; bl < p->batch * p->seqlen; bl++) dt[bl * p->opt[SSD_HEADS] + hi] += 22.0f;
     }
 }
 
@@ -137,11 +138,12 @@ static void ssd_from_loaded(Problem *p, void *const *t) {
     if (!cu) return;
     cu_seqlens_check(p, cu);
     int64_t n = 0;
-    for (int64_t k = 0; k < p->nseq; k++) n += (cu[k + 1] - cu[k] + p->chunk - 1) / p->chunk;
-    if (p->nchunks && p->nchunks != n)
+    const int64_t Q = p->opt[SSD_CHUNK];
+    for (int64_t k = 0; k < p->nseq; k++) n += (cu[k + 1] - cu[k] + Q - 1) / Q;
+    if (p->opt[SSD_NCHUNKS] && p->opt[SSD_NCHUNKS] != n)
         die_usage("--load: chunk_states.npy holds %lld chunks, cu_seqlens and chunk_size %lld give %lld",
-                  (long long)p->nchunks, (long long)p->chunk, (long long)n);
-    p->nchunks = n;
+                  (long long)p->opt[SSD_NCHUNKS], (long long)Q, (long long)n);
+    p->opt[SSD_NCHUNKS] = n;
 }
 
 /* ref, and y's terms' magnitude in y_terms unless NULL (Op.oracle_terms). */
@@ -170,13 +172,13 @@ static bool ssd_terms_rtol(DType dt) { return dt != DT_FP32; }
 /* Rows are (b, h) heads. */
 /* Sampled validation works on channels (b, h, p), the Mamba-1 rows of the
  * mapping: y[b, :, h, p] and final_state[b, h, p, :]. */
-static int64_t ssd_rows(const Problem *p) { return p->batch * p->heads * p->headdim; }
+static int64_t ssd_rows(const Problem *p) { return p->batch * p->opt[SSD_HEADS] * p->opt[SSD_HEADDIM]; }
 
 /* Channel (hi, pi) of a packed problem: its y, its final state in every
  * sequence and its state after every chunk. */
 static CheckResult ssd_check_packed_channel(const Problem *p, void *const *t, int64_t row, Tol tol) {
     SsdPacked pk = ssd_packed_view(p, t);
-    int64_t L = p->seqlen, H = p->heads, P = p->headdim, N = p->dstate, S = p->nseq, K = packed_chunks(p);
+    int64_t L = p->seqlen, H = p->opt[SSD_HEADS], P = p->opt[SSD_HEADDIM], N = p->dstate, S = p->nseq, K = packed_chunks(p);
     int64_t hi = row / P % H, pi = row % P;
     double *y = host_alloc(L * 8, "oracle channel");            // (L,) fp64
     double *fin = host_alloc(S * N * 8, "oracle channel");      // (nseq, N) fp64
@@ -205,7 +207,7 @@ static CheckResult ssd_check_packed_channel(const Problem *p, void *const *t, in
 static CheckResult ssd_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
     if (p->nseq) return ssd_check_packed_channel(p, t, row, tol);
     SsdTensors st = ssd_view(p, t);
-    int64_t L = p->seqlen, H = p->heads, P = p->headdim, N = p->dstate;
+    int64_t L = p->seqlen, H = p->opt[SSD_HEADS], P = p->opt[SSD_HEADDIM], N = p->dstate;
     int64_t bi = row / (H * P), hi = row / P % H, pi = row % P;
     double *y = host_alloc(L * 8, "oracle channel");      // (L,) fp64
     double *state = host_alloc(N * 8, "oracle channel");  // (N,) fp64, the final state
@@ -227,7 +229,7 @@ static CheckResult ssd_check_row(const Problem *p, void *const *t, int64_t row, 
  * of the form is a product of these), and softplus's exp when it is on:
  *   b * L * h * (2 + softplus). */
 static double ssd_exps(const Problem *p) {
-    return (double)p->batch * p->seqlen * p->heads * (2 + (p->softplus ? 1 : 0));
+    return (double)p->batch * p->seqlen * p->opt[SSD_HEADS] * (2 + (p->softplus ? 1 : 0));
 }
 
 /* Matrix FLOPs of one chunk of q steps, counted as docs/performance.md does:
@@ -236,14 +238,14 @@ static double ssd_exps(const Problem *p) {
  *   chunk state     2 q N p per head (B^T X, decay-weighted)
  *   state output    2 q N p per head (C S) */
 static double chunk_flops(const Problem *p, double q) {
-    return p->groups * 2.0 * q * q * p->dstate +
-           p->heads * (2.0 * q * q * p->headdim + 4.0 * q * p->dstate * p->headdim);
+    const double h = (double)p->opt[SSD_HEADS], P = (double)p->opt[SSD_HEADDIM];
+    return p->groups * 2.0 * q * q * p->dstate + h * (2.0 * q * q * P + 4.0 * q * p->dstate * P);
 }
 
 /* Every (b, chunk), the last chunk shorter: 1.42e11 at S3 b 8, L 8192. */
 static double ssd_flops(const Problem *p) {
-    int64_t full = p->seqlen / p->chunk, tail = p->seqlen % p->chunk;
-    return (double)p->batch * (full * chunk_flops(p, (double)p->chunk) + chunk_flops(p, (double)tail));
+    const int64_t Q = p->opt[SSD_CHUNK], full = p->seqlen / Q, tail = p->seqlen % Q;
+    return (double)p->batch * (full * chunk_flops(p, (double)Q) + chunk_flops(p, (double)tail));
 }
 
 /* ---------------------------------------------------------------- --load */
@@ -254,25 +256,25 @@ void ssd_infer_sizes(Problem *p, const LoadFolder *f) {
         die_usage("--load: %s/x.npy must be (batch, seqlen, heads, headdim), has %d dims", f->dir, x->ndim);
     p->batch = x->shape[0];
     p->seqlen = x->shape[1];
-    p->heads = x->shape[2];
-    p->headdim = x->shape[3];
+    p->opt[SSD_HEADS] = x->shape[2];
+    p->opt[SSD_HEADDIM] = x->shape[3];
     if (B->ndim != 4)
         die_usage("--load: %s/B.npy must be (batch, seqlen, groups, dstate), has %d dims", f->dir, B->ndim);
     p->groups = B->shape[2];
     p->dstate = B->shape[3];
-    if (p->heads % p->groups != 0)
+    if (p->opt[SSD_HEADS] % p->groups != 0)
         die_usage("--load: %s/B.npy: %lld groups do not divide %lld heads", f->dir, (long long)p->groups,
-                  (long long)p->heads);
+                  (long long)p->opt[SSD_HEADS]);
     p->has_z = f->given[T_Z];
     p->has_D = f->given[T_D];
     p->D_per_channel = f->given[T_D] && f->shape[T_D].ndim == 2;
     p->has_bias = f->given[T_DT_BIAS];
     p->has_h0 = f->given[T_INITIAL_STATES];
     p->softplus = meta_bool(f, "dt_softplus", false);  // the official default
-    p->chunk = meta_int(f, "chunk_size", 256);          // Mamba2's default
-    if (p->chunk < 16 || p->chunk > 256 || (p->chunk & (p->chunk - 1)) != 0)
-        die_usage("--load: %s/meta.json: chunk_size %lld is not a power of two in 16..256", f->dir,
-                  (long long)p->chunk);
+    const int64_t Q = meta_int(f, "chunk_size", 256);  // Mamba2's default
+    if (Q < 16 || Q > 256 || (Q & (Q - 1)) != 0)
+        die_usage("--load: %s/meta.json: chunk_size %lld is not a power of two in 16..256", f->dir, (long long)Q);
+    p->opt[SSD_CHUNK] = Q;
 }
 
 /* The sizes, then a packed problem's: the lengths are in cu_seqlens's data
@@ -284,12 +286,12 @@ static void ssd_infer(Problem *p, const LoadFolder *f) {
     if (cu->ndim != 1 || cu->shape[0] < 2)
         die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
     p->nseq = cu->shape[0] - 1;
-    if (f->given[T_CHUNK_STATES]) p->nchunks = f->shape[T_CHUNK_STATES].shape[0];
+    if (f->given[T_CHUNK_STATES]) p->opt[SSD_NCHUNKS] = f->shape[T_CHUNK_STATES].shape[0];
 }
 
 static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
     snprintf(buf, len, "{\"dt_softplus\": %s, \"chunk_size\": %lld}", p->softplus ? "true" : "false",
-             (long long)p->chunk);
+             (long long)p->opt[SSD_CHUNK]);
 }
 
 /* ----------------------------------------------------------------- shapes */
@@ -302,59 +304,69 @@ static const int64_t SEQS_EDGES[] = {16, 32, 15, 1, 17, 40};    // 121 tokens: e
  * not a multiple of the chunk, odd p and N, g > 1, D per channel, flags on
  * and off, dt + bias above 20, the S3 head shape, and L up to 4100. */
 static const Problem CHECK_CASES[] = {
-    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .heads = 4, .headdim = 16, .chunk = 32, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true},
-    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .heads = 6, .headdim = 24, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
-    {.batch = 1, .seqlen = 200, .dstate = 33, .groups = 1, .heads = 3, .headdim = 7, .chunk = 128},
-    {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .heads = 2, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
-    {.batch = 1, .seqlen = 4100, .dstate = 64, .groups = 2, .heads = 2, .headdim = 64, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
-    {.batch = 1, .seqlen = 2048, .dstate = 16, .groups = 1, .heads = 2, .headdim = 32, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 4, [SSD_CHUNK] = 16}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 37, .dstate = 5, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 3, [SSD_CHUNK] = 16}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 16, [SSD_CHUNK] = 32}, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true},
+    {.batch = 1, .seqlen = 333, .dstate = 20, .groups = 3, .opt = {[SSD_HEADS] = 6, [SSD_HEADDIM] = 24, [SSD_CHUNK] = 64}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .big_delta = true},
+    {.batch = 1, .seqlen = 200, .dstate = 33, .groups = 1, .opt = {[SSD_HEADS] = 3, [SSD_HEADDIM] = 7, [SSD_CHUNK] = 128}},
+    {.batch = 2, .seqlen = 513, .dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true},
+    {.batch = 1, .seqlen = 4100, .dstate = 64, .groups = 2, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.batch = 1, .seqlen = 2048, .dstate = 16, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 32, [SSD_CHUNK] = 256}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
     /* Packed: sequences of length 1; sequences shorter than the chunk and
      * ending on chunk edges (16, 48, 64 at chunk 16) and inside chunks, each
      * from its own initial state; with no initial state, D (h, p) and dt +
      * bias above 20. */
-    {.batch = 1, .seqlen = 6, .dstate = 8, .groups = 1, .heads = 2, .headdim = 4, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 4, .seqlens = SEQS_SHORT},
-    {.batch = 1, .seqlen = 121, .dstate = 5, .groups = 2, .heads = 4, .headdim = 3, .chunk = 16, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 6, .seqlens = SEQS_EDGES},
-    {.batch = 1, .seqlen = 121, .dstate = 9, .groups = 1, .heads = 3, .headdim = 7, .chunk = 32, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true, .big_delta = true, .nseq = 6, .seqlens = SEQS_EDGES},
+    {.batch = 1, .seqlen = 6, .dstate = 8, .groups = 1, .opt = {[SSD_HEADS] = 2, [SSD_HEADDIM] = 4, [SSD_CHUNK] = 16}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 4, .seqlens = SEQS_SHORT},
+    {.batch = 1, .seqlen = 121, .dstate = 5, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 3, [SSD_CHUNK] = 16}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true, .has_h0 = true, .nseq = 6, .seqlens = SEQS_EDGES},
+    {.batch = 1, .seqlen = 121, .dstate = 9, .groups = 1, .opt = {[SSD_HEADS] = 3, [SSD_HEADDIM] = 7, [SSD_CHUNK] = 32}, .has_D = true, .has_bias = true, .softplus = true, .D_per_channel = true, .big_delta = true, .nseq = 6, .seqlens = SEQS_EDGES},
 };
 
 /* Benchmark sets (docs/design.md §7): S3 is the official timing's configuration,
  * D, dt_bias and softplus on, no z. */
 static const BenchGrid BENCH[] = {
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {1, 8}, .seqlen = {512, 1024, 2048, 4096, 8192, 16384}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {1, 8}, .seqlen = {8192}},
-    {.base = {.dstate = 16, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 16, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {4096}},
-    {.base = {.dstate = 64, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 64, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {4096}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {4096}},
     // Serving at S3: the mix packed (chunk states out); one sequence of its tokens; padded to the longest
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true,
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true,
               .softplus = true, .has_h0 = true, .nseq = SERVING_MIX_SEQS, .seqlens = SERVING_MIX},
      .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true,
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true,
               .softplus = true, .has_h0 = true},
      .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true,
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true,
               .softplus = true, .has_h0 = true},
      .batch = {SERVING_MIX_SEQS}, .seqlen = {8192}},
 };
 static const BenchGrid QUICK[] = {
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {1}, .seqlen = {512}},
-    {.base = {.dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    {.base = {.dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
      .batch = {8}, .seqlen = {8192}},
 };
 
+static const OpFlag SSD_FLAGS[] = {SSD_FLAG_ROWS};
+
+int ssd_csv_sizes(const Problem *p, int64_t *v) {
+    return mamba_csv_sizes(p, p->opt[SSD_HEADS], p->opt[SSD_HEADDIM], p->opt[SSD_CHUNK], v);
+}
+
 const Op OP_SSD = {
     .args = ARGS_SSD,
-    .tol_fp32 = TOL_FP32_SCAN,
-    .tol_fp16 = TOL_FP16,
-    .tol_bf16 = TOL_BF16,
+    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp16 = &TOLERANCES[TOL_FP16],
+    .tol_bf16 = &TOLERANCES[TOL_BF16],
+    .flags = SSD_FLAGS,
+    .nflags = sizeof(SSD_FLAGS) / sizeof(SSD_FLAGS[0]),
+    .csv_columns = MAMBA_CSV_COLUMNS,
+    .csv_sizes = ssd_csv_sizes,
     .version_size = sizeof(SsdVersion),
     .tensors = ssd_tensors,
     .validate = ssd_validate,
@@ -379,8 +391,8 @@ const Op OP_SSD = {
     .fixtures = fixtures_check_ssd,
     .check_cases = CHECK_CASES,
     .ncheck = sizeof(CHECK_CASES) / sizeof(CHECK_CASES[0]),
-    .check_base = {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .heads = 4, .headdim = 8, .chunk = 64, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
-    .bench_base = {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .heads = 32, .headdim = 64, .chunk = 256, .has_D = true, .has_bias = true, .softplus = true},
+    .check_base = {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 8, [SSD_CHUNK] = 64}, .has_z = true, .has_D = true, .has_bias = true, .softplus = true},
+    .bench_base = {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, .has_D = true, .has_bias = true, .softplus = true},
     .bench = BENCH,
     .nbench = sizeof(BENCH) / sizeof(BENCH[0]),
     .quick = QUICK,

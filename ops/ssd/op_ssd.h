@@ -26,14 +26,24 @@ void ssd_infer_sizes(Problem *p, const LoadFolder *f);
 /* The SSD shape of a problem of OP_SSD or OP_BIDIR (op_ssd.c). */
 SsdShape problem_ssd_shape(const Problem *p);
 
-/* The command-line flags (ARG_*, args.h) its chapters accept. */
+/* The common command-line flags (ARG_*, args.h) its chapters accept; its
+ * own (--heads, --headdim, --chunk) are in its flag table, SSD_FLAGS. */
 enum {
-    /* what the Mamba-2 SSD chapters (05 on) accept */
-    ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_HEADS |
-               ARG_HEADDIM | ARG_GROUPS | ARG_DSTATE | ARG_CHUNK | ARG_NO_Z | ARG_NO_D |
-               ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS | ARG_SAMPLED | ARG_CSV |
-               ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SEQLENS,
+    ARGS_SSD = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_GROUPS | ARG_DSTATE |
+               ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0 | ARG_SEED | ARG_REPS |
+               ARG_SAMPLED | ARG_CSV | ARG_DUMP | ARG_LOAD | ARG_VERSION | ARG_SEQLENS,
 };
+
+/* Its own sizes in Problem.opt (op.h): heads h, head dimension p, chunk
+ * size Q, and the chunks of a packed problem that --load read (else 0). */
+enum { SSD_HEADS, SSD_HEADDIM, SSD_CHUNK, SSD_NCHUNKS, SSD_NOPTS };
+/* --heads, --headdim, --chunk: the flags of OP_SSD, and the first of OP_BIDIR's. */
+#define SSD_FLAG_ROWS                                                                          \
+    {"--heads", "H  heads", OPT_SIZE, SSD_HEADS, NULL, true, false, true, NULL},               \
+    {"--headdim", "P  head dimension", OPT_SIZE, SSD_HEADDIM, NULL, true, false, false, NULL}, \
+    {"--chunk", "Q  chunk size (a power of two, 16..256)", OPT_SIZE, SSD_CHUNK, NULL, true, false, false, NULL}
+/* A row's CSV sizes (MAMBA_CSV_COLUMNS) of a problem of OP_SSD or OP_BIDIR. */
+int ssd_csv_sizes(const Problem *p, int64_t *v);
 
 extern const Op OP_SSD;   // Mamba-2 SSD; versions are SsdVersion
 

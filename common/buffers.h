@@ -1,15 +1,15 @@
-/* What the driver core (driver.c), the problems of a run (problems.c) and
- * the timing loop (bench.c) share: the session, a problem's tensors on the
+/* A problem's buffers (buffers.c): the session, a problem's tensors on the
  * host and on the device, and the functions that make, run and free them.
- * Private to the harness. */
-#ifndef SESSION_H
-#define SESSION_H
+ * What the driver core (driver.c), the problems of a run (problems.c) and
+ * the timing loop (bench.c) share; private to the harness. */
+#ifndef BUFFERS_H
+#define BUFFERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver.h"
+#include "op.h"
 
 enum { PLAIN, ROUNDED, ROUNDED_BF16, NSETS };  // the inputs as made, rounded to fp16, rounded to bf16
 
@@ -48,7 +48,12 @@ typedef struct {
     void *ws;               // workspace, NULL when none
 } DeviceProblem;
 
-/* ---- sizes and text (driver.c) ---- */
+/* ---- sizes and text ---- */
+
+/* An input of the op's table (optional or not). */
+static inline bool is_input(const TensorSpec *t) { return t->role != OUTPUT; }
+/* An output this problem has (e.g. chunk states only where sequences are packed). */
+static inline bool is_output(const TensorSpec *t) { return t->role == OUTPUT && t->present; }
 
 /* The op's table for p, once the op has accepted p (exit 2 otherwise) and
  * every tensor's element count fits (mul exits 2 on overflow). */
@@ -56,11 +61,11 @@ int problem_table(const Op *op, const Problem *p, TensorSpec *t);
 /* Minimal bytes of one forward: each input read once, each output written once. */
 double problem_bytes(const TensorSpec *t, int n, DType dt);
 /* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
-void flags_text(const Problem *p, char *buf, size_t len);
+void flags_text(const Op *op, const Problem *p, char *buf, size_t len);
 /* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
 const char *dtype_name(DType dt);
 
-/* ---- the session (driver.c) ---- */
+/* ---- the session ---- */
 
 /* Version i (0-based) of the chapter's array of the op's version type. */
 const VersionInfo *version_at(const Session *se, int i);
@@ -69,7 +74,7 @@ int input_set(const Session *se, const VersionInfo *v);
 /* The tolerance of the op for the version's dtype. */
 Tol version_tol(const Session *se, const VersionInfo *v);
 
-/* ---- a problem on the host (driver.c) ---- */
+/* ---- a problem on the host ---- */
 
 /* The tensors of one run on the host in table order, as the op takes them:
  * inputs of one set, outputs out[k] (fp32; out NULL: none). */
@@ -82,10 +87,18 @@ void host_free(HostProblem *hp);
 /* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
 void outputs_alloc(const HostProblem *hp, float **out);
 void outputs_free(const HostProblem *hp, float **out);
+/* Whether the oracle gives Σ|term| on input set `set`. */
+bool of_terms(const Session *se, int set);
+/* Keep fp32 outputs x (table order; NULL where none) as fp64 in r; free r. */
+void reference_keep(const HostProblem *hp, Reference *r, float *const *x);
+void reference_free(Reference *r);
+/* A CPU version on host tensors: the op's run, or with split its second
+ * way (run_split); the reason that does not apply, else NULL. */
+const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out, bool split);
 /* A CPU version on host arrays in its dtype; outputs widened to fp32 in out. */
 void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out);
 
-/* ---- a problem on the device (driver.c) ---- */
+/* ---- a problem on the device ---- */
 
 /* Bytes a version needs on the device for p: tensors and workspace. */
 size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n);
@@ -103,35 +116,5 @@ void device_free(DeviceProblem *d);
 /* The same buffers with the op's loop output written over its loop input
  * (the decode state updated in place). */
 DeviceProblem in_place_view(const Op *op, const DeviceProblem *d);
-
-/* ---- the problems of a run (problems.c) ---- */
-
-#define MAX_PROBLEMS 64  // problems of one run at most
-
-/* Whether the command line gives any size (or a decode server's option). */
-bool sizes_given(const Args *a);
-/* The grid --batch x --seqlen on base, the other sizes the command line gives
- * replacing base's. */
-int command_line_grid(const Op *op, Problem base, bool bench, const Args *a, Problem *out);
-/* Whether a built-in problem is of the form the command line picks: --form
- * one decode form, --hydra the Hydra form (neither: every problem). */
-bool picked(const Problem *p, const Args *a);
-/* --bench: the chapter's sets (quick: the op's short list), or with sizes
- * given the grid on the op's bench_base. */
-int bench_problems(const Session *se, const Args *a, bool quick, Problem *out);
-/* The flag options apply to every problem; exit 2 on the first one the op
- * does not accept, before any work. */
-void with_flags(const Op *op, const Args *a, Problem *problems, int n);
-
-/* ---- timing (bench.c) ---- */
-
-/* What a reader without a GPU sees timed: every CPU version of the chapter on
- * the first of its quick shapes at batch 1 and at most 512 tokens (06's CPU
- * versions take half a minute each at 8192), the median of 3 runs by the wall
- * clock (no CSV: the committed rows are the GPU's). */
-void cpu_timing(Session *se, const Problem *problems, int n, uint64_t seed);
-/* Checks on sampled rows, then times every GPU version on every problem
- * (quick: the short table a plain run prints; a->csv: one row each). */
-void bench(Session *se, const Problem *problems, int n, const Args *a, bool quick);
 
 #endif

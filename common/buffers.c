@@ -1,0 +1,308 @@
+/* A problem's buffers on the host and on the device, for any operation
+ * (buffers.h): its table of named tensors as fp32 host arrays in the
+ * official layouts, the rounded input sets, the references, and one problem
+ * on the device in a version's dtype. A version reads the inputs as made
+ * (PLAIN), rounded to fp16 (ROUNDED: fp16 versions, and every version of an
+ * fp16_inputs chapter) or to bf16 (ROUNDED_BF16: bf16 versions). The rounded
+ * sets, the oracle on each set and each previous stage's outputs are made
+ * once per problem, when a version first needs them. */
+#include "buffers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "half.h"
+#include "rng.h"
+
+/* ------------------------------------------------------------------ sizes */
+
+/* a*b with overflow caught: sizes come from the command line and files. */
+
+
+/* n 16-bit values a version of dtype dt wrote (bf16 or fp16 bits) as floats. */
+static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
+    if (dtype_bf16(dt)) bf16s_to_floats(h, x, n);
+    else halves_to_floats(h, x, n);
+}
+
+/* The op's table for p, once the op has accepted p (exit 2 otherwise) and
+ * every tensor's element count fits (mul exits 2 on overflow). */
+int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
+    op->validate(p);
+    int n = op->tensors(p, t);
+    for (int k = 0; k < n; k++) tensor_numel(&t[k]);
+    return n;
+}
+
+/* Minimal bytes of one forward: each input read once, each output written once. */
+double problem_bytes(const TensorSpec *t, int n, DType dt) {
+    double bytes = 0.0;
+    for (int k = 0; k < n; k++)
+        if (t[k].present) bytes += (double)tensor_numel(&t[k]) * (double)tensor_elem_bytes(&t[k], dt);
+    return bytes;
+}
+
+/* "z+D+bias+softplus+h0" ("Dhp": D per channel; "packed64": 64 sequences
+ * on one row), then the tags of the op's flags ("slots1024" for a size,
+ * "hydra" for a switch), "none" without any. */
+void flags_text(const Op *op, const Problem *p, char *buf, size_t len) {
+    char packed[32] = "";  // "packed64+"
+    if (p->nseq) snprintf(packed, sizeof(packed), "packed%lld+", (long long)p->nseq);
+    snprintf(buf, len, "%s%s%s%s%s%s", p->has_z ? "z+" : "", p->has_D ? (p->D_per_channel ? "Dhp+" : "D+") : "",
+             p->has_bias ? "bias+" : "", p->softplus ? "softplus+" : "", p->has_h0 ? "h0+" : "", packed);
+    for (int k = 0; k < op->nflags; k++) {
+        const OpFlag *f = &op->flags[k];
+        size_t n = strlen(buf);
+        if (!f->tag || !p->opt[f->slot] || n >= len) continue;
+        if (f->kind == OPT_SWITCH) snprintf(buf + n, len - n, "%s+", f->tag);
+        else snprintf(buf + n, len - n, "%s%lld+", f->tag, (long long)p->opt[f->slot]);
+    }
+    size_t n = strlen(buf);
+    if (n == 0) snprintf(buf, len, "none");
+    else buf[n - 1] = '\0';
+}
+
+/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
+const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16"; }
+
+/* ------------------------------------------------------------ the session */
+
+/* Version i (0-based) of the chapter's array of the op's version type. */
+const VersionInfo *version_at(const Session *se, int i) {
+    return (const VersionInfo *)((const char *)se->ch->versions + (size_t)i * se->op->version_size);
+}
+
+int input_set(const Session *se, const VersionInfo *v) {
+    if (dtype_bf16(v->dtype)) return ROUNDED_BF16;
+    return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
+}
+
+/* Whether the oracle gives Σ|term| on input set `set`: some version that
+ * reads the set is held to it (PLAIN: the fp32 versions). */
+bool of_terms(const Session *se, int set) {
+    return se->op->oracle_terms && (set != PLAIN || !se->op->terms_rtol || se->op->terms_rtol(DT_FP32));
+}
+
+Tol version_tol(const Session *se, const VersionInfo *v) {
+    const int set = input_set(se, v);
+    Tol tol = *(set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32);
+    tol.of_terms = of_terms(se, set) && (!se->op->terms_rtol || se->op->terms_rtol(v->dtype));
+    return tol;
+}
+
+/* ---------------------------------------------------------- host problems */
+
+/* The tensors of one run on the host in table order, as the op takes them:
+ * inputs of one set, outputs out[k] (fp32; out NULL: none). */
+void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
+    for (int k = 0; k < hp->n; k++)
+        t[k] = is_input(&hp->t[k]) ? (void *)hp->in[set][k] : out ? (void *)out[k] : NULL;
+}
+
+/* Input set `set` (ROUNDED or ROUNDED_BF16): copies of the inputs of
+ * VERSION_DTYPE rounded to fp16 (bf16) values, so that the oracle sees what a
+ * 16-bit version reads, and their bits for those versions; each set is
+ * rounded from the inputs as made (bf16 from fp16 values would inherit
+ * fp16's range). Inputs of STATE_DTYPE keep their fp32 values (a 16-bit
+ * version with an fp32 state reads them so) and get fp16 (bf16) bits, both
+ * rounded to nearest even, for the versions that store them in 16 bits
+ * (dtype_state16): those are checked against the oracle on the fp32 state,
+ * so the check counts the state's rounding. */
+static void host_round(HostProblem *hp, int set) {
+    const bool bf16 = set == ROUNDED_BF16;
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *t = &hp->t[k];
+        float *x = hp->in[PLAIN][k];
+        if (x && t->dtype == STATE_DTYPE) {
+            hp->bits[set][k] = host_alloc(tensor_numel(t) * 2, t->name);
+            if (bf16) floats_to_bf16s(x, hp->bits[set][k], tensor_numel(t));
+            else floats_to_halves(x, hp->bits[set][k], tensor_numel(t));
+        } else if (x && t->dtype == VERSION_DTYPE) {
+            int64_t n = tensor_numel(t);
+            hp->bits[set][k] = host_alloc(n * 2, t->name);
+            if (bf16) floats_to_bf16s(x, hp->bits[set][k], n);
+            else floats_to_halves(x, hp->bits[set][k], n);
+            x = host_alloc(n * 4, t->name);  // the rounded values: the bits widened back
+            widen_bits(bf16 ? DT_BF16 : DT_FP16, hp->bits[set][k], x, n);
+        }
+        hp->in[set][k] = x;
+    }
+    hp->rounded[set] = true;
+}
+
+void need_inputs(HostProblem *hp, int set) {
+    if (set != PLAIN && !hp->rounded[set]) host_round(hp, set);
+}
+
+/* Random inputs in the op's ranges, drawn in table order from one seed. */
+void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t seed) {
+    memset(hp, 0, sizeof(*hp));
+    hp->p = *p;
+    hp->n = problem_table(se->op, p, hp->t);
+    Rng r;
+    rng_seed(&r, seed);
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *t = &hp->t[k];
+        if (!is_input(t) || !t->present) continue;
+        hp->in[PLAIN][k] = host_alloc(tensor_numel(t) * 4, t->name);
+        if (t->dtype != INDEX_INT32) rng_fill_uniform(&r, hp->in[PLAIN][k], tensor_numel(t), t->lo, t->hi);
+    }
+    if (se->op->indices) {
+        void *t[MAX_TENSORS];  // the inputs, the indices not made yet
+        host_view(hp, PLAIN, NULL, t);
+        se->op->indices(p, t);
+    }
+    if (p->big_delta) {
+        void *t[MAX_TENSORS];  // the inputs just drawn
+        host_view(hp, PLAIN, NULL, t);
+        se->op->big_delta(p, t);
+    }
+}
+
+/* Keep fp32 outputs x (table order; NULL where none) as fp64 in r. */
+void reference_keep(const HostProblem *hp, Reference *r, float *const *x) {
+    r->tried = true;
+    for (int k = 0; k < hp->n; k++) {
+        if (is_input(&hp->t[k]) || !x[k]) continue;
+        int64_t n = tensor_numel(&hp->t[k]);
+        r->out[k] = host_alloc(n * 8, hp->t[k].name);
+        for (int64_t i = 0; i < n; i++) r->out[k][i] = x[k][i];
+        r->ran = true;
+    }
+}
+
+void reference_free(Reference *r) {
+    for (int k = 0; k < MAX_TENSORS; k++) {
+        free(r->out[k]);
+        free(r->scale[k]);
+    }
+}
+
+void host_free(HostProblem *hp) {
+    for (int k = 0; k < hp->n; k++) {
+        for (int s = ROUNDED; s < NSETS; s++) {
+            if (hp->in[s][k] != hp->in[PLAIN][k]) free(hp->in[s][k]);
+            free(hp->bits[s][k]);
+        }
+        free(hp->in[PLAIN][k]);
+    }
+    for (int s = 0; s < NSETS; s++) {
+        reference_free(&hp->oracle[s]);
+        for (int k = 0; k < 3; k++) reference_free(&hp->prev[k][s]);
+    }
+    reference_free(&hp->given);
+}
+
+/* Host room for a run's outputs, fp32 in table order (NULL for inputs). */
+void outputs_alloc(const HostProblem *hp, float **out) {
+    for (int k = 0; k < hp->n; k++)
+        out[k] = is_output(&hp->t[k]) ? host_alloc(tensor_numel(&hp->t[k]) * 4, hp->t[k].name) : NULL;
+}
+
+void outputs_free(const HostProblem *hp, float **out) {
+    for (int k = 0; k < hp->n; k++) { free(out[k]); out[k] = NULL; }
+}
+
+/* ------------------------------------------------------- running a version */
+
+/* A CPU version on host tensors: the op's run, or with split its second
+ * way (run_split); the reason that does not apply, else NULL. */
+const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out,
+                       bool split) {
+    void *t[MAX_TENSORS];                      // what the version reads and writes
+    uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 | bf16 outputs of a 16-bit version
+    host_view(hp, set, out, t);
+    for (int k = 0; k < hp->n && v->dtype != DT_FP32; k++) {
+        const TensorSpec *s = &hp->t[k];
+        if (!s->present || tensor_elem_bytes(s, v->dtype) != 2) continue;
+        if (is_input(s)) t[k] = hp->bits[set][k];
+        else t[k] = half_out[k] = host_alloc(tensor_numel(s) * 2, s->name);
+    }
+    size_t ws_bytes = se->op->workspace(v, &hp->p);
+    void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
+    const char *why = NULL;
+    if (split) why = se->op->run_split(v, &hp->p, t, false);
+    else se->op->run(v, &hp->p, t, ws);
+    for (int k = 0; k < hp->n; k++) {
+        if (half_out[k] && !why) widen_bits(v->dtype, half_out[k], out[k], tensor_numel(&hp->t[k]));
+        free(half_out[k]);
+    }
+    free(ws);
+    return why;
+}
+
+void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out) {
+    run_cpu_as(se, v, hp, set, out, false);
+}
+
+size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n) {
+    return (size_t)problem_bytes(t, n, v->dtype) + op->workspace(v, p);
+}
+
+void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b) {
+    char shape[128];
+    op->shape_text(p, shape, sizeof(shape));
+    die_usage("%s at %s needs %zu bytes (%.1f MiB) of device memory, %zu free", v->name, shape, need,
+              need / 1048576.0, free_b);
+}
+
+/* Input k of one set into dst (device), in the version's dtype dt. */
+void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
+    const TensorSpec *s = &hp->t[k];
+    size_t bytes = (size_t)tensor_numel(s) * tensor_elem_bytes(s, dt);
+    h2d(dst, tensor_elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
+}
+
+void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
+    size_t need = device_bytes(op, v, &hp->p, hp->t, hp->n), free_b = gpu_free_bytes();
+    if (need > free_b) device_too_small(op, v, &hp->p, need, free_b);
+    memset(d, 0, sizeof(*d));
+    mem_reset_peak();
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *s = &hp->t[k];
+        if (!s->present) continue;
+        size_t bytes = (size_t)tensor_numel(s) * tensor_elem_bytes(s, v->dtype);
+        d->t[k] = dev_alloc(bytes, is_input(s) ? MEM_INPUT : MEM_OUTPUT, s->name);
+        if (is_input(s)) upload_input(d->t[k], hp, k, set, v->dtype);
+    }
+    size_t ws_bytes = op->workspace(v, &hp->p);
+    d->ws = ws_bytes ? dev_alloc(ws_bytes, MEM_WORKSPACE, "workspace") : NULL;
+}
+
+/* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
+void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
+    for (int k = 0; k < hp->n; k++)
+        if (is_output(&hp->t[k])) dev_poison(d->t[k], (size_t)tensor_numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
+}
+
+void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
+    for (int k = 0; k < hp->n; k++) {
+        const TensorSpec *s = &hp->t[k];
+        if (!is_output(s)) continue;
+        int64_t n = tensor_numel(s);
+        if (tensor_elem_bytes(s, dt) == 2) {
+            uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 | bf16 as the version wrote it
+            d2h(h, d->t[k], (size_t)n * 2);
+            widen_bits(dt, h, out[k], n);
+            free(h);
+        } else {
+            d2h(out[k], d->t[k], (size_t)n * 4);
+        }
+    }
+}
+
+void device_free(DeviceProblem *d) {
+    for (int k = 0; k < MAX_TENSORS; k++) dev_free(d->t[k]);
+    dev_free(d->ws);
+}
+
+/* The same buffers with the op's loop output written over its loop input
+ * (the decode state updated in place). */
+DeviceProblem in_place_view(const Op *op, const DeviceProblem *d) {
+    DeviceProblem view = *d;
+    view.t[op->loop_output] = view.t[op->loop_input];
+    return view;
+}
+

@@ -1,0 +1,304 @@
+/* 05_ssd_mamba2, GPU, versions 18-19 (and 20-21, 06's 9-10): a chunk of 64 on
+ * the consumer warpgroup (sm_90a). Its products are issued together and
+ * waited for twice; P is formed from C·Bᵀ in registers; y = acc + D·x,
+ * times silu(z), goes to Ys for the storer (ws_consume, at the end). */
+#ifndef SSD_WGMMA_WS_CHUNK_CUH
+#define SSD_WGMMA_WS_CHUNK_CUH
+
+#include "ssd_wgmma_ws_ring.cuh"
+
+/* What Ys holds when the consumers turn a chunk's accumulators into y:
+ * nothing, z (y is gated by it), or the y the other direction left (06's
+ * forward walk adds it; z, when given, is then read from device memory,
+ * Ys being taken). */
+enum { YS_EMPTY, YS_Z, YS_PARTIAL, YS_PARTIAL_Z };
+
+/* y = acc + D·x (+ the partial y in Ys), times silu(z), as 16-bit pairs into
+ * Ys in place (x's swizzled layout; rows past L leave by no copy). This step
+ * sits between the chunk's two barriers, so it is short straight-line code:
+ * x and Ys come by ldmatrix and y leaves by stmatrix, whose 8x8 matrices
+ * hold pairs in the accumulator's layout (matrix m of group i: columns
+ * 8·(2i + m / 2) .., rows row0 + 8·(m % 2)), four instructions for the
+ * warp's 16 rows instead of 16 loads or stores a thread; D of each column
+ * comes from Dcol, filled once a walk. With YS_PARTIAL_Z, z of the chunk's
+ * row r, column p is at z[r·zstride + p], for r < len and p < P.
+ * out = acc + x * D; out = out * F.silu(z) */
+template <typename T, int YS>
+static __device__ __forceinline__ void ws_y_to_smem(const float (&yacc)[32], uint32_t xs, uint32_t ys,
+                                                    const float *Dcol, int row0, const T *z = nullptr,
+                                                    int64_t zstride = 0, int len = 0, int P = 0) {
+    using T2 = typename Pair<T>::type;
+    const int lane = thread_index() % 32, t4 = lane % 4, q = lane / 8;
+    const int row_q = row0 - lane / 4 + (q % 2) * 8 + lane % 8;  // the row whose address this lane gives
+    uint32_t x4[4][4], ys4[4][4], y4[4][4];                    // group i, matrix m: one pair each
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint32_t at = sw128_offset(row_q, (2 * i + q / 2) * 8);
+        ldsm_x4(x4[i], xs + at);
+        if (YS != YS_EMPTY) ldsm_x4(ys4[i], ys + at);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            const int nt = 2 * i + m / 2, e = nt * 4 + (m % 2) * 2;  // e: the pair's place in yacc
+            const float2 d = *reinterpret_cast<const float2 *>(Dcol + nt * 8 + t4 * 2);
+            const T2 x2 = *reinterpret_cast<const T2 *>(&x4[i][m]);
+            float v0 = fmaf(d.x, Pair<T>::lo(x2), yacc[e]);
+            float v1 = fmaf(d.y, Pair<T>::hi(x2), yacc[e + 1]);
+            if (YS == YS_Z) {
+                const T2 z2 = *reinterpret_cast<const T2 *>(&ys4[i][m]);
+                v0 *= silu_fast(Pair<T>::lo(z2));
+                v1 *= silu_fast(Pair<T>::hi(z2));
+            }
+            if (YS == YS_PARTIAL || YS == YS_PARTIAL_Z) {
+                // y = y_fw + y_bw + x_og * D (y_bw with D·x in it, from the backward walk)
+                const T2 yb2 = *reinterpret_cast<const T2 *>(&ys4[i][m]);
+                v0 += Pair<T>::lo(yb2);
+                v1 += Pair<T>::hi(yb2);
+            }
+            if (YS == YS_PARTIAL_Z) {
+                const int r = row0 + (m % 2) * 8;
+                if (r < len && nt * 8 < P) {  // P is a multiple of 8
+                    const T2 z2 = *reinterpret_cast<const T2 *>(z + r * zstride + nt * 8 + t4 * 2);
+                    v0 *= silu_fast(Pair<T>::lo(z2));
+                    v1 *= silu_fast(Pair<T>::hi(z2));
+                }
+            }
+            y4[i][m] = pack16<T>(v0, v1);
+        }
+#pragma unroll
+    for (int i = 0; i < 4; i++) stsm_x4(ys + sw128_offset(row_q, (2 * i + q / 2) * 8), y4[i]);
+}
+
+/* ---- A chunk's products, each issued and committed without waiting
+ * (state_product and causal_terms of ops/ssd/ssd_wgmma.cuh wait for each
+ * before the next), so that a chunk waits twice: once for C·S_in and C·Bᵀ,
+ * once for the rest. Each wgmma's descriptors come from a tile's low word
+ * (sw128_desc_lo, once a stage) by one add, as in version 20. ---- */
+
+/* The state product, its SLABS n-tiles, into st: its A operand (w ∘ B)ᵀ built
+ * as state_product builds it (Bᵀ by ldmatrix.trans from B's tiles at bs,
+ * times w_j), every fragment first, then every product (xd: x's low word). */
+template <typename T, int SLABS>
+static __device__ __forceinline__ void ws_state_issue(float (&st)[2][32], uint32_t bs, uint32_t xd, const T *wts) {
+    const int wq = thread_index() / 32, lane = thread_index() % 32;
+    const int t4 = lane % 4, q = lane / 8, r8 = lane % 8;  // ldmatrix: lane gives row r8 of matrix q
+    uint32_t af[SLABS][4][4];  // (w ∘ B)ᵀ fragments: n-tile, k-step of 16 steps
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            ldsm_x4_trans(af[mt][kk], bs + mt * WS_TILE + sw128_offset(kk * 16 + (q >> 1) * 8 + r8, 16 * wq + (q & 1) * 8));
+            const uint32_t w_lo = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + t4 * 2);
+            const uint32_t w_hi = *reinterpret_cast<const uint32_t *>(wts + kk * 16 + 8 + t4 * 2);
+#pragma unroll
+            for (int r = 0; r < 4; r++) af[mt][kk][r] = mul16<T>(af[mt][kk][r], r < 2 ? w_lo : w_hi);
+        }
+    wgmma_fence();
+#pragma unroll
+    for (int mt = 0; mt < SLABS; mt++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) wgmma_64x64_rs<T, 1>(st[mt], af[mt][kk], sw128_desc_of(xd + kk * 2048 / 16), 1);
+    wgmma_commit();
+}
+
+/* d = A·Bᵀ over N, both K-major (C·Bᵀ, and C·S_in with S_in's rows p as
+ * B), issued and committed: a and b the low words of their first slabs'
+ * descriptors. */
+template <typename T, int SLABS>
+static __device__ __forceinline__ void ws_nt_issue(float (&d)[32], uint32_t a, uint32_t b) {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < SLABS * 4; kk++) {
+        const uint32_t at = ((kk / 4) * WS_TILE + (kk % 4) * 32) / 16;
+        wgmma_64x64_ss<T>(d, sw128_desc_of(a + at), sw128_desc_of(b + at), kk > 0);
+    }
+    wgmma_commit();
+}
+
+/* acc += P·x, P = CB ∘ exp(cum_i − cum_j)·dt_j below the diagonal (the
+ * chunk is one 64 x 64 tile), from s = C·Bᵀ of rows row0, row0 + 8. Up to
+ * row0, exp(cum_b − cum_j) = exp(cum_b − cum_a)·exp(cum_a − cum_j), both
+ * factors at most 1: one exp serves both rows. Warp wq's rows end at
+ * 16·wq + 15, so its column groups past 2·wq + 1 are zero and skipped
+ * (a branch the whole warp takes).
+ * With SHIFT, row i's decay ends at rows_i and its mask at j <= i − 1
+ * (Hydra's shift: row i holds C_{i−1}). BACK, the backward direction: the
+ * mask above the diagonal, j >= i + SHIFT, and from row0 + 8 + SHIFT on,
+ * row0's term is row0 + 8's times exp(rows_a − rows_b); the warp's column
+ * groups before 2·wq are zero.
+ * ws_causal_pair forms one group of 8 columns (version 21 calls it for a
+ * warpgroup's half of P), ws_causal_frags P's fragments (SPLIT, version 20: as bf16 hi
+ * in pf and lo in pl, D of the head, diag, on the diagonal; without SPLIT,
+ * as T pairs in pf, pl and diag unused), ws_causal_issue issues the product.
+ * cb *= tl.exp(dA_cs_m[:, None] - dA_cs_k[None, :]) * dt_k, zero above the diagonal
+ * acc += tl.dot(cb, x)
+ * ws_causal_pair: P of this thread's rows row0 (pa) and row0 + 8 (pb) at
+ * columns j, j + 1 (j = 8·cg + 2·(lane % 4)), from C·Bᵀ's values there (s4:
+ * the column group's four accumulators); cum_a, cum_b: where the rows'
+ * decays end, r one row's decay from the other. */
+template <bool BACK, int SHIFT>
+static __device__ __forceinline__ void ws_causal_pair(const float *s4, const WsDecays &d, int row0, int j, float cum_a,
+                                                      float cum_b, float r, float (&pa)[2], float (&pb)[2]) {
+    const float2 cum_j = *reinterpret_cast<const float2 *>(d.cum2 + j);
+    const float2 dt_j = *reinterpret_cast<const float2 *>(d.dts + j);
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const float cj = u ? cum_j.y : cum_j.x, dj = u ? dt_j.y : dt_j.x;
+        if (BACK) {
+            /* From row0 + 8 + SHIFT on, row0's term is row0 + 8's times r. */
+            const bool above = j + u >= row0 + 8 + SHIFT;
+            const float e = exp2_approx((above ? cum_b : cum_a) - cj) * dj;
+            pb[u] = above ? s4[2 + u] * e : 0.f;
+            pa[u] = j + u >= row0 + SHIFT ? s4[u] * (above ? r : 1.f) * e : 0.f;
+        } else {
+            /* Up to row0 − SHIFT, row0 + 8's term is row0's times r. */
+            const bool below = j + u <= row0 - SHIFT;
+            const float e = exp2_approx((below ? cum_a : cum_b) - cj) * dj;
+            pa[u] = below ? s4[u] * e : 0.f;
+            pb[u] = j + u <= row0 + 8 - SHIFT ? s4[2 + u] * (below ? r : 1.f) * e : 0.f;
+        }
+    }
+}
+/* D of the head on P's diagonal (versions 20-21): (P + D·I)·x = P·x + D·x,
+ * for the columns j, j + 1 of rows row0 (pa) and row0 + 8 (pb). */
+static __device__ __forceinline__ void ws_diag_add(float (&pa)[2], float (&pb)[2], int j, int row0, float diag) {
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        if (j + u == row0) pa[u] += diag;
+        if (j + u == row0 + 8) pb[u] += diag;
+    }
+}
+template <typename T, bool BACK, int SHIFT, bool SPLIT>
+static __device__ __forceinline__ void ws_causal_frags(const float (&s)[32], const WsDecays &d, int row0,
+                                                       uint32_t (&pf)[4][4], uint32_t (&pl)[4][4], float diag = 0.f) {
+    const int t4 = thread_index() % 4, wq = thread_index() / 32;
+    const float *rows = SHIFT ? d.rows : d.cum2;                  // where each row's decay ends
+    const float cum_a = rows[row0], cum_b = rows[row0 + 8];       // this thread's rows
+    const float r = exp2_approx(BACK ? cum_a - cum_b : cum_b - cum_a);  // <= 1: one row's decay from the other
+#pragma unroll
+    for (int cg = 0; cg < 8; cg++) {  // columns j, j + 1 of each group of 8: their decays read once, as pairs
+        if (BACK ? cg < 2 * wq : cg > 2 * wq + 1) {  // on the masked side of both of this warp's rows: zero
+            pf[cg / 2][(cg % 2) * 2] = pf[cg / 2][(cg % 2) * 2 + 1] = 0u;
+            if (SPLIT) pl[cg / 2][(cg % 2) * 2] = pl[cg / 2][(cg % 2) * 2 + 1] = 0u;
+            continue;
+        }
+        const int j = cg * 8 + t4 * 2;
+        float pa[2], pb[2];
+        ws_causal_pair<BACK, SHIFT>(s + cg * 4, d, row0, j, cum_a, cum_b, r, pa, pb);
+        if constexpr (SPLIT) {
+            ws_diag_add(pa, pb, j, row0, diag);
+            split_pair(pa[0], pa[1], &pf[cg / 2][(cg % 2) * 2], &pl[cg / 2][(cg % 2) * 2]);
+            split_pair(pb[0], pb[1], &pf[cg / 2][(cg % 2) * 2 + 1], &pl[cg / 2][(cg % 2) * 2 + 1]);
+        } else {
+            pf[cg / 2][(cg % 2) * 2] = pack16<T>(pa[0], pa[1]);
+            pf[cg / 2][(cg % 2) * 2 + 1] = pack16<T>(pb[0], pb[1]);
+        }
+    }
+}
+template <typename T, bool BACK, int SHIFT>
+static __device__ __forceinline__ void ws_causal_issue(float (&yacc)[32], const float (&s)[32], uint32_t xd,
+                                                       const WsDecays &d, int row0) {
+    uint32_t pf[4][4];  // P as 16-bit A fragments, k-steps of 16 columns
+    ws_causal_frags<T, BACK, SHIFT, false>(s, d, row0, pf, pf);
+    wgmma_fence();
+#pragma unroll
+    for (int kj = 0; kj < 4; kj++) wgmma_64x64_rs<T, 1>(yacc, pf[kj], sw128_desc_of(xd + kj * 2048 / 16), 1);
+    wgmma_commit();
+}
+
+/* The state's first term for a chunk whose Σ Δ·A is cum_last (log2 units):
+ * st = exp(cum_last)·st, the product then adding the chunk's own.
+ * states = scale * states + new_states (_state_passing_fwd_kernel) */
+template <int NE>
+static __device__ __forceinline__ void ws_decay_state(float (&st)[2][NE], float cum_last) {
+    const float chunk_decay = exp2_approx(cum_last);
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int e = 0; e < NE; e++) st[mt][e] *= chunk_decay;
+}
+
+/* The consumers' pass over the walk's chunks (OUTPUTS: pass 1, else pass 0),
+ * st the state entering the first (pass 0: zero), left holding the state
+ * after the last; k: chunks consumed so far. Pass 1 expects the entering
+ * state in Ss, ordered before its products by a barrier. Returns
+ * Σ cum_last, the segment's decay in log2 units. */
+template <typename T, int SLABS, bool OUTPUTS, bool BACK, int SHIFT, bool ADD>
+static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
+                                                   uint32_t &k) {
+    const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
+    const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss);
+    float seg_log2 = 0.f;
+    for (int v = w.c_first; v < w.c_end; v++, k++) {
+        const int64_t t0 = (int64_t)ws_chunk<BACK>(a, v) * 64;
+        const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
+        const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), bs = xs + WS_TILE;
+        /* The low words of x's, B's and C's descriptors (C's slabs after B's). */
+        const uint32_t xd = sw128_desc_lo(xs), bd = xd + WS_TILE / 16, cd = bd + SLABS * WS_TILE / 16;
+        const WsDecays d = ws_decays_of(w, s);
+        mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
+        const float cum_last = d.cum2[BACK ? 0 : len - 1];  // the chunk's Σ Δ·A (BACK: cum2 sums from j on)
+        seg_log2 += cum_last;
+
+        /* S_out = exp(cum_last)·S_in + Σ_j (w_j B_j)ᵀ x_j, in the registers; with
+         * the outputs, C·S_in and C·Bᵀ are issued first and all three run together.
+         * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
+        ws_decay_state(st, cum_last);
+        float yacc[32] = {}, cbt[32] = {};  // y rows of the chunk; C·Bᵀ (64 x 64)
+        if (OUTPUTS) {
+            /* acc = tl.dot(C, prev_states) (_chunk_scan_fwd_kernel) */
+            ws_nt_issue<T, SLABS>(yacc, cd, sd);
+            /* cb = tl.dot(C, B) */
+            ws_nt_issue<T, SLABS>(cbt, cd, bd);
+        }
+        ws_state_issue<T, SLABS>(st, bs, xd, static_cast<const T *>(d.wts));
+        if (!OUTPUTS) {
+            wgmma_wait<0>();
+            wgmma_touch(st[0]);
+            wgmma_touch(st[1]);
+            mbar_arrive(&w.empty[s]);  // this thread has read x, B and the decays
+            continue;
+        }
+        wgmma_wait<1>();  // C·S_in and C·Bᵀ are in; the state product may still run
+        wgmma_touch(yacc);
+        wgmma_touch(cbt);
+        {
+            // acc = acc * scale_m[:, None] with scale_m = tl.exp(dA_cs_m)
+            const float *rows = SHIFT ? d.rows : d.cum2;
+            const float ea = exp2_approx(rows[row0]), eb = exp2_approx(rows[row0 + 8]);
+#pragma unroll
+            for (int e = 0; e < 32; e++) yacc[e] *= (e & 2) ? eb : ea;
+        }
+        ws_causal_issue<T, BACK, SHIFT>(yacc, cbt, xd, d, row0);
+        wgmma_wait<0>();
+        wgmma_touch(st[0]);
+        wgmma_touch(st[1]);
+        wgmma_touch(yacc);
+        /* Each warp's tensor cores read all of the entering state: once every warp
+         * is past its wait, the next chunk's entering state goes to Ss, and once
+         * the storer has handed Ys over (with z in it), y to Ys; the storer copies
+         * it out. The barrier orders the state's stores before any warp's next
+         * products. */
+        consumers_sync();
+#pragma unroll
+        for (int mt = 0; mt < SLABS; mt++) frag_to_smem<T>(ss, st[mt], mt);
+        mbar_wait(w.ys_free, (uint32_t)(v - w.c_first) & 1);
+        const uint32_t ys = smem_addr(w.Ys);
+        if (ADD && a.z)
+            ws_y_to_smem<T, YS_PARTIAL_Z>(yacc, xs, ys, w.Dcol, row0,
+                                          static_cast<const T *>(a.z) + ((w.b * a.L + t0) * a.H + w.h) * a.P,
+                                          a.H * a.P, len, (int)a.P);
+        else if (ADD) ws_y_to_smem<T, YS_PARTIAL>(yacc, xs, ys, w.Dcol, row0);
+        else if (a.z) ws_y_to_smem<T, YS_Z>(yacc, xs, ys, w.Dcol, row0);
+        else ws_y_to_smem<T, YS_EMPTY>(yacc, xs, ys, w.Dcol, row0);
+        fence_async_smem();  // the state's and y's stores, before wgmma and the copy read them
+        consumers_sync();
+        mbar_arrive(&w.empty[s]);                  // this thread has read x, B, C and the decays
+        if (lane == 0) mbar_arrive(w.ys_written);  // the barrier ordered every lane's y before it
+    }
+    return seg_log2;
+}
+
+#endif  // SSD_WGMMA_WS_CHUNK_CUH
