@@ -106,7 +106,11 @@ static void parse_op_flag(Args *a, const OpFlag *f, const char *val) {
     switch (f->kind) {
     case OPT_SIZE: a->opt[f->slot] = parse_size(f->flag, val); break;
     case OPT_SWITCH: a->opt[f->slot] = 1; break;
-    case OPT_SEQLEN: a->nseqlen = parse_list(f->flag, val, a->seqlen, ARGS_MAX_LIST); break;
+    case OPT_SEQLEN:  // counts as --seqlen given
+        if (a->given & ARG_SEQLEN) die_usage("%s and --seqlen both give the lengths: give one", f->flag);
+        a->given |= ARG_SEQLEN;
+        a->nseqlen = parse_list(f->flag, val, a->seqlen, ARGS_MAX_LIST);
+        break;
     case OPT_CHOICE: {
         if (!val) die_usage("%s needs one of %s", f->flag, f->choices);
         int k = 1;
@@ -129,6 +133,10 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const OpFlag *
     a->reps = 20;
     const char *slash = strrchr(argv[0], '/');
     g_prog = slash ? slash + 1 : argv[0];
+    for (int k = 0; k < nflags; k++)  // an op's table that the parser cannot hold is the op's error
+        if (k >= 32 || (flags[k].kind != OPT_SEQLEN && (flags[k].slot < 0 || flags[k].slot >= OP_MAX_OPTS)))
+            die_usage("%s: the op's flag table is out of range (at most 32 flags, each at an opt index below %d)", flags[k].flag,
+                      OP_MAX_OPTS);
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];

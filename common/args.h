@@ -25,7 +25,6 @@ enum {
 #define ARGS_MAX_LIST 16
 #define ARGS_MAX_SEQS 100000  // --seqlens: sequences of one packed problem
 #define OP_MAX_OPTS 8         // Problem.opt: an op's own sizes and switches
-#define OP_MAX_FLAGS 8        // an op's own flags
 
 /* A flag of an operation's own, declared in its table (Op.flags): the
  * harness parses it, lists it in --help and copies its value into
@@ -51,7 +50,7 @@ typedef struct {
 
 typedef struct {
     unsigned given;                 // ARG_* bits of the flags that appeared
-    unsigned op_given;              // bit k: the op's flag k appeared
+    unsigned op_given;              // bit k: the op's flag k appeared (an op has at most 32)
     int version;                    // VERSION, 0 for "all" or none given
     bool check, bench, sampled, list;  // sampled: --bench checks 64 rows, times nothing
     int64_t batch[ARGS_MAX_LIST];   int nbatch;

@@ -5,7 +5,6 @@
 
 #include "buffers.h"
 
-
 /* What a reader without a GPU sees timed: every CPU version of the chapter on
  * the first of its quick shapes at batch 1 and at most 512 tokens (06's CPU
  * versions take half a minute each at 8192), the median of 3 runs by the wall

@@ -18,9 +18,6 @@
 
 /* ------------------------------------------------------------------ sizes */
 
-/* a*b with overflow caught: sizes come from the command line and files. */
-
-
 /* n 16-bit values a version of dtype dt wrote (bf16 or fp16 bits) as floats. */
 static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
     if (dtype_bf16(dt)) bf16s_to_floats(h, x, n);

@@ -34,9 +34,6 @@ typedef struct {
     int64_t opt[OP_MAX_OPTS];
 } Problem;
 
-/* The CSV's size columns of an op (csv.h): at most this many. */
-#define OP_MAX_COLUMNS 12
-
 /* What the core reads of a version. Each operation's version type starts
  * with it (ScanVersion in ops/scan/op_scan.h, ...). */
 typedef struct {
@@ -75,7 +72,7 @@ typedef struct {
     void (*shape_text)(const Problem *p, char *buf, size_t len);
     void (*bench_text)(const Problem *p, char *buf, size_t len);
     /* Its CSV's size columns ("batch,dim,..."), and a row's values of them;
-     * returns how many (at most OP_MAX_COLUMNS). */
+     * returns how many (at most CSV_MAX_SIZES, csv.h). */
     const char *csv_columns;
     int (*csv_sizes)(const Problem *p, int64_t *v);
 

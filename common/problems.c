@@ -5,7 +5,7 @@
 bool sizes_given(const Op *op, const Args *a) {
     if (a->given & (ARG_BATCH | ARG_SEQLEN | ARG_SEQLENS | ARG_DIM | ARG_DSTATE | ARG_GROUPS)) return true;
     for (int k = 0; k < op->nflags; k++)
-        if ((a->op_given & (1u << k)) && (op->flags[k].shape || op->flags[k].kind == OPT_SEQLEN)) return true;
+        if ((a->op_given & (1u << k)) && op->flags[k].shape) return true;
     return false;
 }
 
