@@ -82,7 +82,46 @@ CheckResult check_rows_merge(CheckResult a, CheckResult b) {
     return r;
 }
 
+/* The heading of the checks that follow, printed before the first of them
+ * that prints a line: a heading whose checks were all skipped without a line
+ * (check_skip_quiet) is not printed. */
+static char heading[256];
+static int n_quiet;  // checks skipped without a line
+/* Compact output (check_compact): a heading's passed and skipped checks are
+ * counted, not printed, and said in one line when the next heading comes. */
+static bool compact;
+static int h_pass, h_skip;  // the current heading's checks counted, not printed
+
+static void print_heading(void) {
+    if (heading[0]) printf("%s\n", heading);
+    heading[0] = '\0';
+}
+
+void check_flush(void) {
+    if (h_pass + h_skip > 0) {
+        if (heading[0]) printf("%s:", heading);
+        else printf("  and");
+        if (h_pass) printf(" %d checks passed%s", h_pass, h_skip ? "," : "");
+        if (h_skip) printf(" %d skipped (`--check` says why)", h_skip);
+        printf("\n");
+    }
+    heading[0] = '\0';
+    h_pass = h_skip = 0;
+}
+
+void check_compact(bool on) {
+    check_flush();
+    compact = on;
+}
+
+void check_heading(const char *line) {
+    check_flush();
+    snprintf(heading, sizeof(heading), "%s", line);
+}
+
 void check_report(const char *label, CheckResult r, Tol tol) {
+    if (compact && r.pass) { h_pass++; n_pass++; return; }
+    print_heading();
     printf("  %-52s max_abs %.2e  rel_l2 %.2e%s  tol %s (rtol %.0e atol %.0e",
            label, r.max_abs, r.rel_l2, r.worst_row ? " (worst row)" : "", tol.name, tol.rtol, tol.atol);
     if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
@@ -102,11 +141,24 @@ void check_report(const char *label, CheckResult r, Tol tol) {
 }
 
 void check_skip(const char *label, const char *reason) {
+    if (compact) { h_skip++; n_skip++; return; }
+    print_heading();
     printf("  %-52s SKIP (%s)\n", label, reason);
     n_skip++;
 }
 
+void check_skip_quiet(void) {
+    n_skip++;
+    n_quiet++;
+}
+
+int check_quiet_skips(void) {
+    return n_quiet;
+}
+
 void check_report_bool(const char *label, bool pass, const char *detail) {
+    if (compact && pass) { h_pass++; n_pass++; return; }
+    print_heading();
     printf("  %-52s %s  %s\n", label, detail ? detail : "", pass ? "PASS" : "FAIL");
     if (pass) n_pass++; else n_fail++;
 }
@@ -119,5 +171,6 @@ int check_exit_code(bool gpu_skipped) {
 }
 
 void check_summary(const char *program) {
+    check_flush();
     printf("%s checks: %d passed, %d failed, %d skipped\n", program, n_pass, n_fail, n_skip);
 }

@@ -59,8 +59,20 @@ CheckResult check_rows_merge(CheckResult a, CheckResult b);
  *   "  <label>  max_abs 1.2e-06  rel_l2 3.4e-07  tol rtol 6e-04 atol 2e-03  PASS"
  * A failure whose reference holds NaN or inf says so. */
 void check_report(const char *label, CheckResult r, Tol tol);
+/* The line that heads the next checks (a problem's shape): printed before
+ * the first of them that prints a line, not at all if none does. */
+void check_heading(const char *line);
+/* Compact output on or off: with it on, a heading's passed and skipped
+ * checks are counted and said in one line ("<heading>: 8 checks passed");
+ * a failure still prints in full. check_flush says the pending count now. */
+void check_compact(bool on);
+void check_flush(void);
 /* Print and count a skipped check with its reason. */
 void check_skip(const char *label, const char *reason);
+/* Count a skipped check without a line (a GPU version on a machine without a
+ * usable GPU: the program says so once, with check_quiet_skips' count). */
+void check_skip_quiet(void);
+int check_quiet_skips(void);
 /* Count a check decided elsewhere (e.g. "perturbed output must fail"). */
 void check_report_bool(const char *label, bool pass, const char *detail);
 

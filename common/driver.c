@@ -143,7 +143,8 @@ static void check_problem(Session *se, HostProblem *hp) {
     char shape[160], flags[64], given[128] = "", label[256];
     se->op->shape_text(&hp->p, shape, sizeof(shape));
     flags_text(se->op, &hp->p, flags, sizeof(flags));
-    printf("%s %s\n", shape, flags);
+    snprintf(label, sizeof(label), "%s %s", shape, flags);
+    check_heading(label);
     for (int k = 0; k < hp->n; k++)  // "y, last_state": the outputs --load read
         if (hp->given.out[k])
             snprintf(given + strlen(given), sizeof(given) - strlen(given), "%s%s", given[0] ? ", " : "", hp->t[k].name);
@@ -157,13 +158,13 @@ static void check_problem(Session *se, HostProblem *hp) {
         int set = input_set(se, v);
         Tol tol = version_tol(se, v);
         snprintf(label, sizeof(label), "%d %s vs oracle", i + 1, v->name);
-        const char *why = se->op->unsupported(v, &hp->p);
-        if (why) { check_skip(label, why); continue; }
-        if (v->gpu && !gpu_available()) {
-            check_skip(label, gpu_unavailable_reason());
+        if (v->gpu && !gpu_available()) {  // said once, at the end (gpu_skips_line)
+            check_skip_quiet();
             se->gpu_skipped = true;
             continue;
         }
+        const char *why = se->op->unsupported(v, &hp->p);
+        if (why) { check_skip(label, why); continue; }
         outputs_alloc(hp, out);
         run_version(se, v, hp, set, RUN_ONCE, out);
         check_report(label, compare(hp, out, oracle(se, hp, set), oracle(se, hp, set), tol), tol);
@@ -210,6 +211,25 @@ static void check_problem(Session *se, HostProblem *hp) {
     if (se->dump && last_v) dump_problem(se, hp, last_set, last, last_v->dtype);
     else if (se->dump) printf("--dump: no version ran, nothing written to %s\n", se->dump);
     outputs_free(hp, last);
+}
+
+/* One line for the GPU versions' checks skipped on a machine without a
+ * usable GPU: "GPU versions 4-21: 205 checks skipped (no CUDA driver ...)". */
+static void gpu_skips_line(const Session *se) {
+    check_flush();
+    if (check_quiet_skips() == 0) return;
+    char versions[160] = "";
+    for (int i = se->first; i <= se->last; i++) {
+        if (!version_at(se, i)->gpu || (i > se->first && version_at(se, i - 1)->gpu)) continue;
+        int j = i;  // the end of this run of GPU versions
+        while (j < se->last && version_at(se, j + 1)->gpu) j++;
+        size_t used = strlen(versions);
+        snprintf(versions + used, sizeof(versions) - used, "%s%d", used ? ", " : "", i + 1);
+        used = strlen(versions);
+        if (j > i) snprintf(versions + used, sizeof(versions) - used, "-%d", j + 1);
+    }
+    printf("GPU version%s %s: %d checks skipped (%s)\n", strchr(versions, '-') || strchr(versions, ',') ? "s" : "",
+           versions, check_quiet_skips(), gpu_unavailable_reason());
 }
 
 /* ------------------------------------------------------------------- main */
@@ -296,11 +316,17 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
             op->fixtures(repository_root());
         }
         for (int i = 0; i < n; i++) {
+            if (quick && i == 1) {  // a reader sees the first problem's checks, then one line a problem
+                check_flush();
+                printf("(the other problems one line each; `--check` prints every line)\n");
+                check_compact(true);
+            }
             HostProblem hp;
             host_random(&se, &hp, &problems[i], a.seed + (uint64_t)i);
             check_problem(&se, &hp);
             host_free(&hp);
         }
+        check_compact(false);
     }
     if (a.bench || quick) {
         int n = bench_problems(&se, &a, quick, problems);
@@ -309,6 +335,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         bench(&se, problems, n, &a, quick);
         if (ch->lesson) ch->lesson(&a);
     }
+    gpu_skips_line(&se);
     check_summary(ch->name);
     return check_exit_code(se.gpu_skipped);
 }

@@ -1,66 +1,105 @@
 #!/usr/bin/env python3
 """Writes the generated results of every chapter and of the top-level README
-from plots/data/*.csv.
+from plots/data/*.csv, or, with --check, says where they differ from what it
+would write.
 
   <chapter>/RESULTS.md   every row of plots/data/<chapter>.csv by benchmark
                          set, after the official kernel's times where it
                          was timed (the whole file is generated)
-  <chapter>/README.md    between <!-- results:begin --> and <!-- results:end -->:
-                         the fastest version of each dtype at a few shapes,
-                         and a link to RESULTS.md; in 05, between the
-                         crossover markers, 03's scan against 05 on one problem
-                         (plots/data/05_crossover_03.csv); in 06, between the
-                         targets markers, the bidirectional targets; in 07,
-                         between the precision markers, a 16-bit state's accuracy
+  <chapter>/README.md    between <!-- name:begin --> and <!-- name:end -->:
+                           ladder     every version, what it changes, its time at the
+                                      headline shape, × the previous one, time/floor
+                           results    the fastest version of each dtype at a few shapes
+                           targets    the chapter's targets, met or not, with the number
+                           crossover  (05) 03's scan against 05 on one problem
+                           precision  (07) a 16-bit state's accuracy
   README.md              between <!-- headline:begin --> and <!-- headline:end -->:
                          each chapter's fastest version at its headline shape,
                          from the front page's run alone (plots/data/front.csv,
                          `make front`); left as it is without that file
 
-A README without both markers is left as it is, and a second run changes
-nothing. Standard library only; the pieces are in plots/tablelib/.
+Chapters are the folders NN_name with a README.md; a README without a
+marker pair is left as it is, and a second run changes nothing. With
+--check nothing is written: the exit status is 1 when a generated file or
+block differs from the committed one, or when the ladder finds a version
+slower than the one before it with no `<!-- slower N: why -->` in the README.
+Standard library only; the pieces are in plots/tablelib/.
 
-Usage: python3 plots/tables.py   (from anywhere; paths are relative to the repo)
+Usage: python3 plots/tables.py [--check]   (paths are relative to the repo)
 """
 import sys
 
 sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
 
 from tablelib.chapters import chapter_summary, results_file  # noqa: E402
-from tablelib.data import CROSSOVER, ROOT, load_data, load_front  # noqa: E402
+from tablelib.data import ROOT, load_data, load_front  # noqa: E402
 from tablelib.front import headline_section  # noqa: E402
-from tablelib.markdown import rewrite, write_file  # noqa: E402
-from tablelib.sections import bidir_section, crossover_section, precision_section  # noqa: E402
-from tablelib.sets import BIDIR, DECODE, SSD  # noqa: E402
+from tablelib.ladder import ladder_section  # noqa: E402
+from tablelib.markdown import has_block, replace_block  # noqa: E402
+from tablelib.sections import crossover_section, precision_section  # noqa: E402
+from tablelib.targets import targets_section  # noqa: E402
+
+# Blocks beyond ladder, results and targets: (marker, how to make its text).
+EXTRA = (("crossover", crossover_section), ("precision", lambda chapters: precision_section()))
 
 
-def main():
+def chapter_outputs(chapter, rows, chapters, official, front, problems):
+    """{path: text} of one chapter: its RESULTS.md and its README with every
+    block it has filled in."""
+    readme = ROOT / chapter / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    out = {}
+    if rows:
+        out[ROOT / chapter / "RESULTS.md"] = results_file(chapter, rows, official) + "\n"
+    blocks = []
+    if has_block(text, "ladder"):
+        ladder, missing = ladder_section(chapter, rows, front, text)
+        problems += [f"{chapter}/README.md: version {v} is slower than the one before it; say why in "
+                     f"`<!-- slower {v}: why -->`" for v in missing]
+        blocks.append(("ladder", ladder))
+    if rows:
+        blocks.append(("results", chapter_summary(chapter, rows, official)))
+    blocks.append(("targets", targets_section(chapter, chapters, official, front)))
+    blocks += [(marker, make(chapters)) for marker, make in EXTRA if has_block(text, marker)]
+    for marker, body in blocks:
+        text = replace_block(text, marker, body) or text
+    out[readme] = text
+    return out
+
+
+def main(argv):
+    check = argv[1:] == ["--check"]
+    if argv[1:] and not check:
+        print(__doc__.strip().splitlines()[-1])
+        return 2
     chapters, official = load_data()
-    if not chapters:
-        print("tables: no benchmark data in plots/data; READMEs left as they are")
-        return 0
-    # Sections beyond the results summary, by chapter: (marker, how to make its text).
-    extra = {SSD: [("crossover", lambda: crossover_section(chapters))],
-             BIDIR: [("targets", lambda: bidir_section(chapters, official))],
-             DECODE: [("precision", precision_section)]}
-    for chapter, rows in sorted(chapters.items()):
-        if chapter == CROSSOVER:  # 03's rows at 05's shapes: 05's crossover table
-            continue
-        readme = ROOT / chapter / "README.md"
-        if not readme.is_file():
-            print(f"tables: {chapter}/README.md not found, skipped")
-            continue
-        write_file(ROOT / chapter / "RESULTS.md", results_file(chapter, rows, official) + "\n",
-                   f"{chapter}/RESULTS.md")
-        rewrite(readme, "results", chapter_summary(chapter, rows, official), f"{chapter}/README.md")
-        for marker, section in extra.get(chapter, []):
-            rewrite(readme, marker, section(), f"{chapter}/README.md {marker}")
     front = load_front()
+    problems, outputs = [], {}
+    for folder in sorted(ROOT.glob("[0-9][0-9]_*/README.md")):
+        chapter = folder.parent.name
+        outputs.update(chapter_outputs(chapter, chapters.get(chapter, []), chapters, official, front,
+                                       problems))
     readme = ROOT / "README.md"
     if front is not None and readme.is_file():
-        rewrite(readme, "headline", headline_section(front), "README.md headline")
-    return 0
+        text = readme.read_text(encoding="utf-8")
+        outputs[readme] = replace_block(text, "headline", headline_section(front)) or text
+    changed = []
+    for path, text in outputs.items():
+        old = path.read_text(encoding="utf-8") if path.is_file() else None
+        if old != text:
+            changed.append(path.relative_to(ROOT))
+            if not check:
+                path.write_text(text, encoding="utf-8")
+    for p in problems:
+        print(f"tables: {p}")
+    if check:
+        for name in changed:
+            print(f"tables: {name} differs from what `make plots` writes from plots/data")
+        return 1 if changed or problems else 0
+    print(f"tables: {len(changed)} of {len(outputs)} generated files rewritten"
+          + (": " + ", ".join(map(str, changed)) if changed else ""))
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -57,19 +57,26 @@ done
 run_program "04_fp16_half2 14, L % 8 == 0 with gaps" "$BIN/04_fp16_half2" 14 --check --batch 2 --dim 6 --dstate 5 --seqlen 40 --groups 3
 run_program "04_fp16_half2 15, 32769 rows" "$BIN/04_fp16_half2" 15 --check --batch 1 --dim 32769 --groups 3 --dstate 29 --seqlen 40
 
-# Each chapter README's version table is the program's --list, verbatim.
+# Each chapter's kept --list (plots/data/<chapter>_list.txt, the README ladder's
+# versions and descriptions) is the program's --list, verbatim.
 for c in $CHAPTERS; do
-    awk -v key="build/$c --list\`:" 'index($0, key) { found = 1; next }
-        found && /^```/ { if (inside) exit; inside = 1; next } inside { print }' "$c/README.md" >"$tmp/readme_list"
     "$BIN/$c" --list >"$tmp/list" 2>&1
-    if [ -s "$tmp/readme_list" ] && cmp -s "$tmp/readme_list" "$tmp/list"; then
-        count "$c README version table = --list" 0
+    if cmp -s "plots/data/${c}_list.txt" "$tmp/list"; then
+        count "$c ladder versions = --list" 0
     else
-        echo "      $c/README.md needs the block after \`build/$c --list\`: to equal the program's --list:"
-        diff "$tmp/readme_list" "$tmp/list" | head -n 6 | sed 's/^/      /'
-        count "$c README version table = --list" 1
+        echo "      plots/data/${c}_list.txt differs from the program's --list (make plots rewrites it):"
+        diff "plots/data/${c}_list.txt" "$tmp/list" 2>&1 | head -n 6 | sed 's/^/      /'
+        count "$c ladder versions = --list" 1
     fi
 done
+# Every generated block and RESULTS.md is what make plots writes from the
+# committed CSVs; every README reads as a lesson (tests/readmes.sh).
+echo "=== generated blocks"
+python3 plots/tables.py --check
+count "README blocks and RESULTS.md = make plots from plots/data" $?
+echo "=== README shape"
+sh tests/readmes.sh
+count "READMEs: lesson order, <= 200 prose lines, no commit ids, a Next line" $?
 
 # Packed sequences (--seqlens) at scale: 1000 sequences of random lengths, 1 to 80 tokens,
 # each from its own initial state (03's C version; the GPU versions that take packed

@@ -4,7 +4,8 @@ fastest versions in its README."""
 from .data import DATA
 from .markdown import (BOUND_NOTE, device_cell, integer, label, markdown_table, mib, provenance,
                        several_devices, sig)
-from .sections import graph_step, official_note, official_table, times_official
+from .data import short_device
+from .sections import graph_step, official_note_short, official_table, times_official
 from .sets import (BIDIR, DECODE, DTYPE_ORDER, LOOP_STEPS, by_device, decode_form, fastest,
                    floor_bound, is_crossover, is_loop, is_s1, is_s2, is_s3, is_s3_hydra, is_s3_z,
                    is_s4, official_match, summary_shapes, timed)
@@ -110,10 +111,15 @@ def results_file(chapter, rows, official):
     return "\n".join(lines)
 
 
+SUMMARY_DEVICE = "H200"  # a README's summary shows this device's rows where it has any
+
+
 def summary_rows(chapter, rows, official):
     """[(shape, our fastest row, official row, same call?)]: the fastest
-    version of each dtype on each device at each of the chapter's summary
-    shapes."""
+    version of each dtype at each of the chapter's summary shapes, on the
+    H200 where the chapter has H200 rows, else on each device."""
+    if any(short_device(r["device"]) == SUMMARY_DEVICE for r in rows):
+        rows = [r for r in rows if short_device(r["device"]) == SUMMARY_DEVICE]
     found = []
     for shape, pick in summary_shapes(chapter):
         here = [r for r in timed(rows) if pick(r)]
@@ -157,7 +163,7 @@ def chapter_summary(chapter, rows, official):
     lines.append("; ".join(f"{name}: {shape_line(group, seq)}" for name, group in sets.items())
                  + ". " + BOUND_NOTE)
     if compared:
-        lines += ["", official_note([(o, same, best) for _, best, o, same in found if o is not None])]
+        lines += ["", official_note_short([(o, same, best) for _, best, o, same in found if o is not None])]
     lines += ["", provenance([best for _, best, _, _ in found], f"plots/data/{chapter}.csv"),
               "", "Full tables: [RESULTS.md](RESULTS.md)"]
     return "\n".join(lines)

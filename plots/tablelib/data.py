@@ -41,6 +41,9 @@ TUNING_03 = "03_fused_cuda_tuning"  # 03's plan sweep, the same
 TUNING_07 = "07_decode_kernel_tuning"  # 07's staged units sweep, the same
 OPERAND_PRECISION = "05_ssd_mamba2_precision"  # 05's accuracy of each product operand precision (CPU), quoted by 05's README
 FRONT = "front"  # the front page's run (`make front`): every chapter at the front page's shapes
+PROBE = "probe_"  # plots/data/probe_<gpu>.csv: a device's probed rates (`make probe`), the floors' matrix rate
+PROBE_COLUMNS = ("device,copy_gbps,exp_rate,mma_sync_tflops,wgmma_fp16_tflops,wgmma_bf16_tflops,"
+                 "commit").split(",")
 NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, OPERAND_PRECISION, TUNING, TUNING_03, TUNING_07, FRONT)  # drawn, tabled or quoted on their own
 
 
@@ -84,15 +87,57 @@ def read_rows(path, columns):
         return rows
 
 
-def chapter_rows(path):
+def load_probes(data_dir=DATA):
+    """{short device: rates}: the last row of each plots/data/probe_<gpu>.csv
+    (`make probe`): the device's copy, exp2, mma.sync and dense wgmma rates."""
+    probes = {}
+    for path in sorted(Path(data_dir).glob(PROBE + "*.csv")):
+        rows = read_rows(path, PROBE_COLUMNS)
+        for r in rows or []:
+            probes[short_device(r["device"])] = r
+    return probes
+
+
+def matrix_tflops(r, probes):
+    """The tensor-core rate a row's FLOPs are counted against: the dense
+    wgmma rate probed on the row's device (bf16 for bf16 rows, fp16 else),
+    or None where that device was never probed."""
+    probe = probes.get(short_device(r["device"]))
+    if not probe:
+        return None
+    rate = probe["wgmma_bf16_tflops"] if r["dtype"] == "bf16" else probe["wgmma_fp16_tflops"]
+    return rate or probe["mma_sync_tflops"]
+
+
+def refloor(r, probes):
+    """r with floor_ms and time_over_floor recomputed where its FLOPs count:
+    max(bytes / its run's copy rate, exps / its run's exp2 rate, FLOPs / the
+    device's probed matrix rate, see matrix_tflops). Rows without FLOPs, or of
+    a device never probed, keep the floor their run wrote."""
+    rate = matrix_tflops(r, probes)
+    if not r["flops"] or not rate:
+        return r
+    terms = [r["flops"] / (rate * 1e12) * 1e3]
+    if r["bytes"] is not None and r["bw_gbps"]:
+        terms.append(r["bytes"] / r["bw_gbps"] / 1e6)
+    if r["exps"] is not None and r["exp_rate"]:
+        terms.append(r["exps"] / r["exp_rate"] * 1e3)
+    floor = max(terms)
+    ratio = r["ms_median"] / floor if r["ms_median"] is not None else None
+    return dict(r, floor_ms=floor, time_over_floor=ratio)
+
+
+def chapter_rows(path, probes=None):
     """The rows of a CSV in the harness's schema, a repeated measurement by
-    its last row; None when the file is in another schema."""
+    its last row, floors recomputed with the probed matrix rate (refloor);
+    None when the file is in another schema."""
     rows = read_rows(path, CHAPTER_COLUMNS)
     if rows is None:
         return None
+    probes = load_probes(path.parent) if probes is None else probes
     latest = {}
     for r in rows:
-        latest[tuple(r[k] for k in CONFIG_COLUMNS)] = r
+        latest[tuple(r[k] for k in CONFIG_COLUMNS)] = refloor(r, probes)
     return list(latest.values())
 
 
@@ -113,10 +158,11 @@ def load_data(data_dir=DATA):
     chapter_rows). Official rows come from files in the official timings'
     schema, in file name order (see official_rows)."""
     chapters, official = {}, []
+    probes = load_probes(data_dir)
     for path in sorted(Path(data_dir).glob("*.csv")):
-        if path.stem in NOT_CHAPTERS:
+        if path.stem in NOT_CHAPTERS or path.stem.startswith(PROBE):
             continue
-        rows = chapter_rows(path)
+        rows = chapter_rows(path, probes)
         if rows is not None:
             chapters[path.stem] = rows
             continue

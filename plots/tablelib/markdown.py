@@ -8,7 +8,10 @@ from .data import short_device
 from .sets import devices_and_commits
 
 BOUND_NOTE = ("bound: what sets the floor (bytes over the copy rate, exps over the exp2 rate, "
-              "or FLOPs over the tensor-core rate).")
+              "or FLOPs over the dense wgmma rate).")
+FLOOR_NOTE = ("floor ms = max(bytes / copy rate, exps / exp2 rate, FLOPs / dense wgmma rate): the first two "
+              "probed in the row's run, the third in the device's `make probe` run "
+              "(`plots/data/probe_<gpu>.csv`; the run's mma.sync rate where the device was never probed).")
 
 
 def sig(x, digits=3):
@@ -69,45 +72,29 @@ def markdown_table(header, align, rows):
     return lines
 
 
-def provenance(rows, source):
-    """Where the rows come from, and what their floor means."""
+def provenance(rows, source, floors=True):
+    """Where the rows come from, and what their floor means (floors=False: a
+    table without floors)."""
     devices, commits = devices_and_commits(rows)
-    text = (f"Measured on {', '.join(devices) or 'an unrecorded device'}, "
-            f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits) or 'unrecorded'} "
-            f"(`{source}`). floor ms = max(bytes / copy rate, exps / exp2 rate, "
-            f"FLOPs / matrix rate), with the rates the run probed.")
+    text = (f"Source: `{source}`, measured on {', '.join(devices) or 'an unrecorded device'}, "
+            f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits) or 'unrecorded'}."
+            + (" " + FLOOR_NOTE if floors else ""))
     if any(r["time_over_floor"] is not None and r["time_over_floor"] < 1 for r in rows):
         text += (" A time/floor below 1 beats the exp2 (MUFU) floor: some of that "
                  "version's exponentials are computed off the MUFU.")
     return text
 
 
-def replace_between(path, begin, end, body):
-    """Puts body between the lines `begin` and `end` of the file at path.
-    Returns what happened: 'updated', 'unchanged' or 'no markers'."""
-    text = path.read_text(encoding="utf-8")
-    b = re.search(r"^" + re.escape(begin) + r"[ \t]*$", text, re.M)
-    e = re.search(r"^" + re.escape(end) + r"[ \t]*$", text, re.M)
+def has_block(text, marker):
+    """Whether text holds the lines <!-- marker:begin --> and <!-- marker:end -->."""
+    return replace_block(text, marker, "") is not None
+
+
+def replace_block(text, marker, body):
+    """text with body between its lines <!-- marker:begin --> and
+    <!-- marker:end -->, or None when it has no such pair."""
+    b = re.search(r"^" + re.escape(f"<!-- {marker}:begin -->") + r"[ \t]*$", text, re.M)
+    e = re.search(r"^" + re.escape(f"<!-- {marker}:end -->") + r"[ \t]*$", text, re.M)
     if not b or not e or e.start() < b.end():
-        return "no markers"
-    new = text[:b.end()] + "\n" + body + "\n" + text[e.start():]
-    if new == text:
-        return "unchanged"
-    path.write_text(new, encoding="utf-8")
-    return "updated"
-
-
-def rewrite(readme, marker, body, name):
-    """Puts body between <!-- marker:begin --> and <!-- marker:end --> of
-    readme and says what happened, naming the file `name`."""
-    what = replace_between(readme, f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->", body)
-    print(f"tables: {name} {what}")
-
-
-def write_file(path, text, name):
-    """Writes a generated file whole and says whether it changed, naming it `name`."""
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        print(f"tables: {name} unchanged")
-        return
-    path.write_text(text, encoding="utf-8")
-    print(f"tables: {name} written")
+        return None
+    return text[:b.end()] + "\n" + body + "\n" + text[e.start():]

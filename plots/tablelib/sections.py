@@ -20,6 +20,15 @@ def times_official(o, same, ours):
     return sig(o["ms_median"] / ours["ms_median"]) if same else NOT_SAME_CALL
 
 
+def official_note_short(matches):
+    """official_note for a README: the kernels and what the two columns mean,
+    the runs themselves listed in RESULTS.md."""
+    kernels = dict.fromkeys(OFFICIAL_NAMES[o["impl"]] for o, _, _ in matches)
+    return (f"official ms: the best time of mamba_ssm's {', '.join(kernels)} over every stored run on the "
+            "row's device (the runs: [RESULTS.md](RESULTS.md)); × official divides it by ours, given only "
+            "where the same device call timed both.")
+
+
 def official_note(matches):
     """The lines under a table with official times: the kernels, the devices
     and files they come from, and which of our commits each file shares a
@@ -120,7 +129,7 @@ def recipe_target(measured, verdict, fused, official):
         return what + ": not timed"
     measured.append(ours)
     ratio = best["ms_median"] / ours["ms_median"]
-    return (f"{what}: {sig(ratio)}× ({label(ours)} {sig(ours['ms_median'])} ms {where} (commit {ours['commit']}), "
+    return (f"{what}: {sig(ratio)}× ({label(ours)} {sig(ours['ms_median'])} ms {where}, "
             f"the recipe {sig(same['ms_median'])} ms in the same call, its best {sig(best['ms_median'])}; "
             f"{verdict(ratio >= 3.5)})")
 
