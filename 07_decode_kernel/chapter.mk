@@ -12,3 +12,13 @@ SANITIZE_07_decode_kernel = \
     "07_decode_kernel" "--form m2 --batch 5 --slots 9 --intermediate --tokens 1,5 --heads 6 --headdim 24 --groups 3" "7 128" \
     "07_decode_kernel" "--form m1 --batch 5 --slots 9 --intermediate --tokens 1,5 --dim 40" "7 16" \
     "07_decode_kernel" "--form m1 --batch 64 --tokens 1,2 --dim 2048" "16"
+
+# make check-long: "CHAPTER" "NAME" "FLAGS" triples, each one --bench --sampled run
+# (tests/check_long.sh): a million tokens, and a shape where one tensor holds more than
+# 2^31 elements. make front: the front page's shapes of this chapter (tests/front.sh).
+LONG_07_decode_kernel = \
+    "07_decode_kernel" "m1 b1 T 2^20" "--form m1 --batch 1 --tokens 1048576" \
+    "07_decode_kernel" "m2 b1 T 2^20" "--form m2 --batch 1 --tokens 1048576" \
+    "07_decode_kernel" "m2 b8200 T 1 (the state > 2^31 elements)" "--form m2 --batch 8200 --tokens 1" \
+    "07_decode_kernel" "m1 b65600 T 1 (the state > 2^31 elements)" "--form m1 --batch 65600 --tokens 1"
+FRONT_07_decode_kernel = --form m2 --batch 1,4,8,16,32,64,128,256

@@ -3,6 +3,8 @@
 from plots/data/*.csv, or, with --check, says where they differ from what it
 would write.
 
+  plots/data/<chapter>_list.txt   the program's --list, where build/<chapter>
+                         is built (the ladder's versions; make check compares them)
   <chapter>/RESULTS.md   every row of plots/data/<chapter>.csv by benchmark
                          set, after the official kernel's times where it
                          was timed (the whole file is generated)
@@ -25,8 +27,9 @@ block differs from the committed one, or when the ladder finds a version
 slower than the one before it with no `<!-- slower N: why -->` in the README.
 Standard library only; the pieces are in plots/tablelib/.
 
-Usage: python3 plots/tables.py [--check]   (paths are relative to the repo)
+Usage: python3 plots/tables.py [--check] [CHAPTER...]   (CHAPTER: only these chapters' files)
 """
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
@@ -34,7 +37,7 @@ sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in pl
 from tablelib.chapters import chapter_summary, results_file  # noqa: E402
 from tablelib.data import ROOT, load_data, load_front  # noqa: E402
 from tablelib.front import headline_section  # noqa: E402
-from tablelib.ladder import ladder_section  # noqa: E402
+from tablelib.ladder import ladder_section, list_path  # noqa: E402
 from tablelib.markdown import has_block, replace_block  # noqa: E402
 from tablelib.sections import crossover_section, precision_section  # noqa: E402
 from tablelib.targets import targets_section  # noqa: E402
@@ -67,9 +70,23 @@ def chapter_outputs(chapter, rows, chapters, official, front, problems):
     return out
 
 
+def refresh_list(chapter):
+    """Keeps the program's `--list` in plots/data/<chapter>_list.txt where the
+    program is built (build/<chapter>); says when it changed."""
+    program = ROOT / "build" / chapter
+    if not program.is_file():
+        return
+    text = subprocess.run([str(program), "--list"], capture_output=True, text=True, check=False).stdout
+    path = list_path(chapter)
+    if text and (not path.is_file() or path.read_text(encoding="utf-8") != text):
+        path.write_text(text, encoding="utf-8")
+        print(f"tables: {path.relative_to(ROOT)} rewritten from build/{chapter} --list")
+
+
 def main(argv):
-    check = argv[1:] == ["--check"]
-    if argv[1:] and not check:
+    check = "--check" in argv[1:]
+    only = [a.rstrip("/") for a in argv[1:] if a != "--check"]  # chapters named: only theirs
+    if any(not (ROOT / c / "README.md").is_file() for c in only):
         print(__doc__.strip().splitlines()[-1])
         return 2
     chapters, official = load_data()
@@ -77,10 +94,14 @@ def main(argv):
     problems, outputs = [], {}
     for folder in sorted(ROOT.glob("[0-9][0-9]_*/README.md")):
         chapter = folder.parent.name
+        if only and chapter not in only:
+            continue
+        if not check:
+            refresh_list(chapter)
         outputs.update(chapter_outputs(chapter, chapters.get(chapter, []), chapters, official, front,
                                        problems))
     readme = ROOT / "README.md"
-    if front is not None and readme.is_file():
+    if front is not None and readme.is_file() and not only:
         text = readme.read_text(encoding="utf-8")
         outputs[readme] = replace_block(text, "headline", headline_section(front)) or text
     changed = []

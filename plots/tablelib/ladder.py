@@ -21,6 +21,7 @@ from .sets import devices_and_commits, fastest, headline_shape, main_device, tim
 LIST_LINE = re.compile(r"^\s*(\d+)\s+(?:(cpu|gpu)\s+(\S+)\s+)?(\S+)\s+(.*?)\s*$")
 SLOWER = re.compile(r"<!--\s*slower\s+(\d+):\s*(.*?)\s*-->")
 NO_REASON = "slower than the version before: why is not written yet"
+NOISE = 0.02  # a version within 2% of the one before is not called slower: runs differ by that much
 
 
 def list_path(chapter):
@@ -88,7 +89,7 @@ def ladder_section(chapter, rows, front, readme_text):
         if ms is not None and previous is not None:
             pv, pms = previous
             ratio = sig(pms / ms) + ("" if pv == v - 1 else f" (v{pv})")
-            if ms > pms:
+            if ms > pms * (1 + NOISE):
                 why = reasons.get(v)
                 if why is None:
                     missing.append(v)
