@@ -10,3 +10,13 @@ build/obj/06_bidirectional/wgmma.o build/obj/06_bidirectional/wgmma_ws.o: NVFLAG
 SANITIZE_06_bidirectional = "06_bidirectional" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
                             "06_bidirectional" "$(SANITIZE_SSD_SHAPES) --hydra" "$(SANITIZE_SSD_DSTATES)" \
                             "06_bidirectional" "$(SANITIZE_SSD_WALKS)" "128"
+
+# make check-long: "CHAPTER" "NAME" "FLAGS" triples, each one --bench --sampled run
+# (tests/check_long.sh): a million tokens, and a shape where one tensor holds more than
+# 2^31 elements. make front: the front page's shapes of this chapter (tests/front.sh).
+LONG_06_bidirectional = \
+    "06_bidirectional" "b1 L 2^20" "--batch 1 --seqlen 1048576" \
+    "06_bidirectional" "b2 L 2^20 (> 2^31 elements)" "--batch 2 --seqlen 1048576" \
+    "06_bidirectional" "b1 L 2^20 --hydra" "--batch 1 --seqlen 1048576 --hydra" \
+    "06_bidirectional" "b2 L 2^20 --hydra (> 2^31 elements)" "--batch 2 --seqlen 1048576 --hydra"
+FRONT_06_bidirectional = --batch 8 --seqlen 512,2048,8192

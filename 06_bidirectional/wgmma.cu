@@ -42,7 +42,7 @@
  * runs two 8-warp blocks an SM whose products wait one after another. Each
  * entering state leaves kernel 1 by stmatrix into shared memory and one bulk
  * copy a warpgroup, whole rows: stores straight from the accumulators wrote
- * half of each sector. README.md ("Where the time goes in version 7") has
+ * half of each sector. profile.md ("Where the time goes in version 7") has
  * the profiles.
  *
  * Limits: N <= 128 (two 64-column slabs), p <= 64 (one), p and N multiples

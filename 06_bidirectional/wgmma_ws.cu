@@ -32,7 +32,7 @@
  *
  * What should bound it: each walk as version 18 is bound, by the latency of
  * a chunk's chain in one warpgroup, and the pair by the bytes the two walks
- * move (README.md, "Where the time goes in version 9").
+ * move (profile.md, "Where the time goes in version 9").
  *
  * Limits: version 18's (N <= 128, p <= 64, both multiples of 8), fewer
  * than 2^31 work items, L < 2^31 − 128. */

@@ -54,19 +54,19 @@
  *  - Units and stages: 2 units of 16 rows, the most blocks an SM. The
  *    first build's 4 units of 32 rows held 3 blocks an SM (fp32: shared
  *    memory was the cap); 2 of 16 was the fastest of the 8 layouts swept,
- *    at every batch from 64 up in both dtypes (profile.md).
+ *    at every batch from 64 up in both dtypes (versions.md).
  *  - Token 0's Δ, x, B and C are loaded before the wait for the unit's copy
  *    (EARLY), so that their loads run under it, where a block's units
  *    started with the copy's latency and then the inputs'. It pays where a
  *    block has few units; B's and C's vectors held through the wait cost
  *    registers, and so blocks, where it has many (launch_staged says when
  *    it is used). Bringing B's and C's lines into L1 instead
- *    (prefetch.global.L1, no registers held) bought nothing (profile.md).
+ *    (prefetch.global.L1, no registers held) bought nothing (versions.md).
  *  - Two rows a thread (kStagedRowsAThread), which share the thread's Δ,
  *    dA, B and C: with one row a thread the 16-bit step was bound by its
  *    instructions (Δ, dA and the widening repeated for each row). Where the
  *    bytes, not the instructions, set the step's time, it buys nothing
- *    (profile.md). 16-bit N 256 (K 4) takes 165 registers a thread with
+ *    (versions.md). 16-bit N 256 (K 4) takes 165 registers a thread with
  *    two rows, about 6 blocks an SM: checked, not timed.
  * Its specialization: Mamba-2 (Mamba-1's rows, N = 16 states with A per
  * state, have their own kernel in staged_m1.cuh), N a multiple of 8 vectors of 16 bytes (fp32: N =
@@ -270,7 +270,7 @@ extern "C" const char *decode_staged_state16_unsupported(const DecodeShape *s) {
  * through the wait. In 16 bits that pays at every batch. In fp32, with two
  * rows a thread, the kernels with and without it fit as many blocks an SM,
  * and the early kernel is faster up to a few units a block and slower with
- * more (profile.md). So fp32 loads early where the units number at most
+ * more (versions.md). So fp32 loads early where the units number at most
  * kEarlyUnitsABlock for each block the kernel without it fits (batch 41
  * and below at S4). */
 constexpr int64_t kEarlyUnitsABlock = 4;

@@ -25,7 +25,7 @@
  *    has read the buffer before the block writes the next unit's.
  * What it should buy: the state's loads no longer capped by registers, as
  * in version 10 for Mamba-2.
- * Its choices (profile.md times each build):
+ * Its choices (versions.md times each build):
  *  - S = 2 lanes a row. With 4 (one vector a lane) every lane redid its
  *    row's Δ, its loads of dt, x, z and two shuffle rounds: bound by its
  *    instructions. With 1 (the whole row in one thread's registers) few

@@ -22,7 +22,7 @@
  * SPREAD (the Serve kernels, whose issue looks up a pool's slot of the unit
  * before its copy): thread i issues unit i, lanes of one warp, so that the
  * lookups are one load, not one after the other. Only the Serve kernels
- * spread: without a pool it bought nothing (profile.md). */
+ * spread: without a pool it bought nothing (versions.md). */
 template <int Stages, bool SPREAD, typename Issue>
 static __device__ __forceinline__ void ring_start(uint64_t *full, int64_t units, Issue issue) {
     if (threadIdx.x == 0)
