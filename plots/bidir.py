@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """The figures of chapter 06 (bidirectional Mamba-2), drawn from plots/data:
 
-  plots/06_bidirectional_seqlen.png  ms vs L at S3, batch 1 and 8, default and
-                                     Hydra form: one line per version, and one
-                                     causal pass of 05's fastest fp16 version
-                                     (at batch 8, L 8192) dashed
+  plots/06_bidirectional_seqlen.png  ms vs L at S3 (L up to 16384), batch 1 and
+                                     8, default and Hydra form: one line per
+                                     version, and one causal pass of 05's
+                                     fastest fp16 version (at batch 8, L 8192)
+                                     dashed
   plots/06_bidirectional_memory.png  peak MiB vs L at S3 batch 8, default form:
                                      the flipped copies and two outputs of
                                      "twice" against the fused versions
+  plots/06_bidirectional_scaling.png the versions timed at L 2^20: ms and peak MiB
+                                     against L at batch 1 and against batch at
+                                     L 8192, a row of panels per form
+  plots/06_bidirectional_all_<what>.png  where a figure above keeps to the
+                                     landmark versions (plots/landmarks.py): its
+                                     appendix, every version
 
 S3: h 32, p 64, N 128, g 1, chunk 256, D + dt_bias + softplus, no z. Each
 version's line is drawn from one device (see sets.one_device), and 05's causal
@@ -24,10 +31,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, colors, draw_scaling, line_style, log_axes, save, scaling_home, scaling_lines,  # noqa: E402
-                 series, versions)
+from ssd import (MARKERS, S3_MAX_L, draw_scalings, line_style, log_axes, main_and_all, plot_version, save,  # noqa: E402
+                 series, titled, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
-from tablelib.sets import (BIDIR, CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
+from tablelib.sets import (BIDIR, CAUSAL, DTYPE_ORDER, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
                            one_device, timed)
 
 
@@ -41,20 +48,18 @@ def causal_rows(ssd, home):
     return [r for r in here if r["name"] == name]
 
 
-def draw_seqlen(rows, causal, home):
+def draw_seqlen(rows, causal, home, name, note):
     fig, axes = plt.subplots(2, 2, figsize=(13, 10), sharey=True)
     vs = versions(rows)
     for row_axes, (form, pick) in zip(axes, (("default", is_s3), ("Hydra", is_s3_hydra))):
         for ax, batch in zip(row_axes, (1, 8)):
             here = [r for r in rows if pick(r) and r["batch"] == batch]
-            for i, (version, name, dtype) in enumerate(vs):
+            for version, vname, dtype in vs:
                 pts = series(here, version, "seqlen")
                 if pts:
                     r0 = pts[0][1]
-                    ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
-                            color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
-                            linestyle=line_style(r0, home), lw=2,
-                            label=f"v{version:g} {name} {dtype}{device_suffix(r0, home)}")
+                    plot_version(ax, BIDIR, r0, [x for x, _ in pts], [r["ms_median"] for _, r in pts],
+                                 f"v{version:g} {vname} {dtype}{device_suffix(r0, home)}", line_style(r0, home))
             pts = sorted((r["seqlen"], r["ms_median"]) for r in causal if r["batch"] == batch)
             if pts:
                 on = f" ({short_device(home)})" if len({r["device"] for r in rows}) > 1 else ""
@@ -64,22 +69,17 @@ def draw_seqlen(rows, causal, home):
             ax.set_title(f"{form} form, batch {batch}")
         row_axes[0].set_ylabel("ms (median, L2 flushed, log scale)")
     axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    save(fig, "06: time vs L at S3 (h 32, p 64, N 128, chunk 256, no z)", rows + causal,
-         f"{BIDIR}_seqlen.png")
+    save(fig, titled("06: time vs L at S3 (h 32, p 64, N 128, chunk 256, no z)", note), rows + causal, name)
 
 
-def draw_memory(rows, home):
-    here = [r for r in rows if is_s3(r) and r["batch"] == 8]
-    if not here:
-        return
+def draw_memory(here, home, name, note):
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    for i, (version, name, dtype) in enumerate(versions(here)):
+    for version, vname, dtype in versions(here):
         pts = series(here, version, "seqlen")
         r0 = pts[0][1]
-        ax.plot([x for x, _ in pts], [r["peak_mib"] for _, r in pts], color=colors()[i % len(colors())],
-                marker=MARKERS.get(dtype, "^"), linestyle=line_style(r0, home), lw=2,
-                label=f"v{version:g} {name} {dtype} peak{device_suffix(r0, home)}")
-    for dtype in sorted({r["dtype"] for r in here}):
+        plot_version(ax, BIDIR, r0, [x for x, _ in pts], [r["peak_mib"] for _, r in pts],
+                     f"v{version:g} {vname} {dtype} peak{device_suffix(r0, home)}", line_style(r0, home))
+    for dtype in sorted({r["dtype"] for r in here}, key=DTYPE_ORDER.index):
         mine = [r for r in here if r["dtype"] == dtype]
         pts = series(mine, min(r["version"] for r in mine), "seqlen")
         ax.plot([x for x, _ in pts], [r["peak_mib"] - r["workspace_mib"] for _, r in pts],
@@ -88,7 +88,7 @@ def draw_memory(rows, home):
     log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
     ax.set_ylabel("MiB (log scale)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    save(fig, "06: peak device memory vs L at S3, batch 8, default form", here, f"{BIDIR}_memory.png")
+    save(fig, titled("06: peak device memory vs L at S3, batch 8, default form", note), here, name)
 
 
 def main():
@@ -101,18 +101,18 @@ def main():
     every_device = rows
     rows = one_device(rows, home)
     causal = causal_rows(timed(chapters.get("05_ssd_mamba2", [])), home)
-    draw_seqlen(rows, causal, home)
-    draw_memory(rows, home)
+    causal = [r for r in causal if r["seqlen"] <= S3_MAX_L]
+    main_and_all(BIDIR, "seqlen", [r for r in rows if r["batch"] in (1, 8) and r["seqlen"] <= S3_MAX_L],
+                 lambda picked, name, note: draw_seqlen(picked, causal, home, name, note))
+    batch8 = [r for r in rows if is_s3(r) and r["batch"] == 8]
+    if batch8:
+        main_and_all(BIDIR, "memory", batch8, lambda picked, name, note: draw_memory(picked, home, name, note))
     # A version's scaling rows may come from another device than its other
     # rows: each line from the device of its row at batch 1 and the longest L,
     # named where it is not the device most of the drawn rows were timed on.
-    per_form = [(form, scaling_lines([r for r in every_device if pick(r)]))
-                for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra))]
-    home_of_lines = scaling_home([line for _, form_lines in per_form for line in form_lines])
-    lines = [(f"{label}{device_suffix(rows_[0], home_of_lines)}, {form} form", dtype, rows_)
-             for form, form_lines in per_form for label, dtype, rows_ in form_lines]
-    if lines:
-        draw_scaling(lines, "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)", f"{BIDIR}_scaling.png")
+    draw_scalings(BIDIR, [(form, [r for r in every_device if pick(r)])
+                          for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra))],
+                  "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)")
     return 0
 
 

@@ -7,7 +7,7 @@
                                          official selective_state_update (fp32 state)
   plots/07_decode_kernel_loop.png        ms per step vs batch in the 256-step token
                                          loop (state hot in L2): launched one by one
-                                         against captured in a CUDA graph
+                                         (left) against captured in a CUDA graph (right)
   plots/07_decode_kernel_tokens.png      ms per token vs T tokens per launch at
                                          batch 8: the state's bytes shared by T tokens
   plots/07_decode_kernel_slots_drafts.png a server's cases, Mamba-2: T draft tokens in
@@ -19,7 +19,13 @@
   plots/07_decode_kernel_state_vs_kv.png what a sequence keeps per layer: the
                                          recurrent state against a KV cache of the same
                                          width, vs L (plots/data/07_decode_kernel_state_vs_kv.csv)
+  plots/07_decode_kernel_all_<what>.png  the appendix of the bandwidth, loop and
+                                         tokens figures, which keep to the landmark
+                                         versions: every version
 
+A figure draws at most 8 versions: where it has rows of more, the chapter's
+landmark versions (plots/landmarks.py), each in the color and marker it
+keeps in every figure of the chapter; its appendix draws them all.
 Each version's line is drawn from one device (see sets.one_device), the
 official step from the devices of the lines beside it.
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
@@ -35,7 +41,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import MARKERS, colors, line_style, log_axes, save, series, versions  # noqa: E402
+from landmarks import style  # noqa: E402
+from ssd import colors, line_style, log_axes, main_and_all, plot_version, save, series, titled, versions  # noqa: E402
 from tablelib.data import DATA, STATE_VS_KV, load_data, short_device  # noqa: E402
 from tablelib.sets import (DECODE, LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
                            devices_and_commits, fastest, is_loop, is_s4, main_device, official_decode,
@@ -66,15 +73,14 @@ def draw_official(ax, official, here, home, form):
                           f"({short_device(device)})")
 
 
-def draw_bandwidth(rows, official, home):
+def draw_bandwidth(rows, official, home, name, note):
     fig, axes = two_panels()
     for ax, (form, title) in zip(axes, FORMS):
-        here = [r for r in rows if decode_form(r) == form and is_s4(r)]
-        for i, (version, name, dtype) in enumerate(versions(here)):
+        here = [r for r in rows if decode_form(r) == form]
+        for version, vname, dtype in versions(here):
             pts = series(here, version, "batch")
-            ax.plot([x for x, _ in pts], [r["gbps"] for _, r in pts], color=colors()[i % len(colors())],
-                    marker=MARKERS.get(dtype, "^"), linestyle=line_style(pts[0][1], home), lw=2,
-                    label=f"v{version:g} {name} {dtype}{device_suffix(pts[0][1], home)}")
+            plot_version(ax, DECODE, pts[0][1], [x for x, _ in pts], [r["gbps"] for _, r in pts],
+                         f"v{version:g} {vname} {dtype}{device_suffix(pts[0][1], home)}", line_style(pts[0][1], home))
         if here:
             probed = [r for r in here if r["device"] == home] or here  # the main device's rate
             ax.axhline(max(r["bw_gbps"] for r in probed), color="#777777", linestyle=":", lw=1.5,
@@ -84,51 +90,57 @@ def draw_bandwidth(rows, official, home):
         ax.set_title(title)
     axes[0].set_ylabel("GB/s (state read + written and the token's tensors, log scale)")
     axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    save(fig, "07: one decode step at S4, L2 flushed", rows, f"{DECODE}_bandwidth.png")
+    save(fig, titled("07: one decode step at S4, L2 flushed", note), rows, name)
 
 
-def draw_loop(rows, home):
-    fig, axes = two_panels()
+def draw_loop(rows, home, name, note):
+    """A row of panels per form, launched one by one (left) and in a CUDA graph
+    (right) on one y axis: a version's line appears once in each panel."""
+    fig, axes = plt.subplots(2, 2, figsize=(13, 10.5), sharey="row")
+    fig.subplots_adjust(top=1 - 1.0 / fig.get_figheight(), hspace=0.35)  # an inch for the title
     measured = []
-    for ax, (form, title) in zip(axes, FORMS):
-        here = [r for r in rows if decode_form(r) == form and is_loop(r)]
-        for i, (version, name, dtype) in enumerate(versions(here)):
-            for graph in (False, True):
+    for row, (form, title) in zip(axes, FORMS):
+        here = [r for r in rows if decode_form(r) == form]
+        for ax, graph in zip(row, (False, True)):
+            for version, vname, dtype in versions(here):
                 pts = series([r for r in here if r["flags"].endswith("+graph") == graph], version, "batch")
                 if pts:
-                    ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts],
-                            color=colors()[i % len(colors())], marker=MARKERS.get(dtype, "^"),
-                            linestyle="-" if graph else "--", lw=2 if graph else 1.2,
-                            label=f"v{version:g} {name} {dtype}, {'CUDA graph' if graph else 'one by one'}"
-                                  f"{device_suffix(pts[0][1], home)}")
+                    plot_version(ax, DECODE, pts[0][1], [x for x, _ in pts], [r["ms_median"] for _, r in pts],
+                                 f"v{version:g} {vname} {dtype}{device_suffix(pts[0][1], home)}",
+                                 line_style(pts[0][1], home))
                     measured += [r for _, r in pts]
-        if here:
-            log_axes(ax, sorted({r["batch"] for r in here}), "batch")
-        ax.set_title(title)
-    axes[0].set_ylabel("ms per step (median, log scale)")
-    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    save(fig, f"07: the token loop, {LOOP_STEPS} steps in place, state hot in L2", measured,
-         f"{DECODE}_loop.png")
+            if here:
+                log_axes(ax, sorted({r["batch"] for r in here}), "batch")
+            ax.set_title(f"{title}\n{'in a CUDA graph' if graph else 'launched one by one'}", fontsize=10)
+        row[0].set_ylabel("ms per step (median, log scale)")
+        row[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    save(fig, titled(f"07: the token loop, {LOOP_STEPS} steps in place, state hot in L2", note), measured, name)
 
 
-def draw_tokens(rows, home):
+def draw_tokens(rows, home, name, note):
     fig, axes = two_panels()
     measured = []
     for ax, (form, title) in zip(axes, FORMS):
-        here = [r for r in rows if decode_form(r) == form and not is_loop(r) and r["batch"] == 8]
-        for i, (version, name, dtype) in enumerate(versions(here)):
+        here = [r for r in rows if decode_form(r) == form]
+        for version, vname, dtype in versions(here):
             pts = series(here, version, "seqlen")
             if len(pts) > 1:
-                ax.plot([x for x, _ in pts], [r["ms_median"] / x for x, r in pts], color=colors()[i % len(colors())],
-                        marker=MARKERS.get(dtype, "^"), linestyle=line_style(pts[0][1], home), lw=2,
-                        label=f"v{version:g} {name} {dtype}{device_suffix(pts[0][1], home)}")
+                plot_version(ax, DECODE, pts[0][1], [x for x, _ in pts], [r["ms_median"] / x for x, r in pts],
+                             f"v{version:g} {vname} {dtype}{device_suffix(pts[0][1], home)}",
+                             line_style(pts[0][1], home))
                 measured += [r for _, r in pts]
         if here:
             log_axes(ax, sorted({r["seqlen"] for r in here}), "T (tokens per launch)")
         ax.set_title(f"{title}, batch 8")
     axes[0].set_ylabel("ms per token (median, L2 flushed, log scale)")
     axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    save(fig, "07: T tokens per launch, the state read and written once", measured, f"{DECODE}_tokens.png")
+    save(fig, titled("07: T tokens per launch, the state read and written once", note), measured, name)
+
+
+def tokens_line(rows, r):
+    """Whether r's version has more than one T at batch 8 in r's form: a line of the tokens figure."""
+    return len({o["seqlen"] for o in rows if o["version"] == r["version"] and decode_form(o) == decode_form(r)
+                and not is_loop(o) and o["batch"] == 8}) > 1
 
 
 def state_dtype(r):
@@ -162,22 +174,23 @@ def draw_slots_drafts(rows, home):
     home = main_device(drafts + pool) or home  # a label names its device where it is not this one
     for ax, batch in zip(axes[:2], (1, 64)):
         here = fastest_per_state([r for r in drafts if r["batch"] == batch], lambda r: r["seqlen"] == 8)
-        for i, (version, name, dtype) in enumerate(versions(here)):
+        for version, name, dtype in versions(here):
             pts = series(here, version, "seqlen")
-            color = colors()[i % len(colors())]
+            look = style(DECODE, version)
             suffix = device_suffix(pts[0][1], home)
-            ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts], color=color, marker=MARKERS.get(dtype, "^"),
-                    lw=2, label=f"v{version:g} {name} ({state_dtype(pts[0][1])} state): one launch{suffix}")
+            ax.plot([x for x, _ in pts], [r["ms_median"] for _, r in pts], **look,
+                    label=f"v{version:g} {name} ({state_dtype(pts[0][1])} state): one launch{suffix}")
             step = graph_step.get(("m2", version, batch, pts[0][1]["device"]))
-            if step:
-                ax.plot([x for x, _ in pts], [x * step["ms_median"] for x, _ in pts], color=color, linestyle="--",
-                        lw=1.2, label=f"v{version:g}: T single steps in a CUDA graph{suffix}")
+            if step:  # the version's own yardstick: its color and marker, hollow, dashed
+                ax.plot([x for x, _ in pts], [x * step["ms_median"] for x, _ in pts], color=look["color"],
+                        marker=look["marker"], mfc="none", linestyle="--", lw=1.2,
+                        label=f"v{version:g}: T single steps in a CUDA graph{suffix}")
                 measured.append(step)
             measured += [r for _, r in pts]
         if here:
             log_axes(ax, sorted({r["seqlen"] for r in here}), "T (draft tokens)")
         ax.set_title(f"speculative decoding, Mamba-2, batch {batch}")
-        ax.legend(loc="upper left", fontsize=7.5, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.13), fontsize=8, frameon=False)  # below: clear of the lines
     axes[0].set_ylabel("ms (median, log scale)")
     ax = axes[2]
     bars = []
@@ -239,9 +252,12 @@ def main():
     home = main_device(rows)
     draw_slots_drafts(rows, home)
     rows = one_device(rows, home)
-    draw_bandwidth(rows, official, home)
-    draw_loop(rows, home)
-    draw_tokens(rows, home)
+    main_and_all(DECODE, "bandwidth", [r for r in rows if is_s4(r)],
+                 lambda picked, name, note: draw_bandwidth(picked, official, home, name, note))
+    main_and_all(DECODE, "loop", [r for r in rows if is_loop(r) and "+slots" not in r["flags"]],  # slots: their own figure
+                 lambda picked, name, note: draw_loop(picked, home, name, note))
+    main_and_all(DECODE, "tokens", [r for r in rows if not is_loop(r) and r["batch"] == 8 and tokens_line(rows, r)],
+                 lambda picked, name, note: draw_tokens(picked, home, name, note))
     draw_state_vs_kv()
     return 0
 

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Draws every figure from plots/data/*.csv and rewrites the README result
 # tables (`make plots` runs it from the repository root; no GPU needed).
+# `sh plots/draw.sh --figures-only` draws the figures and leaves the tables.
 # The front page (README's headline table, summary_*.png, roofline.png) comes
 # from plots/data/front.csv alone, one `make front` run; without that file it
 # is left as it is. Everything else comes from the chapter CSVs.
-#   gnuplot  -> plots/<chapter>_time.png, _memory.png, _seqlen.png
+#   gnuplot  -> plots/<chapter>_time.png, _memory.png, _seqlen.png (and
+#               _all_time.png, ... where a figure keeps to the landmarks)
 #   python3 plots/summary.py (matplotlib) -> plots/summary_speedup.png, summary_memory.png
 #   python3 plots/roofline.py (matplotlib) -> plots/roofline.png
 #   python3 plots/ssd.py (matplotlib)     -> plots/05_ssd_mamba2_seqlen.png, _memory.png, _crossover.png
@@ -12,10 +14,21 @@
 #   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _slots_drafts.png, _state_vs_kv.png
 #   python3 plots/serving.py (matplotlib) -> plots/<chapter>_serving.png for 03, 04, 05 where the serving mix was timed
 #   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
+# A figure draws at most 8 versions: where it has more, the chapter's landmark
+# versions (plots/landmarks.py, read here by awk), and an appendix,
+# plots/<chapter>_all_<what>.png, draws them all. A version keeps its color
+# and marker in every figure of its chapter.
 # A missing tool is reported and its part skipped; the exit status is non-zero
 # only when a missing tool had data to draw.
 set -u
 cd "$(dirname "$0")/.." || exit 2
+
+tables=1
+case "${1:-}" in
+    --figures-only) tables=0 ;;
+    '') ;;
+    *) echo "usage: sh plots/draw.sh [--figures-only]" >&2; exit 2 ;;
+esac
 
 data=plots/data
 front=$data/front.csv  # the front page's run (make front): summary.py, roofline.py, tables.py
@@ -158,6 +171,105 @@ official_blocks() {
 # count FILE: the number of data blocks in FILE (one title line each).
 count() { grep -c '^"' "$1"; }
 
+# landmarks CHAPTER: the chapter's landmark versions, space-separated, as
+# plots/landmarks.py's LANDMARKS lists them (empty for a chapter it does not list).
+landmarks() {
+    awk -v key="\"$1\":" '$1 == key { sub(/^[^(]*\(/, ""); sub(/\).*/, ""); gsub(/,/, " "); print; exit }' plots/landmarks.py
+}
+
+# versions FILE...: the versions of the blocks in FILEs, one a line.
+versions() { sed -n 's/^"v\([0-9][0-9]*\) .*/\1/p' "$@" | sort -un; }
+
+# keeps CHAPTER FILE...: whether a figure of FILEs' blocks keeps to the
+# chapter's landmarks: they hold more than 8 versions and the chapter has
+# landmarks (plots/landmarks.py's pick).
+keeps() {
+    _chapter=$1
+    shift
+    [ -n "$(landmarks "$_chapter")" ] && [ "$(versions "$@" | wc -l)" -gt 8 ]
+}
+
+# only VERSIONS < FILE: the blocks of FILE of the versions listed (space-separated).
+only() {
+    awk -v keep=" $1 " '
+        /^"/ { v = $1; sub(/^"v/, "", v); on = index(keep, " " v " ") > 0; if (on && n++) printf "\n\n" }
+        on && NF { print }
+    '
+}
+
+# styles FILE CHAPTER [SUFFIX]: gnuplot assignments of colors<SUFFIX>,
+# points<SUFFIX>, widths<SUFFIX> and dashes<SUFFIX>: the look of each block of
+# FILE, in its order, as plots/landmarks.py's slot() and style() give it. A
+# landmark takes the color and filled point of its place in the chapter's
+# list, any other version a pair no landmark takes, hollow and thinner; a
+# block of another device than the chapter's main one is dashed.
+styles() {
+    awk -v key="\"$2\":" -v sfx="${3:-}" '
+        function tuple(s) { sub(/^[^(]*\(/, "", s); sub(/\).*/, "", s); gsub(/[",]/, " ", s); return s }
+        function listed(v,  k) { for (k = 1; k <= n; k++) if (marks[k] + 0 == v) return k; return 0 }
+        FNR == NR {
+            if ($1 == key) n = split(tuple($0), marks, " ")
+            else if ($1 == "PALETTE") split(tuple($0), palette, " ")
+            else if ($1 == "GNUPLOT_POINTS") split(tuple($0), filled, " ")
+            else if ($1 == "GNUPLOT_OPEN_POINTS") split(tuple($0), open, " ")
+            next
+        }
+        /^"/ {
+            v = $1; sub(/^"v/, "", v); v += 0
+            if (n == 0) { landmark = 1; i = v - 1 }  # no landmarks: every version in version order
+            else if (listed(v)) { landmark = 1; i = listed(v) - 1 }
+            else {
+                landmark = 0; j = 0  # its place among the versions not listed
+                for (u = 1; u < v; u++) if (!listed(u)) j++
+            }
+            c = landmark ? i % 8 : j % 8
+            m = landmark ? i % 8 : (j + 1 + int(j / 8)) % 8
+            colors = colors " " palette[c + 1]
+            points = points " " (landmark ? filled[m + 1] : open[m + 1])
+            widths = widths " " (landmark ? 2.5 : 1.5)
+            dashes = dashes " " ($0 ~ /\([^()]*\) [^ ]*"$/ ? 2 : 1)  # "v3 name (H100) fp32"
+        }
+        END {
+            printf "colors%s = \"%s\"; points%s = \"%s\"; ", sfx, substr(colors, 2), sfx, substr(points, 2)
+            printf "widths%s = \"%s\"; dashes%s = \"%s\"\n", sfx, substr(widths, 2), sfx, substr(dashes, 2)
+        }
+    ' plots/landmarks.py "$1"
+}
+
+# figure, pick and out_note read keeps_now: 1 where keeps said that the
+# figure in hand keeps to the landmarks, else 0.
+
+# figure CHAPTER WHAT: how the figure WHAT of the chapter is drawn: "main"
+# (every version in plots/<chapter>_<what>.png; an appendix left from an
+# earlier run removed) or "main all" (the landmarks, then the appendix
+# plots/<chapter>_all_<what>.png of every version).
+figure() {
+    if [ "$keeps_now" = 1 ]; then
+        echo "main all"
+    else
+        rm -f "plots/$1_all_$2.png"
+        echo main
+    fi
+}
+
+# pick WHICH CHAPTER < FILE: the blocks a figure draws: main keeps to the
+# chapter's landmarks where keeps said so, all draws every version.
+pick() {
+    if [ "$1" = main ] && [ "$keeps_now" = 1 ]; then only "$(landmarks "$2")"; else cat; fi
+}
+
+# out_note WHICH CHAPTER WHAT: the figure's file and the note under its title,
+# as OUT and NOTE.
+out_note() {
+    if [ "$1" = all ]; then
+        OUT="plots/$2_all_$3.png" NOTE="every version"
+    elif [ "$keeps_now" = 1 ]; then
+        OUT="plots/$2_$3.png" NOTE="landmark versions (every version: plots/$2_all_$3.png)"
+    else
+        OUT="plots/$2_$3.png" NOTE=""
+    fi
+}
+
 # dtypes FILE: the dtypes of the blocks in FILE, space-separated.
 dtypes() { sed -n 's/^".* \([^ ]*\)"$/\1/p' "$1" | sort -u | tr '\n' ' '; }
 
@@ -180,40 +292,58 @@ else
         drew=''
         # Time and memory vs batch at S1.
         t=$tmp/$chapter
-        blocks "$f" s1 version batch ms_median > "$t.time"
-        if [ -s "$t.time" ]; then
+        blocks "$f" s1 version batch ms_median > "$t.time_every"
+        if [ -s "$t.time_every" ]; then
             blocks "$f" s1 floor batch floor_ms > "$t.floor"
-            official_blocks s1 "$(dtypes "$t.time")" "$(main_device "$f")" > "$t.official"
-            gnuplot -e "chapter='$chapter'; out='plots/${chapter}_time.png'" \
-                -e "versions='$t.time'; nversions=$(count "$t.time")" \
-                -e "floors='$t.floor'; nfloors=$(count "$t.floor")" \
-                -e "official='$t.official'; nofficial=$(count "$t.official")" \
-                plots/time.gp || status=1
-            blocks "$f" s1 version bdln peak_mib workspace_mib > "$t.memory"
+            official_blocks s1 "$(dtypes "$t.time_every")" "$(main_device "$f")" > "$t.official"
+            blocks "$f" s1 version bdln peak_mib workspace_mib > "$t.memory_every"
             blocks "$f" s1 "inputs + outputs" bdln io > "$t.io"
-            gnuplot -e "chapter='$chapter'; out='plots/${chapter}_memory.png'" \
-                -e "versions='$t.memory'; nversions=$(count "$t.memory")" \
-                -e "workspace_max=$(awk '!/^"/ && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }' "$t.memory")" \
-                -e "io='$t.io'; nio=$(count "$t.io")" \
-                plots/memory.gp || status=1
-            drew="$drew plots/${chapter}_time.png plots/${chapter}_memory.png"
+            keeps_now=0
+            keeps "$chapter" "$t.time_every" && keeps_now=1
+            for which in $(figure "$chapter" time); do
+                pick "$which" "$chapter" < "$t.time_every" > "$t.time"
+                pick "$which" "$chapter" < "$t.memory_every" > "$t.memory"
+                out_note "$which" "$chapter" time
+                gnuplot -e "chapter='$chapter'; out='$OUT'; note='$NOTE'" \
+                    -e "versions='$t.time'; nversions=$(count "$t.time"); $(styles "$t.time" "$chapter")" \
+                    -e "floors='$t.floor'; nfloors=$(count "$t.floor")" \
+                    -e "official='$t.official'; nofficial=$(count "$t.official")" \
+                    plots/time.gp || status=1
+                drew="$drew $OUT"
+                out_note "$which" "$chapter" memory
+                gnuplot -e "chapter='$chapter'; out='$OUT'; note='$NOTE'" \
+                    -e "versions='$t.memory'; nversions=$(count "$t.memory"); $(styles "$t.memory" "$chapter")" \
+                    -e "workspace_max=$(awk '!/^"/ && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }' "$t.memory")" \
+                    -e "io='$t.io'; nio=$(count "$t.io")" \
+                    plots/memory.gp || status=1
+                drew="$drew $OUT"
+            done
+            [ "$keeps_now" = 1 ] || rm -f "plots/${chapter}_all_memory.png"
         fi
         # Time vs sequence length at S2, batch 1 and 8.
-        blocks "$f" s2b1 version seqlen ms_median > "$t.b1"
-        blocks "$f" s2b8 version seqlen ms_median > "$t.b8"
-        if [ -s "$t.b1" ] || [ -s "$t.b8" ]; then
+        blocks "$f" s2b1 version seqlen ms_median > "$t.b1_every"
+        blocks "$f" s2b8 version seqlen ms_median > "$t.b8_every"
+        if [ -s "$t.b1_every" ] || [ -s "$t.b8_every" ]; then
             blocks "$f" s2b1 floor seqlen floor_ms > "$t.floor1"
             blocks "$f" s2b8 floor seqlen floor_ms > "$t.floor8"
-            official_blocks s2b1 "$(dtypes "$t.b1")" "$(main_device "$f")" > "$t.official1"
-            official_blocks s2b8 "$(dtypes "$t.b8")" "$(main_device "$f")" > "$t.official8"
-            gnuplot -e "chapter='$chapter'; out='plots/${chapter}_seqlen.png'" \
-                -e "b1='$t.b1'; nb1=$(count "$t.b1"); b8='$t.b8'; nb8=$(count "$t.b8")" \
-                -e "floor1='$t.floor1'; nfloor1=$(count "$t.floor1")" \
-                -e "floor8='$t.floor8'; nfloor8=$(count "$t.floor8")" \
-                -e "official1='$t.official1'; nofficial1=$(count "$t.official1")" \
-                -e "official8='$t.official8'; nofficial8=$(count "$t.official8")" \
-                plots/seqlen.gp || status=1
-            drew="$drew plots/${chapter}_seqlen.png"
+            official_blocks s2b1 "$(dtypes "$t.b1_every")" "$(main_device "$f")" > "$t.official1"
+            official_blocks s2b8 "$(dtypes "$t.b8_every")" "$(main_device "$f")" > "$t.official8"
+            keeps_now=0
+            keeps "$chapter" "$t.b1_every" "$t.b8_every" && keeps_now=1
+            for which in $(figure "$chapter" seqlen); do
+                pick "$which" "$chapter" < "$t.b1_every" > "$t.b1"
+                pick "$which" "$chapter" < "$t.b8_every" > "$t.b8"
+                out_note "$which" "$chapter" seqlen
+                gnuplot -e "chapter='$chapter'; out='$OUT'; note='$NOTE'" \
+                    -e "b1='$t.b1'; nb1=$(count "$t.b1"); b8='$t.b8'; nb8=$(count "$t.b8")" \
+                    -e "$(styles "$t.b1" "$chapter" 1); $(styles "$t.b8" "$chapter" 8)" \
+                    -e "floor1='$t.floor1'; nfloor1=$(count "$t.floor1")" \
+                    -e "floor8='$t.floor8'; nfloor8=$(count "$t.floor8")" \
+                    -e "official1='$t.official1'; nofficial1=$(count "$t.official1")" \
+                    -e "official8='$t.official8'; nofficial8=$(count "$t.official8")" \
+                    plots/seqlen.gp || status=1
+                drew="$drew $OUT"
+            done
         fi
         if [ -n "$drew" ]; then
             echo "$chapter:$drew"
@@ -242,6 +372,8 @@ else
     python3 plots/serving.py || status=1
 fi
 
-python3 plots/tables.py || status=1
-[ -f "$front" ] || echo "front page: no $front (make front on a GPU); front page left as it is"
+if [ "$tables" = 1 ]; then
+    python3 plots/tables.py || status=1
+    [ -f "$front" ] || echo "front page: no $front (make front on a GPU); front page left as it is"
+fi
 exit $status

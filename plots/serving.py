@@ -24,6 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from landmarks import PALETTE  # noqa: E402
 from tablelib.data import ROOT, load_data, short_device  # noqa: E402
 from tablelib.sets import same_call as official_same_call, timed  # noqa: E402
 
@@ -73,7 +74,7 @@ def draw(chapter, rows, official):
         print(f"serving: no serving rows in plots/data/{chapter}.csv; no serving figure")
         return
     labels = list(dict.fromkeys(label for _, b in groups for label, _ in b))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = PALETTE  # a color per kind of bar (labels), the same in each group
     fig, ax = plt.subplots(figsize=(9, 0.9 + 0.5 * len(groups) * len(labels)))
     y, ticks, named = 0.0, [], set()  # named: the labels already in the legend
     for r, b in groups:
