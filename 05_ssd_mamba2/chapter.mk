@@ -16,3 +16,11 @@ SANITIZE_SSD_DSTATES = 7 128
 SANITIZE_SSD_WALKS = --batch 8 --seqlen 200 --heads 32 --headdim 64 --chunk 64 --h0
 SANITIZE_05_ssd_mamba2 = "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
     "05_ssd_mamba2" "$(SANITIZE_SSD_WALKS)" "128"
+
+# make check-long: "CHAPTER" "NAME" "FLAGS" triples, each one --bench --sampled run
+# (tests/check_long.sh): a million tokens, and a shape where one tensor holds more than
+# 2^31 elements. make front: the front page's shapes of this chapter (tests/front.sh).
+LONG_05_ssd_mamba2 = \
+    "05_ssd_mamba2" "b1 L 2^20" "--batch 1 --seqlen 1048576" \
+    "05_ssd_mamba2" "b2 L 2^20 (> 2^31 elements: x, y)" "--batch 2 --seqlen 1048576"
+FRONT_05_ssd_mamba2 = --batch 8 --seqlen 512,2048,8192

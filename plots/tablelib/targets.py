@@ -169,6 +169,6 @@ def targets_section(chapter, chapters, official, front):
     lines += markdown_table(["target", "measured", "met"], "lll", body)
     if chapter == SSD:
         lines += ["", "The tensor-pipe target (≥ 50%) is read with Nsight Compute, not from the CSVs: "
-                      "[tuning.md](tuning.md)."]
+                      "[tuning.md](tuning.md#the-tensor-pipe-target)."]
     lines += ["", provenance(used, f"plots/data/{chapter}.csv, front.csv", floors=False) if used else ""]
     return "\n".join(lines).rstrip()
