@@ -3,6 +3,8 @@
 #   make check-long every GPU version at 2^20 tokens and past 2^31 elements (GPU, not in CI)
 #   make bench      plots/data/*.csv (GPU)      make plots    figures + README tables
 #   make front      the front page's own run: plots/data/front.csv (GPU, minutes)
+#   make probe      the device's copy, exp2 and wgmma rates: plots/data/probe_<gpu>.csv (GPU)
+#   make official   the official kernels timed: plots/data/official_<gpu>_<commit>.csv (GPU + mamba_ssm)
 #   make run        every chapter as a reader   make sanitize compute-sanitizer on GPU checks
 #   make asan       CPU parts under ASan/UBSan  make clean    remove build/
 # CUDA_ARCH defaults to the present GPU's (e.g. sm_90), else sm_90.
@@ -89,10 +91,12 @@ $(foreach p,$(PROGRAMS),$(eval $(call link_rules,$(p))))
 check: all
 	@REQUIRE_GPU=$(REQUIRE_GPU) sh tests/run_checks.sh
 
-# Every GPU version of 03-07 at a million tokens and past 2^31 elements in one tensor (GPU
-# only, minutes a chapter; not in CI). LONG_CHAPTERS picks chapters.
+# Every GPU version at a million tokens and past 2^31 elements in one tensor (GPU only,
+# minutes a chapter; not in CI): the runs each chapter's chapter.mk names (LONG_<chapter>).
+# LONG_CHAPTERS picks chapters.
+LONG_CHAPTERS ?= $(CHAPTERS)
 check-long: all
-	@LONG_CHAPTERS="$(LONG_CHAPTERS)" sh tests/check_long.sh
+	@sh tests/check_long.sh $(foreach c,$(LONG_CHAPTERS),$(LONG_$(c)))
 
 # Benchmarks (GPU only): rows go to build/bench/ first, and replace plots/data/<chapter>.csv
 # only when the run produced rows, so committed data is never overwritten by an empty run.
@@ -128,7 +132,25 @@ bench: all
 # (replaced only when every chapter ran), and with .anchors/ carried the official kernels in
 # the same call; `make plots` draws the front page from that run alone (tests/front.sh).
 front: all
-	@COMMIT=$(COMMIT) sh tests/front.sh
+	@COMMIT=$(COMMIT) sh tests/front.sh $(foreach c,$(CHAPTERS),$(if $(FRONT_$(c)),"$(c)" "$(FRONT_$(c))"))
+
+# ---- the device's rates: build/probe and `make probe` (GPU only, seconds) ----
+# build/probe (tests/probe.c) appends one row to plots/data/probe_<gpu>.csv: the copy,
+# exp2, mma.sync and dense wgmma rates every benchmark run probes (common/floors.cu,
+# common/cuda/wgmma_probe.cu), the roofs plots/roofline.py draws. wgmma needs sm_90a code:
+# where the target is sm_90 the probe kernel is built for sm_90a (WGMMA_PROBE_SM90A tells
+# its launcher), elsewhere its launcher reports 0 and the floors keep mma.sync's rate.
+WGMMA_PROBE_FLAGS := -gencode=arch=compute_90a,code=sm_90a -DWGMMA_PROBE_SM90A
+build/obj/common/cuda/wgmma_probe.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
+    -arch=%,$(NVFLAGS)) $(WGMMA_PROBE_FLAGS),$(NVFLAGS))
+build/probe: build/obj/tests/probe.o $(COMMON_OBJ)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+programs: build/probe
+.PHONY: probe
+probe: build/probe
+	@mkdir -p plots/data
+	@COMMIT=$(COMMIT) build/probe --dir plots/data; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
+# ---- end of the probe's block ----
 
 plots:
 	@sh plots/draw.sh

@@ -1,6 +1,6 @@
 /* Floor probes: copy bandwidth and exp2 rate, measured once per run with
- * buffers far larger than L2, and the tensor-core rate of fp16 mma.sync with
- * fp32 accumulate. */
+ * buffers far larger than L2, and the tensor-core rates: fp16 mma.sync with
+ * fp32 accumulate here, dense wgmma in wgmma_probe.cu (sm_90a only). */
 #include "floors.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "wgmma_probe.h"
 
 /* Plain float4 grid-stride copy: reads n float4, writes n float4. */
 __global__ void probe_copy(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n) {
@@ -40,8 +41,9 @@ __global__ void probe_exp2(float *out, int iters) {
  * SASS HMMA.16816.F32), 2·16·8·16 = 4096 FLOPs each. Every warp runs
  * kMmaChains independent accumulator chains back to back, operands in
  * registers, so the tensor pipe always has work while an mma's latency runs
- * out. This is what mma.sync reaches, below the dense wgmma peak: the right
- * floor for kernels built on mma.sync. The small operands keep the sums far
+ * out. This is what mma.sync reaches, below the dense wgmma peak
+ * (wgmma_probe.cu): the floor's matrix rate where wgmma cannot run, and the
+ * lower roof of the roofline figure. The small operands keep the sums far
  * from overflow; the sums are stored, so nothing can be dropped. */
 constexpr int kMmaChains = 8;
 constexpr int kMmaThreads = 256;
@@ -142,8 +144,15 @@ extern "C" const Floors *floors_get(void) {
     MmaProbe mma = {NULL, prop.multiProcessorCount * std::max(per_sm, 1), 4096};
     cuda_check(cudaMalloc(&mma.out, (size_t)mma.blocks * kMmaThreads * sizeof(float)));
     double flops = (double)mma.blocks * (kMmaThreads / 32) * kMmaChains * mma.iters * (2.0 * 16 * 8 * 16);
-    g_floors.matrix_tflops = flops / (median_launch_ms(launch_mma, &mma) * 1e-3) / 1e12;
+    g_floors.mma_sync_tflops = flops / (median_launch_ms(launch_mma, &mma) * 1e-3) / 1e12;
     cuda_check(cudaFree(mma.out));
+
+    /* Dense wgmma (0 without sm_90a code or off compute capability 9.0): where
+     * the device has it, the tensor cores' peak, and the floor's matrix rate. */
+    g_floors.wgmma_fp16_tflops = wgmma_probe_tflops(0, median_launch_ms);
+    g_floors.wgmma_bf16_tflops = wgmma_probe_tflops(1, median_launch_ms);
+    g_floors.matrix_tflops =
+        g_floors.wgmma_fp16_tflops > 0.0 ? g_floors.wgmma_fp16_tflops : g_floors.mma_sync_tflops;
     g_probed = true;
     return &g_floors;
 }

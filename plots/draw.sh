@@ -47,6 +47,7 @@ for f in "$data"/*.csv; do
         "sweep,version,tile,"*) ;;         # 04's plan and tile sweeps: read in 04's README, not drawn
         "sweep,version,rows_per_unit,"*) ;;  # 07's staged units and early-load sweeps: read in 07's README, not drawn
         "operand,products_per_mac,"*) ;;   # 05's operand precisions: quoted in 05's README, not drawn
+        "device,copy_gbps,"*) ;;            # a device's probed rates (make probe): plots/roofline.py, tables
         *) echo "plots: $f: unknown header, skipped" ;;
     esac
 done

@@ -18,14 +18,18 @@
 # A few minutes; the official kernels about two more (their CUDA scan is built first).
 # COMMIT names the commit the rows are timed at (the Makefile passes it): a copy of
 # the tree on another machine may carry a .git whose HEAD is not the tree's commit.
-# Usage: COMMIT=<hash> sh tests/front.sh   (from the repository root, after make all)
+# Usage: COMMIT=<hash> sh tests/front.sh "CHAPTER" "FLAGS" [CHAPTER FLAGS ...]
+# (from the repository root, after make all; the Makefile passes each chapter's
+# FRONT_<chapter> from its chapter.mk)
 set -u
 if [ -z "${COMMIT:-}" ]; then echo "front: set COMMIT=<hash of the tree being timed>"; exit 2; fi
 csv=build/bench/front.csv
 mkdir -p build/bench plots/data
 rm -f build/bench/front*.csv build/bench/front_*.log build/bench/official_front.csv
 
-while read -r chapter shape; do
+while [ $# -ge 2 ]; do
+    chapter=$1 shape=$2
+    shift 2
     log=build/bench/front_$chapter.log
     start=$(date +%s)
     # shellcheck disable=SC2086  # $shape is the chapter's flags, split on purpose
@@ -47,15 +51,7 @@ while read -r chapter shape; do
         exit 1
     fi
     echo "front: $chapter: $rows rows in $(($(date +%s) - start)) s"
-done <<EOF
-01_naive_scan    --batch 1,2,4,8,16 --seqlen 512
-02_parallel_scan --batch 1,2,4,8,16 --seqlen 512
-03_fused_cuda    --batch 1,2,4,8,16 --seqlen 512
-04_fp16_half2    --batch 1,2,4,8,16 --seqlen 512
-05_ssd_mamba2    --batch 8 --seqlen 512,2048,8192
-06_bidirectional --batch 8 --seqlen 512,2048,8192
-07_decode_kernel --form m2 --batch 1,4,8,16,32,64,128,256
-EOF
+done
 
 # The device's short name (H100), as plots/tablelib/data.py reads it from the rows.
 device=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "device") c = i; next } { print $c; exit }' "$csv")
