@@ -129,10 +129,18 @@ bench: all
 
 # The front page's own run (GPU only, minutes): every chapter at only the shapes README's
 # headline table and plots/summary_*.png, roofline.png draw, into plots/data/front.csv
-# (replaced only when every chapter ran), and with .anchors/ carried the official kernels in
-# the same call; `make plots` draws the front page from that run alone (tests/front.sh).
+# (replaced only when every chapter ran), and where tests/official_bench.py can run the
+# official kernels in the same call; `make plots` draws the front page from that run alone
+# (tests/front.sh). Each chapter's shapes: FRONT_<chapter> in its chapter.mk.
 front: all
 	@COMMIT=$(COMMIT) sh tests/front.sh $(foreach c,$(CHAPTERS),$(if $(FRONT_$(c)),"$(c)" "$(FRONT_$(c))"))
+
+# The official kernels at the benchmark sets (GPU, PyTorch, Triton and mamba_ssm installed,
+# or MAMBA_SRC=<its source tree>): plots/data/official_<gpu>_<commit>.csv. Without them the
+# script says what to install. OPS=, DTYPES=, BATCHES= restrict it.
+.PHONY: official
+official:
+	@COMMIT=$(COMMIT) python3 tests/official_bench.py
 
 # ---- the device's rates: build/probe and `make probe` (GPU only, seconds) ----
 # build/probe (tests/probe.c) appends one row to plots/data/probe_<gpu>.csv: the copy,

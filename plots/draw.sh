@@ -36,7 +36,7 @@ header_chapter='chapter,version,name,dtype,batch,dim,'
 header_official='op,impl,'
 
 chapters=''     # chapter CSVs (the harness's schema)
-official=''     # official reference timings (the anchors' schema), every such file
+official=''     # official reference timings (tests/official_bench.py's schema), every such file
 for f in "$data"/*.csv; do
     [ -f "$f" ] && [ "$f" != "$front" ] || continue
     case "$(head -n 1 "$f")" in

@@ -1,21 +1,22 @@
 #!/bin/sh
 # The front page's own run (GPU only; `make front` builds, then runs this): every
 # chapter at only the shapes the front page draws, into plots/data/front.csv, and,
-# where the anchors folder .anchors/ was carried, the official kernels in the same
-# device call into plots/data/official_<gpu>_front_<commit>.csv. README's headline
+# where tests/official_bench.py can run (mamba_ssm installed or MAMBA_SRC given), the
+# official kernels in the same device call into plots/data/official_<gpu>_front_<commit>.csv. README's headline
 # table, plots/summary_speedup.png, summary_memory.png and roofline.png are drawn
 # from these two files alone (plots/tablelib/data.py: load_front): one device, one
 # commit. Each row equals the chapter bench's row of the same shape (same flags).
+# Each chapter's shapes come from its chapter.mk (FRONT_<chapter>), for example
 #   01-04   S1: d 2048, N 32, L 512, z+D+bias+softplus, batch 1-16: the speed-up over
 #           01's eager baseline, the memory panel, the headline at batch 16
 #   05, 06  S3: h 32, p 64, N 128, chunk 256, D+bias+softplus, batch 8, L 512, 2048,
 #           8192 (06 in its default form): the memory panel, the headline at L 8192
 #   07      S4 Mamba-2, one token: batch 1-256: the memory panel, the headline at batch 64
-#   official  mamba2 (S3), bidir (Hydra's recipe at S3 b 8, L 8192), decode (S4) and
-#           mamba1cuda (S1): × official, official peaks
+#   official  every op of tests/official_bench.py at the benchmark sets: × official,
+#           official peaks
 # Rows go to build/bench/front.csv first and replace plots/data/front.csv only when
 # every chapter ran; logs in build/bench/front_<chapter>.log, front_official.log.
-# A few minutes; the official kernels about two more (their CUDA scan is built first).
+# A few minutes; the official kernels a few more.
 # COMMIT names the commit the rows are timed at (the Makefile passes it): a copy of
 # the tree on another machine may carry a .git whose HEAD is not the tree's commit.
 # Usage: COMMIT=<hash> sh tests/front.sh "CHAPTER" "FLAGS" [CHAPTER FLAGS ...]
@@ -61,14 +62,17 @@ cp "$csv" plots/data/front.csv
 rm -f "$official"  # an earlier run's at this commit: not of this call
 echo "front: wrote plots/data/front.csv ($(($(wc -l <"$csv") - 1)) rows, $device, commit $COMMIT)"
 
-if [ ! -f .anchors/run_official.sh ]; then
-    echo "front: no .anchors/ here (carry it): no official kernels timed in this call"
-    exit 0
-fi
+# The official kernels in the same call (tests/official_bench.py: mamba_ssm installed, or its
+# source tree in MAMBA_SRC); where they cannot be timed here, the script says what to install.
 start=$(date +%s)
-PYTHONUNBUFFERED=1 bash .anchors/run_official.sh build/bench/official_front.csv mamba2,bidir,decode,mamba1cuda \
+PYTHONUNBUFFERED=1 COMMIT=$COMMIT python3 tests/official_bench.py build/bench/official_front.csv \
     >build/bench/front_official.log 2>&1
 rc=$?
+if [ $rc -eq 2 ]; then
+    cat build/bench/front_official.log
+    echo "front: no official kernels timed in this call"
+    exit 0
+fi
 if [ -f build/bench/official_front.csv ] && [ "$(wc -l <build/bench/official_front.csv)" -gt 1 ]; then
     cp build/bench/official_front.csv "$official"
     echo "front: wrote $official ($(($(date +%s) - start)) s)"

@@ -6,7 +6,7 @@
 #   ncu       Nsight Compute on versions 7 and up at S3 b 8 L 8192 (one launch each)
 #   sanitize  compute-sanitizer's four tools on versions 7 and up, chunks 64 and 128
 #   bench     make bench for 05 into OUTDIR/05_ssd_mamba2.csv (COMMIT required)
-#   official  the official mamba_chunk_scan_combined at S3 (.anchors/ carried), OUTDIR/official_05.csv
+#   official  the official mamba_chunk_scan_combined at S3 (tests/official_bench.py), OUTDIR/official_05.csv
 #   bracket   the fused versions at S3 once more, OUTDIR/bracket.csv
 # Logs go to OUTDIR; the last lines of each step are printed.
 # FUSED="7 8" picks the versions (default: 7 and up).
@@ -78,8 +78,8 @@ for step in $steps; do
             done
         done ;;
     official)
-        # the official mamba_chunk_scan_combined in the same call (needs the anchors folder carried)
-        bash .anchors/run_official.sh "$out/official_05.csv" mamba2 >"$out/official.log" 2>&1 || status=1
+        # the official mamba_chunk_scan_combined in the same call (mamba_ssm or MAMBA_SRC)
+        OPS=ssd_fwd COMMIT="$COMMIT" python3 tests/official_bench.py "$out/official_05.csv" >"$out/official.log" 2>&1 || status=1
         grep -E "ssd_fwd" "$out/official_05.csv" ;;
     bracket)
         # the fused versions at S3 again, after the official run, for the spread between runs

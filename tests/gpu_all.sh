@@ -2,12 +2,12 @@
 # Everything a GPU machine runs for a change, in one call: build, make check
 # with the GPU required, compute-sanitizer, optionally make check-long
 # (LONG_CHAPTERS picks chapters: minutes each), the front page's own run
-# (make front: its rows and, with .anchors/ carried, the official kernels in
-# the same call; a few minutes), the benchmarks
-# (BENCH_CHAPTERS picks chapters), the official kernels in the same call
-# (needs the anchors folder .anchors/ carried; OFFICIAL_SECTIONS picks its
-# sections), and our benchmarks once more after them (bracket).
-# Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [front] [bench] [official] [bracket]
+# (make front: its rows and the official kernels in the same call; a few
+# minutes), the device's rates (make probe), the benchmarks (BENCH_CHAPTERS
+# picks chapters), the official kernels in the same call (tests/official_bench.py:
+# mamba_ssm installed or MAMBA_SRC given; OPS= picks ops), and our benchmarks
+# once more after them (bracket).
+# Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [probe] [front] [bench] [official] [bracket]
 # OUTDIR ends with few files: gpu.txt, logs.tgz (every log) and, after bench,
 # data.tgz (plots/data/*.csv as the run left them, and the official CSV named
 # official_<gpu>_run_<commit>.csv), since a device call returns at most 8.
@@ -33,13 +33,14 @@ for step in $steps; do
     bench|bracket)
         if [ -z "$COMMIT" ]; then echo "$step: set COMMIT=<hash of the tree being timed>"; status=1; continue; fi
         make bench COMMIT="$COMMIT" >>"$logs/bench.log" 2>&1 || status=1; grep -E "^bench:|FAIL" "$logs/bench.log" | tail -n 20 ;;
+    probe)
+        make probe COMMIT="$COMMIT" >"$logs/probe.log" 2>&1 || status=1; tail -n 2 "$logs/probe.log" ;;
     official)
-        if [ ! -f .anchors/run_official.sh ]; then echo "official: no .anchors/ here (carry it)"; status=1; continue; fi
-        PYTHONUNBUFFERED=1 bash .anchors/run_official.sh "plots/data/official_${gpu:-gpu}_run_${COMMIT:-unknown}.csv" \
-            "${OFFICIAL_SECTIONS:-copy,mamba2,bidir,decode,mamba1cuda}" >"$logs/official.log" 2>&1 || status=1
+        PYTHONUNBUFFERED=1 COMMIT="$COMMIT" python3 tests/official_bench.py \
+            "plots/data/official_${gpu:-gpu}_run_${COMMIT:-unknown}.csv" >"$logs/official.log" 2>&1 || status=1
         tail -n 3 "$logs/official.log" ;;
     esac
 done
-case " $steps " in *" bench "*|*" front "*|*" official "*|*" bracket "*) tar czf "$out/data.tgz" plots/data/*.csv ;; esac
+case " $steps " in *" bench "*|*" front "*|*" probe "*|*" official "*|*" bracket "*) tar czf "$out/data.tgz" plots/data/*.csv ;; esac
 tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$logs"
 exit $status
