@@ -137,7 +137,7 @@ front: all
 
 # The official kernels at the benchmark sets (GPU, PyTorch, Triton and mamba_ssm installed,
 # or MAMBA_SRC=<its source tree>): plots/data/official_<gpu>_<commit>.csv. Without them the
-# script says what to install. OPS=, DTYPES=, BATCHES= restrict it.
+# script says what to install. OFFICIAL_OPS=, DTYPES=, BATCHES= restrict it.
 .PHONY: official
 official:
 	@COMMIT=$(COMMIT) python3 tests/official_bench.py

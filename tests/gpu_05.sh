@@ -79,7 +79,7 @@ for step in $steps; do
         done ;;
     official)
         # the official mamba_chunk_scan_combined in the same call (mamba_ssm or MAMBA_SRC)
-        OPS=ssd_fwd COMMIT="$COMMIT" python3 tests/official_bench.py "$out/official_05.csv" >"$out/official.log" 2>&1 || status=1
+        OFFICIAL_OPS=ssd_fwd COMMIT="$COMMIT" python3 tests/official_bench.py "$out/official_05.csv" >"$out/official.log" 2>&1 || status=1
         grep -E "ssd_fwd" "$out/official_05.csv" ;;
     bracket)
         # the fused versions at S3 again, after the official run, for the spread between runs

@@ -5,7 +5,7 @@
 # (make front: its rows and the official kernels in the same call; a few
 # minutes), the device's rates (make probe), the benchmarks (BENCH_CHAPTERS
 # picks chapters), the official kernels in the same call (tests/official_bench.py:
-# mamba_ssm installed or MAMBA_SRC given; OPS= picks ops), and our benchmarks
+# mamba_ssm installed or MAMBA_SRC given; OFFICIAL_OPS= picks ops), and our benchmarks
 # once more after them (bracket).
 # Usage: COMMIT=<hash> tests/gpu_all.sh OUTDIR [check] [sanitize] [long] [probe] [front] [bench] [official] [bracket]
 # OUTDIR ends with few files: gpu.txt, logs.tgz (every log) and, after bench,

@@ -33,7 +33,7 @@ GBps_effective is bytes_min over the median time. In decode rows L is 1 (tokens 
 dim_or_heads is d for Mamba-1 and the heads for Mamba-2; the copy's row gives its elements.
 
 Run:  make official                               (OFFICIAL_OPS=, DTYPES=, BATCHES=, REPS= restrict it)
-      python3 tests/official_bench.py [OUT.csv]   (OPS=, DTYPES=, BATCHES=, REPS=, or --help's flags)
+      python3 tests/official_bench.py [OUT.csv]   (OFFICIAL_OPS=, DTYPES=, BATCHES=, REPS=, or --help's flags)
       MAMBA_SRC=<checkout of https://github.com/state-spaces/mamba> make official
 mamba_ssm is the installed package, or the source tree MAMBA_SRC names (its Triton kernels
 are pure Python; without the compiled extension selective_scan_cuda the CUDA scan is
@@ -165,13 +165,13 @@ def official_functions(mamba_src):
     step = importlib.import_module("mamba_ssm.ops.triton.selective_state_update")
     found = {"mamba_chunk_scan_combined": ssd.mamba_chunk_scan_combined,
              "selective_state_update": step.selective_state_update}
-    try:
+    try:  # mamba_ssm 2.x imports the interface without the extension and fails at the first call
+        importlib.import_module("selective_scan_cuda")
         scan = importlib.import_module("mamba_ssm.ops.selective_scan_interface")
         found["selective_scan_fn"] = scan.selective_scan_fn
     except Exception as error:
-        found["selective_scan_fn"] = (f"selective_scan_fn did not import ({first_line(error)}): it needs the "
-                                      "compiled extension selective_scan_cuda, which pip install mamba-ssm "
-                                      "--no-build-isolation builds")
+        found["selective_scan_fn"] = (f"selective_scan_fn needs the compiled extension selective_scan_cuda "
+                                      f"({first_line(error)}); pip install mamba-ssm --no-build-isolation builds it")
     return found
 
 
@@ -423,7 +423,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         description="Times the official Mamba kernels at the benchmark shapes (see the docstring at the top).")
     parser.add_argument("csv", nargs="?", help="output CSV (default plots/data/official_<gpu>_<COMMIT>.csv)")
-    parser.add_argument("--ops", default=env("OPS"), help=f"comma list of ops, env OPS (default all: {','.join(OPS)})")
+    parser.add_argument("--ops", default=env("OFFICIAL_OPS"), help=f"comma list of ops, env OFFICIAL_OPS (default all: {','.join(OPS)})")
     parser.add_argument("--dtypes", default=env("DTYPES"), help="comma list of fp32,fp16,bf16, env DTYPES")
     parser.add_argument("--batches", default=env("BATCHES"), help="comma list of batch sizes, env BATCHES")
     parser.add_argument("--reps", type=int, default=int(env("REPS") or 50), help="timed calls a shape, env REPS (50)")
