@@ -137,10 +137,12 @@ front: all
 
 # The official kernels at the benchmark sets (GPU, PyTorch, Triton and mamba_ssm installed,
 # or MAMBA_SRC=<its source tree>): plots/data/official_<gpu>_<commit>.csv. Without them the
-# script says what to install. OFFICIAL_OPS=, DTYPES=, BATCHES= restrict it.
+# script says what to install. OFFICIAL_OPS=, DTYPES=, BATCHES=, REPS= restrict it.
 .PHONY: official
 official:
-	@COMMIT=$(COMMIT) python3 tests/official_bench.py
+	@COMMIT=$(COMMIT) python3 tests/official_bench.py; rc=$$?; \
+	  if [ $$rc -eq 2 ]; then echo "official: nothing timed (what to install is above); plots/data left as it was"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 # ---- the device's rates: build/probe and `make probe` (GPU only, seconds) ----
 # build/probe (tests/probe.c) appends one row to plots/data/probe_<gpu>.csv: the copy,
