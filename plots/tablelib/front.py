@@ -5,7 +5,7 @@ baseline and over the official kernel timed in the same device call."""
 from .chapters import shape_line
 from .data import FRONT
 from .markdown import BOUND_NOTE, label, markdown_table, provenance, sig
-from .sections import official_note, times_official
+from .sections import official_note_short, times_official
 from .sets import eager_baseline, floor_bound, headline_rows, is_s1
 
 
@@ -35,6 +35,6 @@ def headline_section(front):
         lines += ["", f"× 01 eager: the time of 01's GPU eager baseline ({label(e)}, {e['dtype']}) "
                       "at the same shape over the row's time; it was timed at S1 only."]
     matched = [(o, same, best) for _, _, best, o, same in found if o is not None]
-    lines += ["", official_note(matched) if matched else "Official kernels: none timed in this run."]
+    lines += ["", official_note_short(matched, "`plots/data/official_<gpu>_*.csv`") if matched else "Official kernels: none timed in this run."]
     lines += ["", provenance([best for _, _, best, _, _ in found], f"plots/data/{FRONT}.csv")]
     return "\n".join(lines)

@@ -20,12 +20,12 @@ def times_official(o, same, ours):
     return sig(o["ms_median"] / ours["ms_median"]) if same else NOT_SAME_CALL
 
 
-def official_note_short(matches):
+def official_note_short(matches, runs="[RESULTS.md](RESULTS.md)"):
     """official_note for a README: the kernels and what the two columns mean,
-    the runs themselves listed in RESULTS.md."""
+    the runs themselves listed where runs says."""
     kernels = dict.fromkeys(OFFICIAL_NAMES[o["impl"]] for o, _, _ in matches)
     return (f"official ms: the best time of mamba_ssm's {', '.join(kernels)} over every stored run on the "
-            "row's device (the runs: [RESULTS.md](RESULTS.md)); × official divides it by ours, given only "
+            f"row's device (the runs: {runs}); × official divides it by ours, given only "
             "where the same device call timed both.")
 
 
