@@ -207,3 +207,20 @@ const char *repository_root(void) {
     }
     return ".";
 }
+
+bool fixture_load_failed(Fixture *fx) {
+    if (!fx->failed) return false;
+    fixture_report_load_failure(fx);
+    fixture_close(fx);
+    return true;
+}
+
+void fixture_finish(Fixture *fx, const float *y, double *y_ref, int64_t ny,
+                    const char *state_name, const float *state, double *state_ref, int64_t nstate) {
+    fixture_report(fx, "y", y, y_ref, ny);
+    if (state) fixture_report(fx, state_name, state, state_ref, nstate);
+    fixture_report_perturbed(fx, y, y_ref, ny);
+    free(y_ref);
+    free(state_ref);
+    fixture_close(fx);
+}

@@ -49,6 +49,15 @@ double *fixture_alloc_f64(int64_t n);
 void fixture_report_load_failure(const Fixture *fx);
 void fixture_report(const Fixture *fx, const char *output, const float *want, const double *got, int64_t n);
 void fixture_report_perturbed(const Fixture *fx, const float *y, const double *ref, int64_t n);
+/* Whether the folder failed to load; if so its load line is reported and the
+ * folder closed. */
+bool fixture_load_failed(Fixture *fx);
+/* The end of a case: y against the oracle's y_ref (ny values), the state
+ * against state_ref where the fixture holds one (state may be NULL; its file
+ * is state_name), the perturbed y that must fail; then y_ref and state_ref
+ * (either may be NULL) freed and the folder closed. */
+void fixture_finish(Fixture *fx, const float *y, double *y_ref, int64_t ny,
+                    const char *state_name, const float *state, double *state_ref, int64_t nstate);
 
 /* <root>/<sub> into buf (an operation's fixtures folder, e.g.
  * "ops/scan/fixtures"). */

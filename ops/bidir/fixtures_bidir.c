@@ -22,11 +22,7 @@ static void check_bidir_case(const char *folder, const char *name) {
     fixture_want_shape(&fx, "B_bwd", B_bwd, &sBb, 4, b, L, G, N);
     fixture_want_shape(&fx, "C_bwd", C_bwd, &sCb, 4, b, L, G, N);
     fixture_want_shape(&fx, "y", y, &sy, 4, b, L, H, P);
-    if (fx.failed) {
-        fixture_report_load_failure(&fx);
-        fixture_close(&fx);
-        return;
-    }
+    if (fixture_load_failed(&fx)) return;
 
     BidirTensors t = {
         .s = {.s = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = G, .dstate = N,
@@ -38,10 +34,7 @@ static void check_bidir_case(const char *folder, const char *name) {
     };
     double *y_ref = fixture_alloc_f64(b * L * H * P);  // (b, L, h, p) fp64
     oracle_bidir(&t, y_ref, NULL);
-    fixture_report(&fx, "y", y, y_ref, b * L * H * P);
-    fixture_report_perturbed(&fx, y, y_ref, b * L * H * P);
-    free(y_ref);
-    fixture_close(&fx);
+    fixture_finish(&fx, y, y_ref, b * L * H * P, NULL, NULL, NULL, 0);
 }
 
 void fixtures_check_bidir(const char *root) {

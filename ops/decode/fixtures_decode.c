@@ -35,11 +35,7 @@ static void check_decode_m1_case(const char *folder, const char *name) {
     fixture_want_shape(&fx, "dt_bias", bias, &sbias, 1, d);
     fixture_want_shape(&fx, "y", y, &sy, 2, b, d);
     fixture_want_shape(&fx, "state_out", out, &sout, 3, b, d, N);
-    if (fx.failed) {
-        fixture_report_load_failure(&fx);
-        fixture_close(&fx);
-        return;
-    }
+    if (fixture_load_failed(&fx)) return;
 
     DecodeTensors t = {
         .s = {.form = DECODE_M1, .batch = b, .tokens = 1, .dim = d, .dstate = N, .groups = 1,
@@ -49,12 +45,7 @@ static void check_decode_m1_case(const char *folder, const char *name) {
     double *y_ref = fixture_alloc_f64(b * d);          // (b, d) fp64
     double *state_ref = fixture_alloc_f64(b * d * N);  // (b, d, N) fp64
     oracle_decode(&t, y_ref, state_ref);
-    fixture_report(&fx, "y", y, y_ref, b * d);
-    if (out) fixture_report(&fx, "state_out", out, state_ref, b * d * N);
-    fixture_report_perturbed(&fx, y, y_ref, b * d);
-    free(y_ref);
-    free(state_ref);
-    fixture_close(&fx);
+    fixture_finish(&fx, y, y_ref, b * d, "state_out", out, state_ref, b * d * N);
 }
 
 static void check_decode_m2_case(const char *folder, const char *name) {
@@ -90,11 +81,7 @@ static void check_decode_m2_case(const char *folder, const char *name) {
     fixture_want_shape(&fx, "dt_bias", bias, &sbias, 1, H);
     fixture_want_shape(&fx, "y", y, &sy, 3, b, H, P);
     fixture_want_shape(&fx, "state_out", out, &sout, 4, b, H, P, N);
-    if (fx.failed) {
-        fixture_report_load_failure(&fx);
-        fixture_close(&fx);
-        return;
-    }
+    if (fixture_load_failed(&fx)) return;
 
     DecodeTensors t = {
         .s = {.form = DECODE_M2, .batch = b, .tokens = 1, .heads = H, .headdim = P, .groups = G,
@@ -105,12 +92,7 @@ static void check_decode_m2_case(const char *folder, const char *name) {
     double *y_ref = fixture_alloc_f64(b * H * P);          // (b, h, p) fp64
     double *state_ref = fixture_alloc_f64(b * H * P * N);  // (b, h, p, N) fp64
     oracle_decode(&t, y_ref, state_ref);
-    fixture_report(&fx, "y", y, y_ref, b * H * P);
-    if (out) fixture_report(&fx, "state_out", out, state_ref, b * H * P * N);
-    fixture_report_perturbed(&fx, y, y_ref, b * H * P);
-    free(y_ref);
-    free(state_ref);
-    fixture_close(&fx);
+    fixture_finish(&fx, y, y_ref, b * H * P, "state_out", out, state_ref, b * H * P * N);
 }
 
 void fixtures_check_decode(const char *root) {

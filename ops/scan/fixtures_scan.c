@@ -45,11 +45,7 @@ static void check_mamba1_case(const char *folder, const char *name) {
     fixture_want_shape(&fx, "h0", h0, &sh0, 3, b, d, N);
     fixture_want_shape(&fx, "y", y, &sy, 3, b, d, L);
     fixture_want_shape(&fx, "last_state", last, &sstate, 3, b, d, N);
-    if (fx.failed) {
-        fixture_report_load_failure(&fx);
-        fixture_close(&fx);
-        return;
-    }
+    if (fixture_load_failed(&fx)) return;
 
     ScanTensors t = {
         .s = {.batch = b, .dim = d, .dstate = N, .seqlen = L, .groups = G,
@@ -61,12 +57,7 @@ static void check_mamba1_case(const char *folder, const char *name) {
     double *y_ref = fixture_alloc_f64(b * d * L);      // (b, d, L) fp64
     double *state_ref = fixture_alloc_f64(b * d * N);  // (b, d, N) fp64
     oracle_scan(&t, y_ref, state_ref);
-    fixture_report(&fx, "y", y, y_ref, b * d * L);
-    if (last) fixture_report(&fx, "last_state", last, state_ref, b * d * N);
-    fixture_report_perturbed(&fx, y, y_ref, b * d * L);
-    free(y_ref);
-    free(state_ref);
-    fixture_close(&fx);
+    fixture_finish(&fx, y, y_ref, b * d * L, "last_state", last, state_ref, b * d * N);
 }
 
 void fixtures_check_scan(const char *root) {

@@ -46,11 +46,7 @@ static void check_ssd_case(const char *folder, const char *name) {
     fixture_want_shape(&fx, "initial_states", h0, &sh0, 4, b, H, P, N);
     fixture_want_shape(&fx, "y", y, &sy, 4, b, L, H, P);
     fixture_want_shape(&fx, "final_state", final, &sstate, 4, b, H, P, N);
-    if (fx.failed) {
-        fixture_report_load_failure(&fx);
-        fixture_close(&fx);
-        return;
-    }
+    if (fixture_load_failed(&fx)) return;
 
     SsdTensors t = {
         .s = {.batch = b, .seqlen = L, .heads = H, .headdim = P, .groups = in.G, .dstate = N,
@@ -62,12 +58,7 @@ static void check_ssd_case(const char *folder, const char *name) {
     double *y_ref = fixture_alloc_f64(b * L * H * P);      // (b, L, h, p) fp64
     double *state_ref = fixture_alloc_f64(b * H * P * N);  // (b, h, p, N) fp64
     oracle_ssd(&t, y_ref, state_ref, NULL);
-    fixture_report(&fx, "y", y, y_ref, b * L * H * P);
-    if (final) fixture_report(&fx, "final_state", final, state_ref, b * H * P * N);
-    fixture_report_perturbed(&fx, y, y_ref, b * L * H * P);
-    free(y_ref);
-    free(state_ref);
-    fixture_close(&fx);
+    fixture_finish(&fx, y, y_ref, b * L * H * P, "final_state", final, state_ref, b * H * P * N);
 }
 
 void fixtures_check_ssd(const char *root) {
