@@ -14,7 +14,7 @@
 
 #include "npy.h"
 
-#define FIXTURE_MAX_FILES 16
+#define FIXTURE_MAX_FILES 24
 #define FIXTURE_FOLDER_MAX 4200  // bytes of an operation's fixtures folder path
 
 typedef struct Fixture {

@@ -18,7 +18,7 @@ static inline bool dtype_bf16(DType dt) { return dt == DT_BF16 || dt == DT_BF16_
 /* Whether it stores the decode state (STATE_DTYPE) in 16 bits, fp16 or bf16 as dtype_bf16 says. */
 static inline bool dtype_state16(DType dt) { return dt == DT_FP16_STATE16 || dt == DT_BF16_STATE16; }
 
-#define MAX_TENSORS 16
+#define MAX_TENSORS 24
 #define MAX_DIMS 5
 
 typedef enum { INPUT, OPTIONAL_INPUT, OUTPUT } TensorRole;

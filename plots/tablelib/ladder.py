@@ -79,6 +79,10 @@ def ladder_section(chapter, rows, front, readme_text):
         body = [[str(v), f"`{name}`", what] for v, _, _, name, what in versions]
         return "\n".join(markdown_table(["version", "name", "what it shows"], "rll", body)), []
     found, source = ladder_rows(chapter, rows, front)
+    if not found:  # nothing timed at the headline shape yet
+        body = [[str(v), f"`{name}`", dtype, where, what] for v, where, dtype, name, what in versions]
+        return "\n".join(markdown_table(["v", "version", "dtype", "runs on", "what it changes"], "rllll", body)
+                         + ["", f"No version is timed at {headline_shape(chapter)[0]} yet."]), []
     reasons = slower_reasons(readme_text)
     missing = []
     body, previous = [], None

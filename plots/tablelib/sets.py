@@ -11,6 +11,7 @@ SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
 SSD = "05_ssd_mamba2"
 BIDIR = "06_bidirectional"
 DECODE = "07_decode_kernel"
+MAMBA3 = "08_mamba3"
 BIDIR_TWICE = "bidir_twice_fused_mma"  # 05's fused kernel run twice on flipped copies: the 1x
 CAUSAL = "ssd_fused_mma"               # 05's fused causal kernel: what one direction costs
 LOOP_STEPS = 256  # steps of the token loop (LOOP_STEPS in common/bench.c)
@@ -60,6 +61,13 @@ def is_s3_z(r):
 def is_s3_hydra(r):
     """S3 in the Hydra form of the bidirectional scan (chapter 06)."""
     return is_s3(r, SSD_FLAGS + "+hydra")
+
+
+def is_s6(r):
+    """Benchmark set S6 (Mamba-3 SISO): h 32, g 1 (qk heads), p 64, N 128, z and D
+    (L 2048 and 8192, batch 1 and 8)."""
+    return (r["heads"] == 32 and r["headdim"] == 64 and r["dstate"] == 128 and r["groups"] == 1
+            and r["flags"] == "z+D")
 
 
 def is_crossover(r):
@@ -314,9 +322,18 @@ def s4_shapes():
             for form, name in (("m2", "Mamba-2"), ("m1", "Mamba-1")) for batch in (1, 64)]
 
 
+def s6_shapes():
+    """Mamba-3's prefill targets: b 1 and 8 at L 2048 and 8192."""
+    return [(f"S6 b {batch}, L {seqlen}",
+             lambda r, b=batch, L=seqlen: is_s6(r) and r["batch"] == b and r["seqlen"] == L)
+            for batch in (1, 8) for seqlen in (2048, 8192)]
+
+
 def summary_shapes(chapter):
     """[(shape, which rows)]: the shapes of a chapter's summary table, the
     headline shape (see headline_shape) among them."""
+    if chapter == MAMBA3:
+        return s6_shapes()
     if chapter == DECODE:
         return s4_shapes()
     if chapter == BIDIR:
@@ -331,7 +348,7 @@ def headline_shape(chapter):
     scans, S3 b 8, L 8192 for SSD (06: its default form), S4 Mamba-2 b 64 for
     the decode step."""
     wanted = {DECODE: "S4 Mamba-2 b 64", BIDIR: "S3 default form, b 8, L 8192",
-              SSD: "S3 b 8, L 8192"}.get(chapter, "S1 b 16")
+              SSD: "S3 b 8, L 8192", MAMBA3: "S6 b 8, L 8192"}.get(chapter, "S1 b 16")
     return next(s for s in summary_shapes(chapter) if s[0] == wanted)
 
 

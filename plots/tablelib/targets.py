@@ -5,7 +5,7 @@ a speed-up over the official kernel only from a device call that timed both."""
 from .data import short_device
 from .markdown import label, markdown_table, provenance, sig
 from .sections import bidir_section
-from .sets import (BIDIR, DECODE, SSD, decode_form, fastest, is_s1, is_s2, is_s3, is_s4,
+from .sets import (BIDIR, DECODE, MAMBA3, SSD, decode_form, fastest, is_s1, is_s2, is_s3, is_s4, is_s6,
                    official_match, timed)
 
 TARGET_DEVICE = "H200"
@@ -35,6 +35,10 @@ TIME_TARGETS = {
           ("S3 b 1, L 512, fp16/bf16, ≤ 0.015 ms", at(is_s3, batch=1, seqlen=512), ("fp16", "bf16"), 0.015),
           ("S3 b 8, L 8192, fp32 I/O at fp32 accuracy, ≤ 1.2 ms", at(is_s3, batch=8, seqlen=8192),
            ("fp32",), 1.2)],
+    MAMBA3: [("S6 b 8, L 8192, bf16, ≤ 0.45 ms", at(is_s6, batch=8, seqlen=8192), ("bf16",), 0.45),
+             ("S6 b 8, L 2048, bf16, ≤ 0.12 ms", at(is_s6, batch=8, seqlen=2048), ("bf16",), 0.12),
+             ("S6 b 1, L 8192, bf16, ≤ 0.10 ms", at(is_s6, batch=1, seqlen=8192), ("bf16",), 0.10),
+             ("S6 b 1, L 2048, bf16, ≤ 0.04 ms", at(is_s6, batch=1, seqlen=2048), ("bf16",), 0.04)],
     DECODE: [("S4 Mamba-2 b 64, fp32 state, ≤ 0.040 ms", s4("m2", 64), ("fp32",), 0.040),
              ("S4 Mamba-2 b 64, fp16 state, ≤ 0.021 ms", s4("m2", 64), ("fp16",), 0.021),
              ("S4 Mamba-1 b 64, ≤ 0.010 ms", s4("m1", 64), ("fp32", "fp16", "bf16"), 0.010)],

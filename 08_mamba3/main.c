@@ -1,0 +1,38 @@
+/* 08_mamba3: Mamba-3 SISO (mamba3_siso_combined), first in C. Its recurrence
+ * adds three things to Mamba-2's: a trapezoid rule (two rank-1 terms a step),
+ * rotated q and k (data-dependent angles), and a qk head shared by several v
+ * heads. The step form, then the chunked form that the GPU kernels will take.
+ *   build/08_mamba3            check lines + a short timing table
+ *   build/08_mamba3 --list     the numbered versions
+ *   build/08_mamba3 1 --check  check version 1 */
+#include "driver.h"
+#include "op_mamba3.h"
+
+#include "cpu.h"
+
+static const Mamba3Version versions[] = {
+    {.info = {.name = "mamba3_step_cpu",
+              .what = "each (sequence, head) walks its steps: angles, rotated q and k, two rank-1 terms, y = H q",
+              .gpu = false, .dtype = DT_FP32},
+     .workspace_bytes = mamba3_step_cpu_workspace,
+     .run = mamba3_step_cpu},
+    {.info = {.name = "mamba3_chunked_cpu",
+              .what = "per chunk: Mamba-2's SSD with a per-key scale and its own diagonal; q.k per head, not per group",
+              .gpu = false, .dtype = DT_FP32},
+     .workspace_bytes = mamba3_chunked_cpu_workspace,
+     .run = mamba3_chunked_cpu},
+};
+
+int main(int argc, char **argv) {
+    const Chapter chapter = {
+        .name = "08_mamba3",
+        .title = "08_mamba3: Mamba-3 SISO, the trapezoid rule and rotated q and k",
+        .op = &OP_MAMBA3,
+        .versions = versions,
+        .nversions = sizeof(versions) / sizeof(versions[0]),
+        .prev_cpu = &versions[0].info,  // the chunked form also against the step form
+        .check_fixtures = true,
+        .bench_sets = BENCH_S6,
+    };
+    return chapter_main(&chapter, argc, argv);
+}

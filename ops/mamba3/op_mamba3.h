@@ -1,0 +1,60 @@
+/* Mamba-3 SISO as the harness runs it: the version type of chapter 08, the
+ * operation (op_mamba3.c), its fp64 oracle and its official fixtures.
+ * Shapes and tensors: mamba3.h. */
+#ifndef OP_MAMBA3_H
+#define OP_MAMBA3_H
+
+#include "mamba3.h"
+#include "op.h"
+
+/* A version of Mamba-3 SISO: run() writes t->y and the four final states;
+ * a packed problem (t->s.nseq > 0) comes with t->cu_seqlens. */
+typedef struct {
+    VersionInfo info;
+    size_t (*workspace_bytes)(const Mamba3Shape *s);
+    const char *(*unsupported)(const Mamba3Shape *s);
+    void (*run)(const Mamba3Tensors *t, void *workspace);
+} Mamba3Version;
+
+/* The common command-line flags (ARG_*, args.h) its chapter accepts: --groups
+ * is the qk heads, --dstate N, --h0 the four initial states; its own (--heads,
+ * --headdim, --angles) are in its flag table. */
+enum {
+    ARGS_MAMBA3 = ARG_CHECK | ARG_BENCH | ARG_LIST | ARG_BATCH | ARG_SEQLEN | ARG_GROUPS | ARG_DSTATE |
+                  ARG_NO_Z | ARG_NO_D | ARG_H0 | ARG_SEED | ARG_REPS | ARG_SAMPLED | ARG_CSV | ARG_DUMP |
+                  ARG_LOAD | ARG_VERSION | ARG_SEQLENS,
+};
+
+/* Its own sizes in Problem.opt (op.h): heads h, headdim p of v, angle pairs
+ * S, and the chunk Q of the chunked form (the official kernel's 64). */
+enum { M3_HEADS, M3_HEADDIM, M3_ANGLES, M3_CHUNK, M3_NOPTS };
+
+extern const Op OP_MAMBA3;  // versions are Mamba3Version
+
+enum {
+    BENCH_S6 = 1 << 0,  // OP_MAMBA3: h 32, g 1, N 128, p 64, S 32, z, D, L 2048 and 8192, batch 1 and 8
+};
+
+/* The fp64 oracle, the step form, one (sequence, head) at a time: sequence
+ * n is batch entry n, or of a packed problem the steps [cu_seqlens[n],
+ * cu_seqlens[n + 1]) of the one row. t's tensors are fp32 host arrays. y
+ * gets the sequence's outputs of the head, (len, p) fp64; the final states
+ * go to angle (S,), ssm (p, N), k (N,), v (p,) fp64. */
+void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
+                        double *k, double *v);
+/* The same from the chunked form (oracle_mamba3.c says how it is derived),
+ * chunks of Q steps counted from the sequence's first: what make check
+ * compares with the step form, to about 1e-12. */
+void oracle_mamba3_chunked_head(const Mamba3Tensors *t, int64_t Q, int64_t n, int64_t h, double *y, double *angle,
+                                double *ssm, double *k, double *v);
+/* Every (sequence, head): y (b, L, h, p), final states (n, h, S), (n, h, p, N),
+ * (n, h, N), (n, h, p), all fp64. */
+void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v);
+
+/* The steps [*t0, *t1) of sequence n on its row *row. */
+void mamba3_sequence(const Mamba3Tensors *t, int64_t n, int64_t *row, int64_t *t0, int64_t *t1);
+
+/* The oracle against the official fixtures in <root>/ops/mamba3/fixtures. */
+void fixtures_check_mamba3(const char *root);
+
+#endif
