@@ -9,6 +9,7 @@
 #include "op_mamba3.h"
 
 #include "cpu.h"
+#include "kernels.h"
 
 static const Mamba3Version versions[] = {
     {.info = {.name = "mamba3_step_cpu",
@@ -21,6 +22,11 @@ static const Mamba3Version versions[] = {
               .gpu = false, .dtype = DT_FP32},
      .workspace_bytes = mamba3_chunked_cpu_workspace,
      .run = mamba3_chunked_cpu},
+    {.info = {.name = "mamba3_step_gpu",
+              .what = "version 1 on the GPU: a block per (sequence, head), H in shared memory, a warp per row of H",
+              .gpu = true, .dtype = DT_FP32},
+     .unsupported = mamba3_step_gpu_unsupported,
+     .run = mamba3_step_gpu},
 };
 
 int main(int argc, char **argv) {
@@ -31,6 +37,7 @@ int main(int argc, char **argv) {
         .versions = versions,
         .nversions = sizeof(versions) / sizeof(versions[0]),
         .prev_cpu = &versions[0].info,  // the chunked form also against the step form
+        .prev_gpu = {&versions[0].info},  // the GPU versions also against the C step form
         .check_fixtures = true,
         .bench_sets = BENCH_S6,
     };

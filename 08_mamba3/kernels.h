@@ -1,0 +1,23 @@
+/* 08_mamba3, GPU: Mamba-3 SISO's forward (mamba3_siso_combined). Versions 1
+ * and 2 are the C forms (cpu.h). Launchers only enqueue work on the default
+ * stream. */
+#ifndef MAMBA3_KERNELS_H
+#define MAMBA3_KERNELS_H
+
+#include "mamba3.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 3: the step form on the GPU, a block per (sequence, head), its state in
+ * shared memory, fp32 I/O. SKIPs (the reason returned) a state too large for
+ * one SM's shared memory or more than 65,535 heads. */
+const char *mamba3_step_gpu_unsupported(const Mamba3Shape *s);
+void mamba3_step_gpu(const Mamba3Tensors *t, void *workspace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
