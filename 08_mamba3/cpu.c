@@ -5,6 +5,8 @@
  * y reads the state along q̃. */
 #include "cpu.h"
 
+#include "op_mamba3.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -24,17 +26,36 @@ static void biased_rotated(float *out, const float *x, const float *bias, const 
     }
 }
 
-/* One (sequence, head): steps [t0, t1) of row r, from its states to its final states. */
-static void head(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t r, int64_t t0, int64_t t1, float *ws) {
+/* The four states of (sequence, head) o into ws: θ (S), H (p, N), the last
+ * rotated key (N) and the last v (p), one after another; zeros without them. */
+static void states_in(const Mamba3Tensors *t, int64_t o, float *ws) {
+    const int64_t S = t->s.angles, P = t->s.headdim, N = t->s.dstate;
+    float *th = ws, *hs = th + S, *kp = hs + P * N, *vp = kp + N;
+    for (int64_t i = 0; i < S; i++) th[i] = t->angle_state ? t->angle_state[o * S + i] : 0.0f;
+    for (int64_t i = 0; i < P * N; i++) hs[i] = t->ssm_state ? t->ssm_state[o * P * N + i] : 0.0f;
+    for (int64_t i = 0; i < N; i++) kp[i] = t->k_state ? t->k_state[o * N + i] : 0.0f;
+    for (int64_t i = 0; i < P; i++) vp[i] = t->v_state ? t->v_state[o * P + i] : 0.0f;
+}
+
+/* The same four from ws to the final states of o. */
+static void states_out(const Mamba3Tensors *t, int64_t o, const float *ws) {
+    const int64_t S = t->s.angles, P = t->s.headdim, N = t->s.dstate;
+    memcpy(t->final_angle_state + o * S, ws, (size_t)S * sizeof(float));
+    memcpy(t->final_ssm_state + o * P * N, ws + S, (size_t)(P * N) * sizeof(float));
+    memcpy(t->final_k_state + o * N, ws + S + P * N, (size_t)N * sizeof(float));
+    memcpy(t->final_v_state + o * P, ws + S + P * N + N, (size_t)P * sizeof(float));
+}
+
+/* One (sequence, head) n, h: its steps (mamba3_sequence), from its states to its final states. */
+static void head(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws) {
+    int64_t r, t0, t1;  // the sequence: row r, steps [t0, t1)
+    mamba3_sequence(t, n, &r, &t0, &t1);
     const Mamba3Shape *s = &t->s;
     const int64_t L = s->seqlen, H = s->heads, G = s->heads_qk, P = s->headdim, N = s->dstate, S = s->angles;
     const int64_t g = h / (H / G), o = n * H + h;
     const float *q_in = t->q, *k_in = t->k, *v_in = t->v, *z_in = t->z;  // fp32 host arrays
     float *th = ws, *hs = th + S, *kp = hs + P * N, *vp = kp + N, *q = vp + P, *k = q + N;  // the workspace
-    for (int64_t i = 0; i < S; i++) th[i] = t->angle_state ? t->angle_state[o * S + i] : 0.0f;
-    for (int64_t i = 0; i < P * N; i++) hs[i] = t->ssm_state ? t->ssm_state[o * P * N + i] : 0.0f;
-    for (int64_t i = 0; i < N; i++) kp[i] = t->k_state ? t->k_state[o * N + i] : 0.0f;
-    for (int64_t i = 0; i < P; i++) vp[i] = t->v_state ? t->v_state[o * P + i] : 0.0f;
+    states_in(t, o, th);
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = r * L + l, hl = (r * H + h) * L + l;
         const float dt = t->dt[hl], alpha = expf(t->adt[hl]), lambda = 1.0f / (1.0f + expf(-t->trap[hl]));
@@ -66,19 +87,12 @@ static void head(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t r, int64_
         memcpy(vp, v, (size_t)P * sizeof(float));
         memcpy(kp, k, (size_t)N * sizeof(float));
     }
-    memcpy(t->final_angle_state + o * S, th, (size_t)S * sizeof(float));
-    memcpy(t->final_ssm_state + o * P * N, hs, (size_t)(P * N) * sizeof(float));
-    memcpy(t->final_k_state + o * N, kp, (size_t)N * sizeof(float));
-    memcpy(t->final_v_state + o * P, vp, (size_t)P * sizeof(float));
+    states_out(t, o, th);
 }
 
 void mamba3_step_cpu(const Mamba3Tensors *t, void *workspace) {
-    const int64_t nseq = t->s.nseq ? t->s.nseq : t->s.batch;
-    for (int64_t n = 0; n < nseq; n++) {
-        const int64_t r = t->s.nseq ? 0 : n;
-        const int64_t t0 = t->s.nseq ? t->cu_seqlens[n] : 0, t1 = t->s.nseq ? t->cu_seqlens[n + 1] : t->s.seqlen;
-        for (int64_t h = 0; h < t->s.heads; h++) head(t, n, h, r, t0, t1, workspace);
-    }
+    for (int64_t n = 0; n < (t->s.nseq ? t->s.nseq : t->s.batch); n++)
+        for (int64_t h = 0; h < t->s.heads; h++) head(t, n, h, workspace);
 }
 
 size_t mamba3_chunked_cpu_workspace(const Mamba3Shape *s) {
@@ -86,18 +100,17 @@ size_t mamba3_chunked_cpu_workspace(const Mamba3Shape *s) {
     return (size_t)(s->angles + P * N + N + P + Q * (2 * N + 3)) * sizeof(float);
 }
 
-/* One (sequence, head) by chunks: the steps [t0, t1) of row r. */
-static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t r, int64_t t0, int64_t t1, float *ws) {
+/* One (sequence, head) by chunks. */
+static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws) {
+    int64_t r, t0, t1;  // the sequence: row r, steps [t0, t1)
+    mamba3_sequence(t, n, &r, &t0, &t1);
     const Mamba3Shape *s = &t->s;
     const int64_t L = s->seqlen, H = s->heads, G = s->heads_qk, P = s->headdim, N = s->dstate, S = s->angles;
     const int64_t Q = s->chunk, g = h / (H / G), o = n * H + h;
     const float *q_in = t->q, *k_in = t->k, *v_in = t->v, *z_in = t->z;  // fp32 host arrays
     float *th = ws, *hs = th + S, *kp = hs + P * N, *vp = kp + N;          // the states
     float *qc = vp + P, *kc = qc + Q * N, *cum = kc + Q * N, *w = cum + Q, *gam = w + Q;  // one chunk
-    for (int64_t i = 0; i < S; i++) th[i] = t->angle_state ? t->angle_state[o * S + i] : 0.0f;
-    for (int64_t i = 0; i < P * N; i++) hs[i] = t->ssm_state ? t->ssm_state[o * P * N + i] : 0.0f;
-    for (int64_t i = 0; i < N; i++) kp[i] = t->k_state ? t->k_state[o * N + i] : 0.0f;
-    for (int64_t i = 0; i < P; i++) vp[i] = t->v_state ? t->v_state[o * P + i] : 0.0f;
+    states_in(t, o, th);
     for (int64_t c0 = t0; c0 < t1; c0 += Q) {
         const int64_t m = t1 - c0 < Q ? t1 - c0 : Q;
         float entering = 0.0f;  // (1 - λ_0) dt_0: the last chunk's key and v, folded into H_0'
@@ -157,17 +170,10 @@ static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t r
         memcpy(vp, v_in + ((r * L + c0 + m - 1) * H + h) * P, (size_t)P * sizeof(float));
         memcpy(kp, kc + (m - 1) * N, (size_t)N * sizeof(float));
     }
-    memcpy(t->final_angle_state + o * S, th, (size_t)S * sizeof(float));
-    memcpy(t->final_ssm_state + o * P * N, hs, (size_t)(P * N) * sizeof(float));
-    memcpy(t->final_k_state + o * N, kp, (size_t)N * sizeof(float));
-    memcpy(t->final_v_state + o * P, vp, (size_t)P * sizeof(float));
+    states_out(t, o, th);
 }
 
 void mamba3_chunked_cpu(const Mamba3Tensors *t, void *workspace) {
-    const int64_t nseq = t->s.nseq ? t->s.nseq : t->s.batch;
-    for (int64_t n = 0; n < nseq; n++) {
-        const int64_t r = t->s.nseq ? 0 : n;
-        const int64_t t0 = t->s.nseq ? t->cu_seqlens[n] : 0, t1 = t->s.nseq ? t->cu_seqlens[n + 1] : t->s.seqlen;
-        for (int64_t h = 0; h < t->s.heads; h++) head_chunked(t, n, h, r, t0, t1, workspace);
-    }
+    for (int64_t n = 0; n < (t->s.nseq ? t->s.nseq : t->s.batch); n++)
+        for (int64_t h = 0; h < t->s.heads; h++) head_chunked(t, n, h, workspace);
 }
