@@ -43,10 +43,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from landmarks import style  # noqa: E402
 from ssd import colors, line_style, log_axes, main_and_all, plot_version, save, series, titled, versions  # noqa: E402
-from tablelib.data import DATA, STATE_VS_KV, load_data, short_device  # noqa: E402
-from tablelib.sets import (DECODE, LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
+from tablelib.data import DATA, load_data, short_device  # noqa: E402
+
+STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # what a sequence keeps, state against KV cache (make bench)
+from tablelib.ops import chapter_of  # noqa: E402
+from tablelib.sets import (LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
                            devices_and_commits, fastest, is_loop, is_s4, main_device, official_decode,
                            one_device, timed)
+
+DECODE = chapter_of("decode")  # the chapter this script draws (its op's first)
 
 FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
 

@@ -43,7 +43,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
 from landmarks import dropped, pick, style  # noqa: E402
-from tablelib.data import CROSSOVER, ROOT, load_data, short_device  # noqa: E402
+from tablelib.data import ROOT, load_data, short_device  # noqa: E402
+from tablelib.ops.ssd import CROSSOVER  # noqa: E402
 from tablelib.sets import (DTYPE_ORDER, OFFICIAL_NAMES, device_suffix,  # noqa: E402
                            devices_and_commits, fastest, is_crossover, is_s3, main_device,
                            official_ssd, one_device, one_device_note, timed)

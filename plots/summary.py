@@ -30,9 +30,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from ssd import MARKERS, log_axes  # noqa: E402
 from tablelib.data import FRONT, ROOT, load_front  # noqa: E402
 from tablelib.markdown import sig  # noqa: E402
-from tablelib.sets import (BIDIR, DECODE, DTYPE_ORDER, OFFICIAL_NAMES, SSD,  # noqa: E402
+from tablelib.ops import chapter_of  # noqa: E402
+from tablelib.sets import (DTYPE_ORDER, OFFICIAL_NAMES,  # noqa: E402
                            decode_form, eager_baseline, fastest, headline_rows, is_s1, is_s3, is_s4,
                            official_kernel_rows, timed)
+
+BIDIR, DECODE, SSD = chapter_of("bidir"), chapter_of("decode"), chapter_of("ssd")  # the memory panels' chapters
 
 OFFICIAL_COLORS = ("#333333", "#999999")
 

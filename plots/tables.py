@@ -13,8 +13,8 @@ would write.
                                       headline shape, × the previous one, time/floor
                            results    the fastest version of each dtype at a few shapes
                            targets    the chapter's targets, met or not, with the number
-                           crossover  (05) 03's scan against 05 on one problem
-                           precision  (07) a 16-bit state's accuracy
+                           and the blocks of the chapter's op (tablelib/ops/<op>.py:
+                           EXTRA_BLOCKS): 05's crossover, 07's 16-bit-state precision
   README.md              between <!-- headline:begin --> and <!-- headline:end -->:
                          each chapter's fastest version at its headline shape,
                          from the front page's run alone (plots/data/front.csv,
@@ -39,11 +39,8 @@ from tablelib.data import ROOT, load_data, load_front  # noqa: E402
 from tablelib.front import headline_section  # noqa: E402
 from tablelib.ladder import ladder_section, list_path  # noqa: E402
 from tablelib.markdown import has_block, replace_block  # noqa: E402
-from tablelib.sections import crossover_section, precision_section  # noqa: E402
+from tablelib.ops import spec  # noqa: E402
 from tablelib.targets import targets_section  # noqa: E402
-
-# Blocks beyond ladder, results and targets: (marker, how to make its text).
-EXTRA = (("crossover", crossover_section), ("precision", lambda chapters: precision_section()))
 
 
 def chapter_outputs(chapter, rows, chapters, official, front, problems):
@@ -63,7 +60,8 @@ def chapter_outputs(chapter, rows, chapters, official, front, problems):
     if rows:
         blocks.append(("results", chapter_summary(chapter, rows, official)))
     blocks.append(("targets", targets_section(chapter, chapters, official, front)))
-    blocks += [(marker, make(chapters)) for marker, make in EXTRA if has_block(text, marker)]
+    blocks += [(marker, make(chapter, chapters)) for marker, make in spec(chapter).EXTRA_BLOCKS.items()
+               if has_block(text, marker)]
     for marker, body in blocks:
         text = replace_block(text, marker, body) or text
     out[readme] = text

@@ -33,18 +33,10 @@ SHORT_DEVICE = re.compile(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b")
 # the chapter rows of that commit.
 CALL_COMMIT = re.compile(r"_([0-9a-f]{12})\.csv$")
 
-CROSSOVER = "05_crossover_03"  # 03 run at 05's crossover shapes: 05's crossover table
-STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # 07's computed state-vs-KV-cache table
-STATE_PRECISION = "07_decode_kernel_state_precision"  # 07's accuracy of a 16-bit state (CPU)
-TUNING = "04_fp16_half2_tuning"  # 04's plan and tile sweeps, read by people, not tables
-TUNING_03 = "03_fused_cuda_tuning"  # 03's plan sweep, the same
-TUNING_07 = "07_decode_kernel_tuning"  # 07's staged units sweep, the same
-OPERAND_PRECISION = "05_ssd_mamba2_precision"  # 05's accuracy of each product operand precision (CPU), quoted by 05's README
 FRONT = "front"  # the front page's run (`make front`): every chapter at the front page's shapes
 PROBE = "probe_"  # plots/data/probe_<gpu>.csv: a device's probed rates (`make probe`), the floors' matrix rate
 PROBE_COLUMNS = ("device,copy_gbps,exp_rate,mma_sync_tflops,wgmma_fp16_tflops,wgmma_bf16_tflops,"
                  "commit").split(",")
-NOT_CHAPTERS = (STATE_VS_KV, STATE_PRECISION, OPERAND_PRECISION, TUNING, TUNING_03, TUNING_07, FRONT)  # drawn, tabled or quoted on their own
 
 
 def number(text):
@@ -156,11 +148,14 @@ def load_data(data_dir=DATA):
     """({chapter: rows}, official rows) from every CSV in data_dir. A chapter
     is a file in the harness's schema, named by its file name (see
     chapter_rows). Official rows come from files in the official timings'
-    schema, in file name order (see official_rows)."""
+    schema, in file name order (see official_rows). A file in neither schema
+    named <chapter>_<what>.csv is that chapter's own table (a sweep, an
+    accuracy table), read by its op's module or a figure script."""
     chapters, official = {}, []
     probes = load_probes(data_dir)
+    folders = [d.name for d in ROOT.glob("[0-9][0-9]_*") if d.is_dir()]
     for path in sorted(Path(data_dir).glob("*.csv")):
-        if path.stem in NOT_CHAPTERS or path.stem.startswith(PROBE):
+        if path.stem == FRONT or path.stem.startswith(PROBE):
             continue
         rows = chapter_rows(path, probes)
         if rows is not None:
@@ -170,7 +165,8 @@ def load_data(data_dir=DATA):
         if rows is not None:
             official += rows
             continue
-        print(f"tables: {path}: unknown header, skipped", file=sys.stderr)
+        if not any(path.stem.startswith(f + "_") for f in folders):  # <chapter>_<what>.csv: its own table
+            print(f"tables: {path}: unknown header, skipped", file=sys.stderr)
     return chapters, official
 
 
@@ -208,13 +204,3 @@ def load_front(data_dir=DATA):
     same_call = Path(data_dir) / f"official_{(gpu or 'gpu').lower()}_front_{commit}.csv"
     official = [o for o in load_data(data_dir)[1] if o["device"] == gpu]
     return Front(chapters, official, device, commit, same_call.name if same_call.is_file() else None)
-
-
-def read_state_precision():
-    """The rows of plots/data/07_decode_kernel_state_precision.csv as text, or
-    None when the file is missing."""
-    path = DATA / f"{STATE_PRECISION}.csv"
-    if not path.is_file():
-        return None
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))

@@ -16,7 +16,8 @@ import re
 
 from .data import DATA, short_device
 from .markdown import FLOOR_NOTE, markdown_table, sig
-from .sets import devices_and_commits, fastest, headline_shape, main_device, timed
+from .ops import headline_shape
+from .sets import devices_and_commits, fastest, main_device, timed
 
 LIST_LINE = re.compile(r"^\s*(\d+)\s+(?:(cpu|gpu)\s+(\S+)\s+)?(\S+)\s+(.*?)\s*$")
 SLOWER = re.compile(r"<!--\s*slower\s+(\d+):\s*(.*?)\s*-->")
@@ -54,7 +55,10 @@ def ladder_rows(chapter, rows, front):
     from the front page's run where it timed the chapter, else from the
     chapter's rows on their main device; a version timed twice keeps its
     fastest row."""
-    _, pick = headline_shape(chapter)
+    headline = headline_shape(chapter)
+    if headline is None:
+        return {}, None
+    _, pick = headline
     here = [r for r in timed(front.chapters.get(chapter, [])) if pick(r)] if front else []
     source = "plots/data/front.csv"
     if not here:
@@ -82,7 +86,8 @@ def ladder_section(chapter, rows, front, readme_text):
     if not found:  # nothing timed at the headline shape yet
         body = [[str(v), f"`{name}`", dtype, where, what] for v, where, dtype, name, what in versions]
         return "\n".join(markdown_table(["v", "version", "dtype", "runs on", "what it changes"], "rllll", body)
-                         + ["", f"No version is timed at {headline_shape(chapter)[0]} yet."]), []
+                         + ["", f"No version is timed at {headline_shape(chapter)[0]} yet." if headline_shape(chapter)
+                                else "Nothing of this chapter is timed on a GPU."]), []
     reasons = slower_reasons(readme_text)
     missing = []
     body, previous = [], None

@@ -8,11 +8,6 @@ from .data import CALL_COMMIT, SOURCE, short_device
 DEFAULT_FLAGS = "z+D+bias+softplus"  # the benchmark sets' flags, as the harness writes them
 SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
 
-SSD = "05_ssd_mamba2"
-BIDIR = "06_bidirectional"
-DECODE = "07_decode_kernel"
-MAMBA3 = "08_mamba3"
-BIDIR_TWICE = "bidir_twice_fused_mma"  # 05's fused kernel run twice on flipped copies: the 1x
 CAUSAL = "ssd_fused_mma"               # 05's fused causal kernel: what one direction costs
 LOOP_STEPS = 256  # steps of the token loop (LOOP_STEPS in common/bench.c)
 DTYPE_ORDER = ("fp32", "fp16", "bf16")
@@ -31,6 +26,11 @@ OFFICIAL_NAMES = {  # impl -> the official function it times
     "hydra_recipe_triton": "Hydra's recipe: one `mamba_chunk_scan_combined` (Triton) on the batch doubled with flipped copies",
     "hydra_recipe_triton_shift": "Hydra's recipe with its one-step shift",
 }
+
+
+def at(pick, **values):
+    """A row filter: pick(r) and every column equal to its value."""
+    return lambda r: pick(r) and all(r[k] == v for k, v in values.items())
 
 
 def is_s1(r):
@@ -122,15 +122,14 @@ def fastest(rows):
 
 
 def eager_baseline(chapters):
-    """{batch: S1 row} of chapter 01's GPU eager baseline (the 01 version whose
-    name contains "eager"; the lowest-numbered one if several do), or {}.
+    """{batch: S1 row} of the GPU eager baseline (the first chapter's lowest
+    version whose name contains "eager", timed at S1), or {}.
     chapters: the front page's run (one device)."""
     for chapter in sorted(chapters):
-        if chapter.startswith("01_"):
-            rows = [r for r in timed(chapters[chapter]) if is_s1(r) and "eager" in r["name"]]
-            if rows:
-                first = min(r["version"] for r in rows)
-                return {r["batch"]: r for r in rows if r["version"] == first}
+        rows = [r for r in timed(chapters[chapter]) if is_s1(r) and "eager" in r["name"]]
+        if rows:
+            first = min(r["version"] for r in rows)
+            return {r["batch"]: r for r in rows if r["version"] == first}
     return {}
 
 
@@ -249,7 +248,8 @@ def official_kernel_rows(official, r):
         return [o for o in official if timed_here(o) and o["op"] == "mamba1_scan_fwd"
                 and o["impl"] == "official_cuda_fwd" and o["dtype"] == r["dtype"]
                 and o["dim_or_heads"] == r["dim"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
-    if r["chapter"] == BIDIR and (is_s3(r) or is_s3_hydra(r)):
+    from .ops import spec  # the ops' modules read this one's sets
+    if spec(r["chapter"]).NAME == "bidir" and (is_s3(r) or is_s3_hydra(r)):
         impl = "hydra_recipe_triton_shift" if is_s3_hydra(r) else "hydra_recipe_triton"
         return [o for o in official if timed_here(o) and o["op"] == "bidir_fwd"
                 and o["impl"] == impl and o["dtype"] == r["dtype"]
@@ -298,67 +298,18 @@ def official_comparisons(rows, official):
     return found
 
 
-# ---------------------------------------------------------------- summary shapes
-
-def s1_chapter_shapes():
-    """The summary shapes of the Mamba-1 scan chapters (01-04)."""
-    return [("S1 b 1", lambda r: is_s1(r) and r["batch"] == 1),
-            ("S1 b 16", lambda r: is_s1(r) and r["batch"] == 16),
-            ("S2 b 1, L 8192", lambda r: is_s2(r) and r["batch"] == 1 and r["seqlen"] == 8192),
-            ("S2 b 8, L 8192", lambda r: is_s2(r) and r["batch"] == 8 and r["seqlen"] == 8192)]
-
-
-def s3_shapes(prefix="S3", pick=is_s3):
-    """S3's speed targets b 1, L 512 and b 8, L 8192 among the rows pick takes."""
-    return [(f"{prefix} b {batch}, L {seqlen}",
-             lambda r, b=batch, L=seqlen: pick(r) and r["batch"] == b and r["seqlen"] == L)
-            for batch, seqlen in ((1, 512), (8, 8192))]
-
-
-def s4_shapes():
-    """The decode step's summary shapes: batch 1 and 64 in both forms."""
-    return [(f"S4 {name} b {batch}",
-             lambda r, f=form, b=batch: is_s4(r) and decode_form(r) == f and r["batch"] == b)
-            for form, name in (("m2", "Mamba-2"), ("m1", "Mamba-1")) for batch in (1, 64)]
-
-
-def s6_shapes():
-    """Mamba-3's prefill targets: b 1 and 8 at L 2048 and 8192."""
-    return [(f"S6 b {batch}, L {seqlen}",
-             lambda r, b=batch, L=seqlen: is_s6(r) and r["batch"] == b and r["seqlen"] == L)
-            for batch in (1, 8) for seqlen in (2048, 8192)]
-
-
-def summary_shapes(chapter):
-    """[(shape, which rows)]: the shapes of a chapter's summary table, the
-    headline shape (see headline_shape) among them."""
-    if chapter == MAMBA3:
-        return s6_shapes()
-    if chapter == DECODE:
-        return s4_shapes()
-    if chapter == BIDIR:
-        return s3_shapes("S3 default form,") + s3_shapes("S3 Hydra form,", is_s3_hydra)
-    if chapter == SSD:
-        return s3_shapes()
-    return s1_chapter_shapes()
-
-
-def headline_shape(chapter):
-    """(shape, which rows) of a chapter's headline: S1 b 16 for the Mamba-1
-    scans, S3 b 8, L 8192 for SSD (06: its default form), S4 Mamba-2 b 64 for
-    the decode step."""
-    wanted = {DECODE: "S4 Mamba-2 b 64", BIDIR: "S3 default form, b 8, L 8192",
-              SSD: "S3 b 8, L 8192", MAMBA3: "S6 b 8, L 8192"}.get(chapter, "S1 b 16")
-    return next(s for s in summary_shapes(chapter) if s[0] == wanted)
-
+# ---------------------------------------------------------------- headline
 
 def headline_rows(chapters, official):
     """[(chapter, shape, fastest row, official row, same call?)]: each
     chapter's fastest version at its headline shape, with the official
     kernel's row there (see official_match). chapters: the front page's run
     (one device)."""
+    from .ops import headline_shape  # the ops' modules read this one's sets
     found = []
     for chapter in sorted(chapters):
+        if headline_shape(chapter) is None:
+            continue
         shape, pick = headline_shape(chapter)
         here = timed([r for r in chapters[chapter] if pick(r)])
         best = fastest(here)

@@ -1,61 +1,14 @@
-"""Each chapter's targets (docs/design.md §7), met or not, with the number:
-the text between a README's targets markers. Targets are H200 times, so they
+"""Each chapter's targets (docs/design.md §7, declared by its op's module in
+ops/), met or not, with the number: the text between a README's targets markers. Targets are H200 times, so they
 are read from the H200 rows (the chapter's CSV and the front page's run);
 a speed-up over the official kernel only from a device call that timed both."""
 from .data import short_device
 from .markdown import label, markdown_table, provenance, sig
-from .sections import bidir_section
-from .sets import (BIDIR, DECODE, MAMBA3, SSD, decode_form, fastest, is_s1, is_s2, is_s3, is_s4, is_s6,
-                   official_match, timed)
+from .ops import spec
+from .sets import fastest, official_match, timed
 
 TARGET_DEVICE = "H200"
 MIX_SEQS, MIX_TOKENS, LONGEST = 64, 65536, 8192  # the serving mix (SERVING_MIX in ops/scan/op_scan.c)
-
-
-def at(pick, **values):
-    """A row filter: pick(r) and every column equal to its value."""
-    return lambda r: pick(r) and all(r[k] == v for k, v in values.items())
-
-
-def s4(form, batch):
-    return lambda r: is_s4(r) and decode_form(r) == form and r["batch"] == batch
-
-
-# (what, which rows, dtypes, limit ms): a time target at one shape.
-TIME_TARGETS = {
-    "03_fused_cuda": [("S1 b 16, fp32, ≤ 0.15 ms", at(is_s1, batch=16), ("fp32",), 0.15),
-                      ("S1 b 1, fp32, ≤ 0.02 ms", at(is_s1, batch=1), ("fp32",), 0.02),
-                      ("S2 b 8, L 8192, fp32, ≤ 0.65 ms", at(is_s2, batch=8, seqlen=8192), ("fp32",), 0.65)],
-    "04_fp16_half2": [("S1 b 16, fp16/bf16, ≤ 0.12 ms", at(is_s1, batch=16), ("fp16", "bf16"), 0.12),
-                      ("S1 b 1, fp16/bf16, ≤ 0.02 ms", at(is_s1, batch=1), ("fp16", "bf16"), 0.02),
-                      ("S2 b 8, L 8192, fp16, ≤ 0.60 ms", at(is_s2, batch=8, seqlen=8192), ("fp16",), 0.60)],
-    SSD: [("S3 b 8, L 8192, fp16/bf16, ≤ 0.35 ms", at(is_s3, batch=8, seqlen=8192), ("fp16", "bf16"), 0.35),
-          ("S3 b 1, L 8192, fp16/bf16, ≤ 0.06 ms", at(is_s3, batch=1, seqlen=8192), ("fp16", "bf16"), 0.06),
-          ("S3 b 8, L 512, fp16/bf16, ≤ 0.03 ms", at(is_s3, batch=8, seqlen=512), ("fp16", "bf16"), 0.03),
-          ("S3 b 1, L 512, fp16/bf16, ≤ 0.015 ms", at(is_s3, batch=1, seqlen=512), ("fp16", "bf16"), 0.015),
-          ("S3 b 8, L 8192, fp32 I/O at fp32 accuracy, ≤ 1.2 ms", at(is_s3, batch=8, seqlen=8192),
-           ("fp32",), 1.2)],
-    MAMBA3: [("S6 b 8, L 8192, bf16, ≤ 0.45 ms", at(is_s6, batch=8, seqlen=8192), ("bf16",), 0.45),
-             ("S6 b 8, L 2048, bf16, ≤ 0.12 ms", at(is_s6, batch=8, seqlen=2048), ("bf16",), 0.12),
-             ("S6 b 1, L 8192, bf16, ≤ 0.10 ms", at(is_s6, batch=1, seqlen=8192), ("bf16",), 0.10),
-             ("S6 b 1, L 2048, bf16, ≤ 0.04 ms", at(is_s6, batch=1, seqlen=2048), ("bf16",), 0.04)],
-    DECODE: [("S4 Mamba-2 b 64, fp32 state, ≤ 0.040 ms", s4("m2", 64), ("fp32",), 0.040),
-             ("S4 Mamba-2 b 64, fp16 state, ≤ 0.021 ms", s4("m2", 64), ("fp16",), 0.021),
-             ("S4 Mamba-1 b 64, ≤ 0.010 ms", s4("m1", 64), ("fp32", "fp16", "bf16"), 0.010)],
-}
-# (what, which rows, dtypes): never slower than the official kernel, at each shape pick takes.
-OFFICIAL_TARGETS = {
-    "04_fp16_half2": [("never slower than the official fp16 kernel (S1)", is_s1, ("fp16",))],
-    SSD: [("never slower than the official kernel (S3, fp16/bf16)", is_s3, ("fp16", "bf16"))],
-    DECODE: [("never slower than the official kernel (S4, batch 1–256)", is_s4, ("fp32", "fp16", "bf16"))],
-}
-NO_TARGET = {
-    "00_ssm_basics": "Chapter 00 runs on the CPU only and has no speed target: it is done when its checks pass.",
-    "01_naive_scan": "Chapter 01 has no speed target: its GPU version is the eager baseline later chapters "
-                     "are measured against.",
-    "02_parallel_scan": "Chapter 02 has no speed target: its scans teach the operator that 03 fuses.",
-}
-SERVING = ("03_fused_cuda", "04_fp16_half2", SSD)  # chapters that time the serving mix
 
 
 def verdict(ok):
@@ -70,7 +23,7 @@ def target_rows(chapter, chapters, front):
 
 def time_lines(chapter, rows, used):
     body = []
-    for what, pick, dtypes, limit in TIME_TARGETS.get(chapter, []):
+    for what, pick, dtypes, limit in spec(chapter).time_targets(chapter):
         best = fastest([r for r in rows if pick(r) and r["dtype"] in dtypes])
         if best is None:
             body.append([what, "not timed on an H200", "—"])
@@ -87,7 +40,7 @@ def official_lines(chapter, rows, official, used):
     fastest version of that call against the official kernel's best time
     over every run on the device, as × official is taken everywhere)."""
     body = []
-    for what, pick, dtypes in OFFICIAL_TARGETS.get(chapter, []):
+    for what, pick, dtypes in spec(chapter).official_targets(chapter):
         shapes = {}
         for r in rows:
             if pick(r) and r["dtype"] in dtypes:
@@ -120,7 +73,7 @@ def serving_lines(chapter, rows, official, used):
     packed = fastest([r for r in rows if "packed" in r["flags"] and r["batch"] == 1
                       and r["seqlen"] == MIX_TOKENS])
     if packed is None:
-        return [["serving mix", "not timed on an H200", "—"]] if chapter in SERVING else []
+        return [["serving mix", "not timed on an H200", "—"]] if spec(chapter).serving(chapter) else []
     plain = "+".join(f for f in packed["flags"].split("+") if not f.startswith("packed"))
     same = [r for r in rows if r["version"] == packed["version"] and r["commit"] == packed["commit"]
             and r["dtype"] == packed["dtype"] and r["flags"] == plain]
@@ -141,7 +94,7 @@ def serving_lines(chapter, rows, official, used):
         body.append(["serving mix packed ≥ 5× faster than padded to the longest request",
                      f"{sig(ratio)}× ({sig(padded['ms_median'])} against {sig(packed['ms_median'])} ms)",
                      verdict(ratio >= 5.0)])
-    if chapter == SSD:
+    if spec(chapter).NAME == "ssd":  # the official SSD times the serving mix too (seq_idx)
         seq_idx = [o for o in official if o["op"] == "ssd_packed" and o["impl"] == "official_seq_idx"
                    and o["dtype"] == packed["dtype"] and o["device"] == TARGET_DEVICE
                    and o["_file"].endswith(f"_{packed['commit']}.csv") and o["ms_median"]]
@@ -158,21 +111,21 @@ def serving_lines(chapter, rows, official, used):
 
 def targets_section(chapter, chapters, official, front):
     """The text between a README's targets markers."""
-    if chapter in NO_TARGET:
-        return NO_TARGET[chapter]
-    if chapter == BIDIR:
-        return bidir_section(chapters, official)
+    op = spec(chapter)
+    if op.no_target(chapter):
+        return op.no_target(chapter)
+    if hasattr(op, "targets_section"):
+        return op.targets_section(chapter, chapters, official, front)
     rows = target_rows(chapter, chapters, front)
     used = []
     body = (time_lines(chapter, rows, used) + official_lines(chapter, rows, official, used)
-            + serving_lines(chapter, rows, official, used))
+            + (serving_lines(chapter, rows, official, used) if op.serving(chapter) else []))
     if not body:
         return "No targets are set for this chapter."
     lines = [f"The targets of [docs/design.md §7](../docs/design.md#7-benchmark-shapes-and-targets), "
              f"against the fastest version timed on an {TARGET_DEVICE}:", ""]
     lines += markdown_table(["target", "measured", "met"], "lll", body)
-    if chapter == SSD:
-        lines += ["", "The tensor-pipe target (≥ 50%) is read with Nsight Compute, not from the CSVs: "
-                      "[tuning.md](tuning.md#the-tensor-pipe-target)."]
+    for note in op.target_notes(chapter):
+        lines += ["", note]
     lines += ["", provenance(used, f"plots/data/{chapter}.csv, front.csv", floors=False) if used else ""]
     return "\n".join(lines).rstrip()
