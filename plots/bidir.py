@@ -103,7 +103,7 @@ def main():
     home = main_device(rows)
     every_device = rows
     rows = one_device(rows, home)
-    causal = causal_rows(timed(chapters.get("05_ssd_mamba2", [])), home)
+    causal = causal_rows(timed(chapters.get(chapter_of("ssd"), [])), home)
     causal = [r for r in causal if r["seqlen"] <= S3_MAX_L]
     main_and_all(BIDIR, "seqlen", [r for r in rows if r["batch"] in (1, 8) and r["seqlen"] <= S3_MAX_L],
                  lambda picked, name, note: draw_seqlen(picked, causal, home, name, note))

@@ -45,13 +45,13 @@ from landmarks import style  # noqa: E402
 from ssd import colors, line_style, log_axes, main_and_all, plot_version, save, series, titled, versions  # noqa: E402
 from tablelib.data import DATA, load_data, short_device  # noqa: E402
 
-STATE_VS_KV = "07_decode_kernel_state_vs_kv"  # what a sequence keeps, state against KV cache (make bench)
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.sets import (LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
                            devices_and_commits, fastest, is_loop, is_s4, main_device, official_decode,
                            one_device, timed)
 
 DECODE = chapter_of("decode")  # the chapter this script draws (its op's first)
+STATE_VS_KV = f"{DECODE}_state_vs_kv"  # what a sequence keeps, state against KV cache (make bench)
 
 FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
 
@@ -242,7 +242,7 @@ def draw_state_vs_kv():
     ax.set_ylabel("MiB per sequence and layer (log scale)")
     ax.legend(loc="upper left", fontsize=9, frameon=False)
     ax.set_title("What one sequence keeps per layer between tokens\n"
-                 "computed by build/07_decode_kernel (plots/data/07_decode_kernel_state_vs_kv.csv)", fontsize=11)
+                 f"computed by build/{DECODE} (plots/data/{STATE_VS_KV}.csv)", fontsize=11)
     fig.savefig(DATA.parent / f"{DECODE}_state_vs_kv.png", dpi=130, bbox_inches="tight")
     plt.close(fig)
     print(f"figure: plots/{DECODE}_state_vs_kv.png")
