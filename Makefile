@@ -88,8 +88,11 @@ endef
 $(foreach p,$(PROGRAMS),$(eval $(call link_rules,$(p))))
 
 # Every program's checks, then the bad-input cases; REQUIRE_GPU=1 counts a skip as a failure.
+# Each chapter's extra runs and round trips (CHECKS_, ROUNDTRIPS_<chapter> in its chapter.mk).
+CHECK_ARGS = $(foreach c,$(CHAPTERS),$(if $(CHECKS_$(c)),--runs $(c) $(CHECKS_$(c))) \
+    $(if $(ROUNDTRIPS_$(c)),--roundtrips $(c) $(ROUNDTRIPS_$(c))))
 check: all
-	@REQUIRE_GPU=$(REQUIRE_GPU) sh tests/run_checks.sh
+	@REQUIRE_GPU=$(REQUIRE_GPU) sh tests/run_checks.sh $(CHECK_ARGS)
 
 # Every GPU version at a million tokens and past 2^31 elements in one tensor (GPU only,
 # minutes a chapter; not in CI): the runs each chapter's chapter.mk names (LONG_<chapter>).
@@ -188,7 +191,7 @@ sanitize: all
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan: $(PROGRAMS:%=build/asan/%)
 	@ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  CUDA_VISIBLE_DEVICES= BIN=build/asan sh tests/run_checks.sh
+	  CUDA_VISIBLE_DEVICES= BIN=build/asan sh tests/run_checks.sh $(CHECK_ARGS)
 
 build/asan/obj/%.o: %.c build/commit.h
 	@mkdir -p $(dir $@)

@@ -24,3 +24,14 @@ LONG_05_ssd_mamba2 = \
     "05_ssd_mamba2" "b1 L 2^20" "--batch 1 --seqlen 1048576" \
     "05_ssd_mamba2" "b2 L 2^20 (> 2^31 elements: x, y)" "--batch 2 --seqlen 1048576"
 FRONT_05_ssd_mamba2 = --batch 8 --seqlen 512,2048,8192
+# make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
+# "EXPECT" "DROP"), tests/run_checks.sh says how.
+# (05's packed runs at p 8, N 16 and chunk 64, the smallest its walk takes.)
+CHECKS_05_ssd_mamba2 = "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 8 --dstate 16 --chunk 64 --h0"
+ROUNDTRIPS_05_ssd_mamba2 = \
+    "ssd" "3" "--batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \
+        "vs loaded y, final_state.*PASS" "-" \
+    "ssd_packed" "3" "--seqlens 5,1,40,30 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \
+        "vs loaded y, final_state, chunk_states.*PASS" "-" \
+    "ssd_packed_nochunks" "3" "--seqlens 5,1,40,30 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \
+        "vs loaded y, final_state .*PASS" "chunk_states.npy"

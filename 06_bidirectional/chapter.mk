@@ -20,3 +20,9 @@ LONG_06_bidirectional = \
     "06_bidirectional" "b1 L 2^20 --hydra" "--batch 1 --seqlen 1048576 --hydra" \
     "06_bidirectional" "b2 L 2^20 --hydra (> 2^31 elements)" "--batch 2 --seqlen 1048576 --hydra"
 FRONT_06_bidirectional = --batch 8 --seqlen 512,2048,8192
+# make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
+# "EXPECT" "DROP"), tests/run_checks.sh says how.
+ROUNDTRIPS_06_bidirectional = \
+    "bidir" "2" "--batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" "vs loaded y.*PASS" "-" \
+    "bidir_hydra" "2" "--hydra --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \
+        "vs loaded y.*PASS" "-"

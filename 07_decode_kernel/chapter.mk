@@ -22,3 +22,12 @@ LONG_07_decode_kernel = \
     "07_decode_kernel" "m2 b8200 T 1 (the state > 2^31 elements)" "--form m2 --batch 8200 --tokens 1" \
     "07_decode_kernel" "m1 b65600 T 1 (the state > 2^31 elements)" "--form m1 --batch 65600 --tokens 1"
 FRONT_07_decode_kernel = --form m2 --batch 1,4,8,16,32,64,128,256
+# make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
+# "EXPECT" "DROP"), tests/run_checks.sh says how.
+# (Version 9's bf16 state needs a GPU; --dump writes it as fp32 of its bf16 values.)
+ROUNDTRIPS_07_decode_kernel = \
+    "decode_pool" "1" "--form m2 --batch 4 --tokens 3 --slots 7 --intermediate" \
+        "vs loaded y, state_out, intermediate_states.*PASS" "-" \
+    "decode_m1" "1" "--form m1 --batch 2 --tokens 1 --dstate 5" "vs loaded y, state_out.*PASS" "-" \
+    "decode_m2" "1" "--form m2 --batch 2 --tokens 1 --dstate 5" "vs loaded y, state_out.*PASS" "-" \
+    "decode_bf16" "9" "--form m2 --batch 2 --tokens 3 --dstate 8" "vs loaded y, state_out.*PASS" "-"

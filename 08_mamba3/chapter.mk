@@ -5,3 +5,11 @@ SANITIZE_08_mamba3 = \
     "08_mamba3" "--seqlens 5,1,40,17 --heads 2 --headdim 4 --angles 2 --chunk 16 --h0" "8"
 # make check-long: a million tokens (a few heads: the oracle walks every sampled row).
 LONG_08_mamba3 = "08_mamba3" "b1 L 2^20" "--batch 1 --seqlen 1048576 --heads 4 --headdim 16 --dstate 32 --angles 8"
+# make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
+# "EXPECT" "DROP"), tests/run_checks.sh says how.
+CHECKS_08_mamba3 = "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0"
+ROUNDTRIPS_08_mamba3 = \
+    "mamba3" "2" "--batch 2 --seqlen 37 --heads 4 --groups 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
+        "vs loaded out, final_angle_state, final_ssm_state, final_k_state, final_v_state.*PASS" "-" \
+    "mamba3_packed" "1" "--seqlens 5,1,40,17 --heads 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
+        "vs loaded out, .*PASS" "-"

@@ -1,5 +1,12 @@
 #!/bin/sh
 # make check: every program's checks, then the bad-input cases.
+# Usage: tests/run_checks.sh [--runs CHAPTER "NAME" "ARGS"...] [--roundtrips CHAPTER
+#   "KEY" "VERSION" "ARGS" "EXPECT" "DROP"...]...: the extra runs and dump/load round trips
+#   each chapter's chapter.mk declares (CHECKS_<chapter>, ROUNDTRIPS_<chapter>; the
+#   Makefile passes them). In ARGS, SEQS1000 stands for 1000 packed sequences of 1 to 80
+#   tokens. A round trip runs VERSION --check --dump DIR ARGS (DIR: $tmp/KEY, which the
+#   bad-input cases below start from), removes DROP from DIR ("-": nothing), runs VERSION
+#   --load DIR, and wants EXPECT (a grep pattern) in its output.
 # A program passes with exit 0, is skipped with exit 3 (no usable GPU); with
 # REQUIRE_GPU=1 a skip counts as a failure. Ends with two summary lines: the
 # programs and cases, then the checks (every program's check lines, and each
@@ -49,13 +56,30 @@ CHAPTERS=$(for d in [0-9][0-9]_*/; do printf '%s ' "${d%/}"; done)
 for c in $CHAPTERS; do
     run_program "$c" "$BIN/$c" --check
 done
-# 04's versions 14-15 copy by running pointers only where L % 8 == 0, which
-# of the driver's check shapes only a full one has: rows past a group's end,
-# padded states and a last tile past L. Version 15 plans apart from 14 only
-# where the rows alone fill the GPU: 32769 rows take more lanes on an H100 or
-# H200, with the same gaps.
-run_program "04_fp16_half2 14, L % 8 == 0 with gaps" "$BIN/04_fp16_half2" 14 --check --batch 2 --dim 6 --dstate 5 --seqlen 40 --groups 3
-run_program "04_fp16_half2 15, 32769 rows" "$BIN/04_fp16_half2" 15 --check --batch 1 --dim 32769 --groups 3 --dstate 29 --seqlen 40
+# The extra runs and round trips the chapters declare, kept for after the generic checks.
+runs_file=$tmp/runs
+roundtrips_file=$tmp/roundtrips
+: >"$runs_file"
+: >"$roundtrips_file"
+mode=''; chapter=''
+while [ $# -gt 0 ]; do
+    case $1 in
+    --runs|--roundtrips) mode=$1; chapter=$2; shift 2; continue ;;
+    esac
+    if [ "$mode" = --runs ]; then
+        printf '%s\t%s\t%s\n' "$chapter" "$1" "$2" >>"$runs_file"; shift 2
+    elif [ "$mode" = --roundtrips ]; then
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$chapter" "$1" "$2" "$3" "$4" "$5" >>"$roundtrips_file"; shift 5
+    else
+        echo "run_checks: $1: expected --runs or --roundtrips"; exit 2
+    fi
+done
+seqs=$(sh tests/seqlens.sh 1000 80 19)
+tab=$(printf '\t')
+while IFS=$tab read -r c name args; do
+    # shellcheck disable=SC2086  # ARGS is the run's flags, split on purpose
+    run_program "$c $name" "$BIN/$c" $(echo "$args" | sed "s/SEQS1000/$seqs/")
+done <"$runs_file"
 
 # Each chapter's kept --list (plots/data/<chapter>_list.txt, the README ladder's
 # versions and descriptions) is the program's --list, verbatim.
@@ -78,57 +102,22 @@ echo "=== README shape"
 sh tests/readmes.sh
 count "READMEs: lesson order, <= 200 prose lines, no commit ids, a Next line" $?
 
-# Packed sequences (--seqlens) at scale: 1000 sequences of random lengths, 1 to 80 tokens,
-# each from its own initial state (03's C version; the GPU versions that take packed
-# problems run the same case, 04's only on a GPU; 05's at p 8, N 16 and chunk 64, the smallest its walk takes).
-seqs=$(sh tests/seqlens.sh 1000 80 19)
-run_program "03_fused_cuda 1000 packed sequences" "$BIN/03_fused_cuda" --check --seqlens "$seqs" --dim 2 --dstate 3 --h0
-run_program "04_fp16_half2 1000 packed sequences" "$BIN/04_fp16_half2" --check --seqlens "$seqs" --dim 2 --dstate 3 --h0
-run_program "05_ssd_mamba2 1000 packed sequences" "$BIN/05_ssd_mamba2" --check --seqlens "$seqs" --heads 2 --headdim 8 \
-    --dstate 16 --chunk 64 --h0
-
-# --dump writes what NumPy reads back through --load: the round trip must check out.
-echo "=== dump/load round trip"
-"$BIN/01_naive_scan" 2 --check --dump "$tmp/ok" --batch 2 --dim 6 --dstate 5 --seqlen 9 --groups 3 >"$tmp/out" 2>&1 &&
-    "$BIN/01_naive_scan" 2 --load "$tmp/ok" >"$tmp/out" 2>&1 && grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
-count "dump/load round trip" $?
-"$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
-    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state.*PASS" "$tmp/out"
-count "SSD dump/load round trip" $?
-"$BIN/03_fused_cuda" 1 --check --dump "$tmp/packed" --seqlens 5,1,64,30 --dim 3 --dstate 4 --groups 3 --h0 >"$tmp/out" 2>&1 &&
-    "$BIN/03_fused_cuda" 1 --load "$tmp/packed" >"$tmp/out" 2>&1 && grep -q "packed4" "$tmp/out" &&
-    grep -q "vs loaded y, last_state.*PASS" "$tmp/out"
-count "packed dump/load round trip (cu_seqlens, a state per sequence)" $?
-"$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd_packed" --seqlens 5,1,40,30 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
-    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_packed" >"$tmp/out" 2>&1 && grep -q "packed4" "$tmp/out" &&
-    grep -q "vs loaded y, final_state, chunk_states.*PASS" "$tmp/out"
-count "packed SSD dump/load round trip (cu_seqlens, chunk_states)" $?
-cp -r "$tmp/ssd_packed" "$tmp/ssd_packed_nochunks" && rm "$tmp/ssd_packed_nochunks/chunk_states.npy" &&
-    "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_packed_nochunks" >"$tmp/out" 2>&1 && grep -q "vs loaded y, final_state .*PASS" "$tmp/out"
-count "packed SSD --load without chunk_states.npy" $?
-for form in "" --hydra; do
-    # shellcheck disable=SC2086
-    "$BIN/06_bidirectional" 2 --check $form --dump "$tmp/bidir$form" --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0 >"$tmp/out" 2>&1 &&
-        "$BIN/06_bidirectional" 2 --load "$tmp/bidir$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y.*PASS" "$tmp/out"
-    count "bidirectional${form:+ $form} dump/load round trip" $?
-done
-"$BIN/07_decode_kernel" 1 --check --form m2 --dump "$tmp/decode_pool" --batch 4 --tokens 3 --slots 7 --intermediate >"$tmp/out" 2>&1 &&
-    "$BIN/07_decode_kernel" 1 --load "$tmp/decode_pool" >"$tmp/out" 2>&1 && grep -q "slots7+states" "$tmp/out" &&
-    grep -q "vs loaded y, state_out, intermediate_states.*PASS" "$tmp/out"
-count "decode dump/load round trip (state pool, intermediate states)" $?
-for form in m1 m2; do
-    "$BIN/07_decode_kernel" 1 --check --form $form --dump "$tmp/decode_$form" --batch 2 --tokens 1 --dstate 5 >"$tmp/out" 2>&1 &&
-        "$BIN/07_decode_kernel" 1 --load "$tmp/decode_$form" >"$tmp/out" 2>&1 && grep -q "vs loaded y, state_out.*PASS" "$tmp/out"
-    count "decode $form dump/load round trip" $?
-done
-# A bf16 state (version 9, GPU; skipped without one): --dump writes it as fp32 of its bf16 values.
-"$BIN/07_decode_kernel" 9 --check --form m2 --dump "$tmp/decode_bf16" --batch 2 --tokens 3 --dstate 8 >"$tmp/out" 2>&1
-rc=$?
-if [ $rc -eq 0 ]; then
-    "$BIN/07_decode_kernel" 9 --load "$tmp/decode_bf16" >"$tmp/out" 2>&1 && grep -q "vs loaded y, state_out.*PASS" "$tmp/out"
+# --dump writes what NumPy reads back through --load: each round trip must check out.
+# A version that needs a GPU (exit 3 without one) counts as skipped.
+echo "=== dump/load round trips"
+while IFS=$tab read -r c name version args expect drop; do
+    dir=$tmp/$name
+    # shellcheck disable=SC2086  # ARGS is the run's flags, split on purpose
+    "$BIN/$c" "$version" --check --dump "$dir" $args >"$tmp/out" 2>&1
     rc=$?
-fi
-count "decode bf16 state dump/load round trip (version 9)" $rc
+    if [ $rc -eq 0 ]; then
+        [ "$drop" = - ] || rm -f "$dir/$drop"
+        "$BIN/$c" "$version" --load "$dir" >"$tmp/out" 2>&1 && grep -q -- "$expect" "$tmp/out"
+        rc=$?
+    fi
+    [ $rc -eq 0 ] || [ $rc -eq 3 ] || tail -n 3 "$tmp/out" | sed 's/^/      /'
+    count "$c $name dump/load round trip" $rc
+done <"$roundtrips_file"
 
 # A program finds the fixtures from any folder it is run in.
 echo "=== run from another folder"
