@@ -6,6 +6,7 @@ ssd.py, ...): a chapter's op is the one its main.c names (`.op = &OP_SSD`
   HEADLINE             the shape of the ladder, the headline and the front page
   summary_shapes()     [(shape, which rows)]: the README summary's shapes, HEADLINE among them
   row_groups(rows)     [(title, rows)]: RESULTS.md's groups
+and, where it has them (DEFAULTS stands in for the rest):
   time_targets(c)      [(what, which rows, dtypes, limit ms)] of chapter c (docs/design.md §7)
   official_targets(c)  [(what, which rows, dtypes)]: never slower than the official kernel
   serving(c)           whether chapter c times the serving mix
@@ -33,19 +34,25 @@ def chapter_op(chapter):
     return match.group(1).lower() if match else None
 
 
-NONE = SimpleNamespace(
-    NAME=None, SEQ="L", HEADLINE=None, EXTRA_BLOCKS={},
-    summary_shapes=lambda: [], row_groups=lambda rows: [("All rows", rows)],
-    time_targets=lambda c: [], official_targets=lambda c: [], serving=lambda c: False,
-    no_target=lambda c: "This chapter runs on the CPU only and has no speed target: it is done when its checks pass.",
-    target_notes=lambda c: [])
+# What a module leaves out: no targets of a kind, no blocks of its own.
+DEFAULTS = dict(SEQ="L", EXTRA_BLOCKS={}, time_targets=lambda c: [], official_targets=lambda c: [],
+                serving=lambda c: False, no_target=lambda c: None, target_notes=lambda c: [])
+NONE = SimpleNamespace(**dict(
+    DEFAULTS, NAME=None, HEADLINE=None, summary_shapes=lambda: [], row_groups=lambda rows: [("All rows", rows)],
+    no_target=lambda c: "This chapter runs on the CPU only and has no speed target: it is done when its checks pass."))
 
 
 def spec(chapter):
-    """The op module of a chapter (see the module docstring), or NONE."""
+    """The op module of a chapter (see the module docstring), with DEFAULTS
+    for what it leaves out, or NONE for a chapter without an op."""
     if chapter not in _cache:
         op = chapter_op(chapter)
-        _cache[chapter] = importlib.import_module(f"{__name__}.{op}") if op else NONE
+        if op is None:
+            _cache[chapter] = NONE
+        else:
+            module = importlib.import_module(f"{__name__}.{op}")
+            _cache[chapter] = SimpleNamespace(**dict(DEFAULTS, **{k: getattr(module, k) for k in dir(module)
+                                                                  if not k.startswith("_")}))
     return _cache[chapter]
 
 

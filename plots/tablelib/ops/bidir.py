@@ -7,9 +7,7 @@ from ..sets import fastest, is_s3, is_s3_hydra, main_device, official_match, tim
 from . import chapters_of
 
 NAME = "bidir"
-SEQ = "L"
 HEADLINE = "S3 default form, b 8, L 8192"
-EXTRA_BLOCKS = {}
 BIDIR_TWICE = "bidir_twice_fused_mma"  # 05's fused kernel run twice on flipped copies: the 1x
 
 
@@ -27,26 +25,6 @@ def row_groups(rows):
     return [("S3, default form", [r for r in rows if is_s3(r)]),
             ("S3, Hydra form", [r for r in rows if is_s3_hydra(r)]),
             ("Other shapes", [r for r in rows if not is_s3(r) and not is_s3_hydra(r)])]
-
-
-def time_targets(chapter):
-    return []
-
-
-def official_targets(chapter):
-    return []
-
-
-def serving(chapter):
-    return False
-
-
-def no_target(chapter):
-    return None
-
-
-def target_notes(chapter):
-    return []
 
 
 TARGET_SHAPES = ((1, 512), (8, 8192))  # (batch, L) of S3's speed targets

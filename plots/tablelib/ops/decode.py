@@ -45,18 +45,6 @@ def official_targets(chapter):
     return [("never slower than the official kernel (S4, batch 1–256)", is_s4, ("fp32", "fp16", "bf16"))]
 
 
-def serving(chapter):
-    return False
-
-
-def no_target(chapter):
-    return None
-
-
-def target_notes(chapter):
-    return []
-
-
 def read_state_precision():
     """The rows of plots/data/<STATE_PRECISION>.csv as text, or None when the
     file is missing."""

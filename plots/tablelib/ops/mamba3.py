@@ -2,9 +2,7 @@
 from ..sets import at, is_s6
 
 NAME = "mamba3"
-SEQ = "L"
 HEADLINE = "S6 b 8, L 8192"
-EXTRA_BLOCKS = {}
 
 
 
@@ -22,19 +20,3 @@ def time_targets(chapter):
             ("S6 b 8, L 2048, bf16, ≤ 0.12 ms", at(is_s6, batch=8, seqlen=2048), ("bf16",), 0.12),
             ("S6 b 1, L 8192, bf16, ≤ 0.10 ms", at(is_s6, batch=1, seqlen=8192), ("bf16",), 0.10),
             ("S6 b 1, L 2048, bf16, ≤ 0.04 ms", at(is_s6, batch=1, seqlen=2048), ("bf16",), 0.04)]
-
-
-def official_targets(chapter):
-    return []
-
-
-def serving(chapter):
-    return False
-
-
-def no_target(chapter):
-    return None
-
-
-def target_notes(chapter):
-    return []

@@ -2,9 +2,7 @@
 from ..sets import at, is_s1, is_s2
 
 NAME = "scan"
-SEQ = "L"
 HEADLINE = "S1 b 16"
-EXTRA_BLOCKS = {}
 
 
 
@@ -52,7 +50,3 @@ def serving(chapter):
 
 def no_target(chapter):
     return NO_TARGET.get(chapter)
-
-
-def target_notes(chapter):
-    return []

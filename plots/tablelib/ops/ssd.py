@@ -5,7 +5,6 @@ from ..sets import at, fastest, is_crossover, is_s3, is_s3_z, main_device
 
 CROSSOVER = "05_crossover_03"  # 03's scan run at the crossover shapes (make bench): the crossover table
 NAME = "ssd"
-SEQ = "L"
 HEADLINE = "S3 b 8, L 8192"
 
 
@@ -37,10 +36,6 @@ def official_targets(chapter):
 
 def serving(chapter):
     return True
-
-
-def no_target(chapter):
-    return None
 
 
 def target_notes(chapter):
