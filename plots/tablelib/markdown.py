@@ -76,7 +76,8 @@ def provenance(rows, source, floors=True):
     """Where the rows come from, and what their floor means (floors=False: a
     table without floors)."""
     devices, commits = devices_and_commits(rows)
-    text = (f"Source: `{source}`, measured on {', '.join(devices) or 'an unrecorded device'}, "
+    source = ", ".join(f"`{name}`" for name in source.split(", "))  # "a.csv, b.csv": each its own span
+    text = (f"Source: {source}, measured on {', '.join(devices) or 'an unrecorded device'}, "
             f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits) or 'unrecorded'}."
             + (" " + FLOOR_NOTE if floors else ""))
     if any(r["time_over_floor"] is not None and r["time_over_floor"] < 1 for r in rows):

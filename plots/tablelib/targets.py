@@ -60,8 +60,9 @@ def official_lines(chapter, rows, official, used):
             continue
         ratio, mine, same = worst
         used.append(mine)
+        seq = spec(chapter).SEQ
         body.append([what, f"slowest shape {sig(ratio)}× the official kernel ({label(mine)} {mine['dtype']}, "
-                     f"b {mine['batch']:g}, L {mine['seqlen']:g}: {sig(mine['ms_median'])} against "
+                     f"b {mine['batch']:g}, {seq} {mine['seqlen']:g}: {sig(mine['ms_median'])} against "
                      f"the official best {sig(same['ms_median'])} ms)", verdict(ratio >= 1.0)])
     return body
 
@@ -127,5 +128,5 @@ def targets_section(chapter, chapters, official, front):
     lines += markdown_table(["target", "measured", "met"], "lll", body)
     for note in op.target_notes(chapter):
         lines += ["", note]
-    lines += ["", provenance(used, f"plots/data/{chapter}.csv, front.csv", floors=False) if used else ""]
+    lines += ["", provenance(used, f"plots/data/{chapter}.csv, plots/data/front.csv", floors=False) if used else ""]
     return "\n".join(lines).rstrip()

@@ -70,7 +70,7 @@ def crossover_section(chapter, chapters):
          f"05 ssd_fused_mma {fastest(fused)['dtype']} ms", "05 floor ms", "05 FLOPs/byte", "05 via 03 ms",
          "03 / 05 fused"], "rrrrrrrrr", body)
     return "\n".join(lines + ["", provenance(scan + fused + via,
-                                              f"plots/data/{CROSSOVER}.csv, {chapter}.csv")])
+                                              f"plots/data/{CROSSOVER}.csv, plots/data/{chapter}.csv")])
 
 
 EXTRA_BLOCKS = {"crossover": crossover_section}
