@@ -380,6 +380,55 @@ static void selective_kernel(const Lesson *ls) {
     free(K); free(Kref); free(Klti); free(y_rec); free(y_ker);
 }
 
+/* ---- version 6: trapezoid_rule ----
+ * Changed from 2: the input enters at both ends of a step, as Mamba-3's
+ * update does (08_mamba3). With samples u_k = u(k dt) at the grid points,
+ *   x_k = exp(a dt) x_{k-1} + (1 - lambda) dt exp(a dt) b u_{k-1} + lambda dt b u_k
+ * approximates integral_0^dt exp(a (dt - s)) b u(t_{k-1} + s) ds by a
+ * weighted sum of its integrand's two ends: lambda = 1 (the right end alone,
+ * Mamba-2's rule with the step's own input) and lambda = 0 are order 1;
+ * lambda = 1/2, the trapezoid rule, is order 2. Mamba-3 learns lambda per
+ * step (lambda_t = sigmoid(trap_t)). */
+static void trapezoid_rule(const Lesson *ls) {
+    const double omega = 3.0;                       // u(t) = sin(3 t)
+    const double lambdas[3] = {1.0, 0.5, 0.0}, expect[3] = {1, 2, 1};
+    double dts[NGRIDS], err[3][NGRIDS];
+    for (int g = 0; g < NGRIDS; g++) {
+        const double dt = grid_dt(g);
+        const int64_t K = (int64_t)(T_END / dt);
+        dts[g] = dt;
+        for (int r = 0; r < 3; r++) {
+            double x[4] = {0};   // (N,) fp64, the modes' states; N = MODEL.N = 4
+            err[r][g] = 0.0;
+            for (int64_t k = 1; k <= K; k++) {
+                const double u0 = sin(omega * (double)(k - 1) * dt), u1 = sin(omega * (double)k * dt);
+                double y = 0.0;
+                for (int n = 0; n < MODEL.N; n++) {
+                    const double abar = exp(MODEL.a[n] * dt);
+                    x[n] = abar * x[n] + (1.0 - lambdas[r]) * dt * abar * MODEL.b[n] * u0
+                           + lambdas[r] * dt * MODEL.b[n] * u1;
+                    y += MODEL.c[n] * x[n];
+                }
+                const double e = fabs(y - ssm_exact_sine(&MODEL, omega, (double)k * dt));
+                if (!(e <= err[r][g])) err[r][g] = e;   // NaN sticks
+            }
+        }
+    }
+    if (ls->tables) {
+        printf("    max |y_k - y(k dt)| over t in [0, 4], u(t) = sin(3t) sampled at the grid points\n");
+        printf("    %-8s %14s %14s %14s\n", "dt", "lambda=1", "lambda=1/2", "lambda=0");
+        for (int g = 0; g < NGRIDS; g++)
+            printf("    1/%-6d %14.3e %14.3e %14.3e\n", 8 << g, err[0][g], err[1][g], err[2][g]);
+        printf("    %-8s %14.3f %14.3f %14.3f\n", "order", fit_order(dts, err[0], NGRIDS),
+               fit_order(dts, err[1], NGRIDS), fit_order(dts, err[2], NGRIDS));
+    }
+    for (int r = 0; r < 3; r++) {
+        char label[64];
+        snprintf(label, sizeof label, "lambda = %g: order %.0f", lambdas[r], expect[r]);
+        check_order(label, fit_order(dts, err[r], NGRIDS), expect[r]);
+    }
+}
+
 typedef struct {
     const char *name, *what;
     void (*run)(const Lesson *ls);
@@ -396,6 +445,8 @@ static const Version VERSIONS[] = {
      lti_convolution},
     {"selective_kernel", "dt_t from the input: K_{t,s} depends on t and s, no single kernel",
      selective_kernel},
+    {"trapezoid_rule", "the input at both ends of a step (Mamba-3): lambda = 1 or 0 order 1, 1/2 order 2",
+     trapezoid_rule},
 };
 #define NVERSIONS (int)(sizeof(VERSIONS) / sizeof(VERSIONS[0]))
 
