@@ -169,7 +169,7 @@ plots:
 	@sh plots/draw.sh
 
 run: all
-	@for c in $(CHAPTERS); do echo; echo "=== $$c ==="; build/$$c; rc=$$?; \
+	@for c in $(CHAPTERS); do echo "=== $$c ==="; build/$$c; rc=$$?; \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; done
 
 # compute-sanitizer on every GPU version's check at small awkward shapes. A chapter's
