@@ -15,7 +15,7 @@
 #   python3 plots/serving.py (matplotlib) -> plots/<chapter>_serving.png for 03, 04, 05 where the serving mix was timed
 #   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
 # A figure draws at most 8 versions: where it has more, the chapter's landmark
-# versions (plots/landmarks.py, read here by awk), and an appendix,
+# versions (a line of the chapter's README, read here by sed), and an appendix,
 # plots/<chapter>_all_<what>.png, draws them all. A version keeps its color
 # and marker in every figure of its chapter.
 # A missing tool is reported and its part skipped; the exit status is non-zero
@@ -172,10 +172,11 @@ official_blocks() {
 # count FILE: the number of data blocks in FILE (one title line each).
 count() { grep -c '^"' "$1"; }
 
-# landmarks CHAPTER: the chapter's landmark versions, space-separated, as
-# plots/landmarks.py's LANDMARKS lists them (empty for a chapter it does not list).
+# landmarks CHAPTER: the chapter's landmark versions, space-separated, from its
+# README's line "<!-- landmarks: 4 5 7 (why) -->" (empty without one).
 landmarks() {
-    awk -v key="\"$1\":" '$1 == key { sub(/^[^(]*\(/, ""); sub(/\).*/, ""); gsub(/,/, " "); print; exit }' plots/landmarks.py
+    [ -f "$1/README.md" ] || return 0
+    sed -n 's/^<!-- landmarks: \([0-9 ]*[0-9]\).*/\1/p' "$1/README.md" | head -n 1
 }
 
 # versions FILE...: the versions of the blocks in FILEs, one a line.
@@ -200,17 +201,18 @@ only() {
 
 # styles FILE CHAPTER [SUFFIX]: gnuplot assignments of colors<SUFFIX>,
 # points<SUFFIX>, widths<SUFFIX> and dashes<SUFFIX>: the look of each block of
-# FILE, in its order, as plots/landmarks.py's slot() and style() give it. A
+# FILE, in its order, as plots/landmarks.py's slot() and style() give it (the
+# landmarks from the chapter's README, see landmarks). A
 # landmark takes the color and filled point of its place in the chapter's
 # list, any other version a pair no landmark takes, hollow and thinner; a
 # block of another device than the chapter's main one is dashed.
 styles() {
-    awk -v key="\"$2\":" -v sfx="${3:-}" '
+    awk -v marks_line="$(landmarks "$2")" -v sfx="${3:-}" '
         function tuple(s) { sub(/^[^(]*\(/, "", s); sub(/\).*/, "", s); gsub(/[",]/, " ", s); return s }
         function listed(v,  k) { for (k = 1; k <= n; k++) if (marks[k] + 0 == v) return k; return 0 }
+        BEGIN { n = split(marks_line, marks, " ") }  # the landmarks line of the chapter README
         FNR == NR {
-            if ($1 == key) n = split(tuple($0), marks, " ")
-            else if ($1 == "PALETTE") split(tuple($0), palette, " ")
+            if ($1 == "PALETTE") split(tuple($0), palette, " ")
             else if ($1 == "GNUPLOT_POINTS") split(tuple($0), filled, " ")
             else if ($1 == "GNUPLOT_OPEN_POINTS") split(tuple($0), open, " ")
             next

@@ -12,24 +12,34 @@ color and marker of its place in LANDMARKS (filled markers, thick line); any
 other version a pair of color and marker that no landmark of the chapter
 takes (hollow markers, thin line).
 
-plots/draw.sh reads LANDMARKS, PALETTE, GNUPLOT_POINTS and GNUPLOT_OPEN_POINTS
-with awk, so that the gnuplot figures need no Python: keep each chapter's
-entry and each of those tuples on one line.
+Each chapter names its landmarks in its README, in a line
+"<!-- landmarks: 4 5 7 ... (why) -->" beside the ladder, and plots/draw.sh reads
+that line and PALETTE, GNUPLOT_POINTS and GNUPLOT_OPEN_POINTS with awk, so
+that the gnuplot figures need no Python: keep each of those tuples on one line.
 
 Usage: python3 plots/landmarks.py [CHAPTER]  prints the chapter's landmark
 versions, space-separated (every chapter's, one a line, without CHAPTER).
 """
+import re
 import sys
+from pathlib import Path
 
-LANDMARKS = {
-    "01_naive_scan": (3,),  # the one GPU version: PyTorch's eager scan
-    "02_parallel_scan": (5, 6, 7),  # every GPU version: the three scans
-    "03_fused_cuda": (2, 3, 4, 5, 6, 7),  # every GPU version: each changes the kernel
-    "04_fp16_half2": (2, 3, 4, 5, 8, 12, 15),  # first GPU, half2, row per thread, poly3, tuned, fastest bf16, fastest fp16
-    "05_ssd_mamba2": (4, 5, 7, 9, 14, 18, 19, 21),  # scan mapping, four steps, fused mma, wgmma, walk, fastest fp16, bf16, fp32
-    "06_bidirectional": (3, 4, 5, 6, 7, 8, 9, 10),  # every GPU version
-    "07_decode_kernel": (2, 3, 4, 6, 8, 10, 11, 12),  # via scan, row, coalesced, lean, 16-bit state, fastest of each state dtype
-}
+ROOT = Path(__file__).resolve().parent.parent
+# A chapter README's line "<!-- landmarks: 4 5 7 (why): ... -->" names its landmark versions.
+LANDMARK_LINE = re.compile(r"^<!-- landmarks: ([0-9 ]+)", re.M)
+
+
+def read_landmarks():
+    """{chapter: (versions...)} from each chapter README's landmarks line."""
+    found = {}
+    for readme in sorted(ROOT.glob("[0-9][0-9]_*/README.md")):
+        match = LANDMARK_LINE.search(readme.read_text(encoding="utf-8"))
+        if match:
+            found[readme.parent.name] = tuple(int(v) for v in match.group(1).split())
+    return found
+
+
+LANDMARKS = read_landmarks()
 MAX_SERIES = 8  # versions a figure draws before it keeps to the landmarks
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 MARKERS = ("o", "s", "D", "^", "v", "p", "X", "*")  # matplotlib's, one per color of PALETTE

@@ -11,7 +11,7 @@ for readme in [0-9][0-9]_*/README.md; do
     awk -v f="$readme" '
         /^<!-- [a-z]+:begin -->/ { inside = 1; block = $2; sub(/:begin$/, "", block); seen[block] = ++order; next }
         /^<!-- [a-z]+:end -->/ { inside = 0; next }
-        /^<!-- slower [0-9]+:/ { next }
+        /^<!-- (slower [0-9]+|landmarks):/ { next }
         {
             last = $0
             if (!inside && $0 !~ /^[ \t]*$/) prose++
