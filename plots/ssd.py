@@ -44,12 +44,13 @@ from matplotlib.ticker import NullLocator  # noqa: E402
 
 from landmarks import dropped, pick, style  # noqa: E402
 from tablelib.data import ROOT, load_data, short_device  # noqa: E402
+from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.ops.ssd import CROSSOVER  # noqa: E402
 from tablelib.sets import (DTYPE_ORDER, OFFICIAL_NAMES, device_suffix,  # noqa: E402
                            devices_and_commits, fastest, is_crossover, is_s3, main_device,
                            official_ssd, one_device, one_device_note, timed)
 
-CHAPTER = "05_ssd_mamba2"
+CHAPTER = chapter_of("ssd")  # the chapter this script draws (its op's first)
 MARKERS = {"fp32": "o", "fp16": "s", "bf16": "D"}  # the reference lines' (official kernels') hollow markers
 TRITON = "official_triton_chunk_scan_combined"
 S3_MAX_L = 16384  # S3's longest L: the seqlen figure's; the scaling figure draws the longer ones
