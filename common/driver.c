@@ -63,6 +63,7 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
     folder_read(&f, dir, names, n);
     memset(hp, 0, sizeof(*hp));
     se->op->infer(&hp->p, &f);
+    meta_unused(&f);
     hp->n = problem_table(se->op, &hp->p, hp->t);
     for (int k = 0; k < hp->n; k++)
         if (f.given[k]) folder_expect_shape(&f, &hp->t[k], k);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "json.h"
 
 void fixture_fail(Fixture *fx, const char *fmt, ...) {
     if (fx->failed) return;  // keep the first problem
@@ -116,20 +117,18 @@ void fixture_want_shape(Fixture *fx, const char *tensor, const float *x, const N
 
 /* A boolean of meta.json ("key": true|false); dflt when the key is absent. */
 bool fixture_meta_bool(Fixture *fx, const char *key, bool dflt) {
-    char quoted[64];
-    snprintf(quoted, sizeof quoted, "\"%s\"", key);
-    for (const char *p = strstr(fx->meta, quoted); p; p = strstr(p + 1, quoted)) {
-        const char *v = p + strlen(quoted);
-        while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
-        if (*v != ':') continue;  // the name appeared as a value, not a key
-        v++;
-        while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
-        if (strncmp(v, "true", 4) == 0) return true;
-        if (strncmp(v, "false", 5) == 0) return false;
-        fixture_fail(fx, "%s/meta.json: \"%s\" is not true or false", fx->dir, key);
+    if (!fx->meta[0]) return dflt;
+    JsonObject o;
+    char err[160];
+    if (!json_parse_flat(fx->meta, &o, err, sizeof err)) {
+        fixture_fail(fx, "%s/meta.json: %s", fx->dir, err);
         return dflt;
     }
-    return dflt;
+    const JsonMember *m = json_find(&o, key);
+    if (!m) return dflt;
+    if (m->type != JSON_TRUE && m->type != JSON_FALSE)
+        fixture_fail(fx, "%s/meta.json: \"%s\" is not true or false", fx->dir, key);
+    return m->type == JSON_TRUE;
 }
 
 double *fixture_alloc_f64(int64_t n) {

@@ -83,8 +83,9 @@ static bool regular_file(const char *path) {
     return true;
 }
 
-/* meta.json: a JSON object, `{` first and `}` last, read whole. */
+/* meta.json: read whole, then as a flat JSON object (json.h). */
 static void read_meta(LoadFolder *f, const char *path) {
+    f->json = &f->meta_obj;
     if (!regular_file(path)) return;
     FILE *m = fopen(path, "r");
     if (!m) die_usage("--load: cannot read %s (%s)", path, strerror(errno));
@@ -93,11 +94,9 @@ static void read_meta(LoadFolder *f, const char *path) {
     fclose(m);
     if (!whole) die_usage("--load: %s is longer than %zu bytes or unreadable", path, sizeof(f->meta) - 1);
     f->meta[len] = '\0';
-    const char *first = f->meta + strspn(f->meta, " \t\r\n");
-    size_t end = len;
-    while (end > 0 && strchr(" \t\r\n", f->meta[end - 1])) end--;
-    if (*first != '{' || end == 0 || f->meta[end - 1] != '}')
-        die_usage("--load: %s is not a JSON object ({\"key\": value, ...})", path);
+    char err[160];
+    if (!json_parse_flat(f->meta, f->json, err, sizeof(err))) die_usage("--load: %s: %s", path, err);
+    f->has_meta = true;
 }
 
 void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
@@ -152,41 +151,39 @@ void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k) {
               t->name, g, w);
 }
 
-/* The text after "key": in meta.json, NULL when the key is absent. */
-static const char *meta_value(const LoadFolder *f, const char *key) {
-    char quoted[64];
-    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
-    const char *v = strstr(f->meta, quoted);
-    if (!v) return NULL;
-    v = strchr(v, ':');
-    if (!v) die_usage("--load: %s/meta.json: no value after %s", f->dir, quoted);
-    v++;
-    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
-    return v;
-}
-
-/* Whether a value ends at v: the next thing is a comma or the closing brace. */
-static bool value_ends(const char *v) {
-    v += strspn(v, " \t\r\n");
-    return *v == ',' || *v == '}';
-}
-
 bool meta_bool(const LoadFolder *f, const char *key, bool dflt) {
-    const char *v = meta_value(f, key);
-    if (!v) return dflt;
-    if (strncmp(v, "true", 4) == 0 && value_ends(v + 4)) return true;
-    if (strncmp(v, "false", 5) == 0 && value_ends(v + 5)) return false;
-    die_usage("--load: %s/meta.json: %s must be true or false", f->dir, key);
-    return dflt;
+    const JsonMember *m = json_find(f->json, key);
+    if (!m) return dflt;
+    if (m->type != JSON_TRUE && m->type != JSON_FALSE)
+        die_usage("--load: %s/meta.json: \"%s\" must be true or false, not %s", f->dir, key, m->text);
+    return m->type == JSON_TRUE;
 }
 
 int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt) {
-    const char *v = meta_value(f, key);
-    if (!v) return dflt;
+    const JsonMember *m = json_find(f->json, key);
+    if (!m) return dflt;
     char *end = NULL;
     errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || !value_ends(end))
-        die_usage("--load: %s/meta.json: %s must be an integer", f->dir, key);
+    long long x = m->type == JSON_NUMBER ? strtoll(m->text, &end, 10) : 0;
+    if (m->type != JSON_NUMBER || errno != 0 || *end != '\0')
+        die_usage("--load: %s/meta.json: \"%s\" must be an integer, not %s", f->dir, key, m->text);
     return (int64_t)x;
+}
+
+const char *meta_string(const LoadFolder *f, const char *key) {
+    const JsonMember *m = json_find(f->json, key);
+    if (!m) return NULL;
+    if (m->type != JSON_STRING) die_usage("--load: %s/meta.json: \"%s\" must be a string, not %s", f->dir, key, m->text);
+    return m->text;
+}
+
+void meta_unused(const LoadFolder *f) {
+    if (!f->has_meta) {
+        fprintf(stderr, "--load: %s has no meta.json: every flag takes the official function's default\n", f->dir);
+        return;
+    }
+    for (int i = 0; i < f->json->n; i++)
+        if (!f->json->m[i].used)
+            fprintf(stderr, "--load: %s/meta.json: \"%s\" is not read by this program (ignored)\n", f->dir,
+                    f->json->m[i].key);
 }

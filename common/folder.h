@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "json.h"
 #include "npy.h"
 #include "tensor.h"
 
@@ -17,6 +18,9 @@ typedef struct {
     bool given[MAX_TENSORS];        // DIR/<name>.npy was there
     NpyShape shape[MAX_TENSORS];    // and had this shape
     char meta[4096];                // meta.json's text, "" without one
+    bool has_meta;                  // DIR/meta.json was there
+    JsonObject meta_obj;            // meta.json read as JSON
+    JsonObject *json;               // = &meta_obj: the meta_* readers mark what they read through a const folder
 } LoadFolder;
 
 /* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
@@ -32,8 +36,14 @@ void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k);
 /* The data of every file folder_read found: x[k] fp32 (malloc'd), NULL where
  * absent; read once every shape has been checked. */
 void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x);
-/* meta.json values; dflt when the key is absent. */
+/* meta.json values; dflt (NULL for a string) when the key is absent; exit 2
+ * when it holds another kind of value. */
 bool meta_bool(const LoadFolder *f, const char *key, bool dflt);
 int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt);
+const char *meta_string(const LoadFolder *f, const char *key);
+/* One line on stderr for each key of meta.json that no reader asked for (it
+ * is ignored), or for a folder without meta.json (every flag takes the
+ * official function's default). */
+void meta_unused(const LoadFolder *f);
 
 #endif

@@ -201,6 +201,8 @@ cp -r "$tmp/ssd" "$tmp/metadir" && rm "$tmp/metadir/meta.json" && mkdir "$tmp/me
 cp -r "$tmp/ssd" "$tmp/metabad" && echo 'dt_softplus: yes' >"$tmp/metabad/meta.json"
 cp -r "$tmp/ssd" "$tmp/metaint" && echo '{"dt_softplus": true, "chunk_size": 16abc}' >"$tmp/metaint/meta.json"
 cp -r "$tmp/ssd" "$tmp/metafrac" && echo '{"dt_softplus": true, "chunk_size": 16.9}' >"$tmp/metafrac/meta.json"
+cp -r "$tmp/ssd" "$tmp/metanest" && echo '{"note": {"dt_softplus": false}, "dt_softplus": true, "chunk_size": 16}' >"$tmp/metanest/meta.json"
+cp -r "$tmp/ssd" "$tmp/metatwice" && echo '{"dt_softplus": true, "dt_softplus": false, "chunk_size": 16}' >"$tmp/metatwice/meta.json"
 # A 1 GiB D.npy (sparse) where (6,) is expected: refused from its header, before any data is read.
 cp -r "$tmp/ok" "$tmp/bigD" && npy_empty "$tmp/bigD/D.npy" "268435456," && truncate -s $((128 + 1073741824)) "$tmp/bigD/D.npy"
 bad "--load a 1 GiB D.npy where (6) is expected" 2 timeout 5 "$BIN/01_naive_scan" 2 --load "$tmp/bigD"
@@ -225,6 +227,14 @@ bad "--load meta.json a folder" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metadir"
 bad "--load meta.json not JSON" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metabad"
 bad "--load chunk_size 16abc" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metaint"
 bad "--load chunk_size 16.9" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metafrac"
+bad "--load meta.json with a nested value" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metanest"
+bad "--load meta.json with a key twice" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metatwice"
+# meta.json is read as JSON: a key's name inside a string value is not the key.
+cp -r "$tmp/ssd" "$tmp/metaword" &&
+    echo '{"comment": "dt_softplus", "x": false, "dt_softplus": true, "chunk_size": 16}' >"$tmp/metaword/meta.json" &&
+    "$BIN/05_ssd_mamba2" 3 --load "$tmp/metaword" >"$tmp/out" 2>"$tmp/stderr" && grep -q "vs loaded y, final_state.*PASS" "$tmp/out" &&
+    grep -q '"comment" is not read' "$tmp/stderr"
+count "meta.json: a key named in a string value is not the key; unknown keys named" $?
 cp -r "$tmp/ssd" "$tmp/meta48" && echo '{"dt_softplus": true, "chunk_size": 48}' >"$tmp/meta48/meta.json"
 bad "--load chunk_size 48" 2 "$BIN/06_bidirectional" 2 --load "$tmp/meta48"
 grep -q "meta.json: chunk_size 48" "$tmp/stderr"; count "bad input: ... and the line names meta.json, not --chunk" $?

@@ -6,11 +6,16 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "op_mamba3.h"
 #include "op_scan.h"
 
 #define CHUNK 64  // the official kernel's chunk; the check cases vary it
+/* The conventions, in the words of the official fixtures' meta.json. */
+static const char ROTATION[] = "interleaved pairs (2i, 2i+1), i < headdim_angles";
+static const char TRAP[] = "pre-sigmoid";
+static const char ANGLES[] = "raw: theta += pi*tanh(Angles)*DT, mod 2 pi";
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
 enum { T_Q, T_K, T_V, T_Z, T_ADT, T_DT, T_TRAP, T_Q_BIAS, T_K_BIAS, T_ANGLES, T_D, T_ANGLE_STATE, T_SSM_STATE,
@@ -174,6 +179,23 @@ static void m3_infer(Problem *p, const LoadFolder *f) {
     p->opt[M3_HEADDIM] = v->shape[3];
     p->opt[M3_ANGLES] = a->shape[3];
     p->opt[M3_CHUNK] = meta_int(f, "chunk_size", CHUNK);
+    /* The official fixtures' meta.json also names the sizes and the conventions:
+     * where it does, they must be these files' and this oracle's. */
+    const struct { const char *key; int64_t size; } SIZES[] = {
+        {"nheads_qk", p->groups}, {"nheads", p->opt[M3_HEADS]}, {"headdim_qk", p->dstate},
+        {"headdim_v", p->opt[M3_HEADDIM]}, {"headdim_angles", p->opt[M3_ANGLES]}};
+    for (size_t i = 0; i < sizeof(SIZES) / sizeof(SIZES[0]); i++)
+        if (meta_int(f, SIZES[i].key, SIZES[i].size) != SIZES[i].size)
+            die_usage("--load: %s/meta.json: %s %lld, the files give %lld", f->dir, SIZES[i].key,
+                      (long long)meta_int(f, SIZES[i].key, 0), (long long)SIZES[i].size);
+    const struct { const char *key, *want; } CONVENTIONS[] = {
+        {"rotation", ROTATION}, {"trap", TRAP}, {"angles", ANGLES}};
+    for (size_t i = 0; i < sizeof(CONVENTIONS) / sizeof(CONVENTIONS[0]); i++) {
+        const char *got = meta_string(f, CONVENTIONS[i].key);
+        if (got && strcmp(got, CONVENTIONS[i].want) != 0)
+            die_usage("--load: %s/meta.json: %s \"%s\", this program computes \"%s\"", f->dir,
+                      CONVENTIONS[i].key, got, CONVENTIONS[i].want);
+    }
     if (p->opt[M3_HEADS] % p->groups != 0 || 2 * p->opt[M3_ANGLES] > p->dstate)
         die_usage("--load: %s: %lld qk heads of %lld heads, %lld angles of N %lld", f->dir, (long long)p->groups,
                   (long long)p->opt[M3_HEADS], (long long)p->opt[M3_ANGLES], (long long)p->dstate);
@@ -189,9 +211,8 @@ static void m3_infer(Problem *p, const LoadFolder *f) {
 }
 
 static void m3_meta_text(const Problem *p, char *buf, size_t len) {
-    snprintf(buf, len, "{\"chunk_size\": %lld, \"rotation\": \"interleaved pairs (2i, 2i+1), i < headdim_angles\", "
-                       "\"trap\": \"pre-sigmoid\", \"angles\": \"raw: theta += pi*tanh(Angles)*DT, mod 2 pi\"}",
-             (long long)p->opt[M3_CHUNK]);
+    snprintf(buf, len, "{\"chunk_size\": %lld, \"rotation\": \"%s\", \"trap\": \"%s\", \"angles\": \"%s\"}",
+             (long long)p->opt[M3_CHUNK], ROTATION, TRAP, ANGLES);
 }
 
 /* ----------------------------------------------------------------- shapes */
