@@ -253,6 +253,7 @@ static void check_output_paths(const Args *a) {
         die_usage("--dump writes the problem that --check or --load checks, not --bench's: add --check, or drop --dump");
     if (a->csv && a->dump && strcmp(a->csv, a->dump) == 0)
         die_usage("--csv and --dump name the same path, '%s'", a->csv);
+    if (a->dump) folder_check_target(a->dump, a->load);
     if (!a->csv) return;
     if (access(a->csv, F_OK) == 0) {
         if (access(a->csv, W_OK) != 0) die_usage("--csv: cannot write %s", a->csv);

@@ -1,12 +1,15 @@
 /* --dump and --load folders (folder.h): an operation's named tensors as
  * DIR/<name>.npy in the official layouts, and meta.json with the flags the
  * shapes cannot show. Anything wrong with a folder is one line and exit 2. */
-#define _POSIX_C_SOURCE 200809L  // mkdir
+#define _XOPEN_SOURCE 700  // mkdir, realpath, getpid
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "folder.h"
 
@@ -19,16 +22,69 @@ static NpyShape npy_shape_of(const TensorSpec *t) {
     return s;
 }
 
-void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta) {
-    if (mkdir(dir, 0755) != 0) {
-        struct stat st;
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) die_usage("--dump: cannot create folder %s", dir);
+/* Whether path is an empty folder (false if it is not a folder or cannot be read). */
+static bool empty_folder(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return false;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) empty = false;
+    closedir(d);
+    return empty;
+}
+
+void folder_check_target(const char *dir, const char *load_dir) {
+    struct stat st;
+    if (load_dir) {
+        char a[PATH_MAX], b[PATH_MAX];
+        if (realpath(load_dir, a) && realpath(dir, b) && strcmp(a, b) == 0)
+            die_usage("--dump %s is --load's folder: the dump would replace what it is checked against", dir);
     }
-    char path[4096], err[512], names[512] = "";
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) die_usage("--dump: %s exists and is not a folder", dir);
+        if (!empty_folder(dir))
+            die_usage("--dump: %s exists and is not empty: a dump is written whole, never over another "
+                      "(name a new folder, or remove it)", dir);
+    }
+    char parent[4096];
+    snprintf(parent, sizeof(parent), "%s", dir);
+    char *slash = strrchr(parent, '/');
+    while (slash && slash != parent && slash[1] == '\0') {  // "out/" names "out"
+        *slash = '\0';
+        slash = strrchr(parent, '/');
+    }
+    if (slash == parent) parent[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(parent, sizeof(parent), ".");
+    if (access(parent, W_OK) != 0) die_usage("--dump: cannot create %s (its folder is missing or not writable)", dir);
+}
+
+/* The files folder_write wrote into tmp (the table's present tensors and
+ * meta.json) removed, then tmp itself: a dump that fails leaves nothing. */
+static void remove_partial(const char *tmp, const TensorSpec *t, int n) {
+    char path[4096];
+    for (int k = 0; k < n; k++) {
+        snprintf(path, sizeof(path), "%s/%s.npy", tmp, t[k].name);
+        unlink(path);
+    }
+    snprintf(path, sizeof(path), "%s/meta.json", tmp);
+    unlink(path);
+    rmdir(tmp);
+}
+
+void folder_write(const char *target, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta) {
+    char dir[4096];  // target without trailing slashes: "out/" is the folder "out"
+    snprintf(dir, sizeof(dir), "%s", target);
+    for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = '\0';
+    char tmp[4200];  // the folder the dump is written in, renamed to dir once whole
+    snprintf(tmp, sizeof(tmp), "%s.part%ld", dir, (long)getpid());
+    if (mkdir(tmp, 0755) != 0) die_usage("--dump: cannot create folder %s (%s)", tmp, strerror(errno));
+    char path[4400], err[512], names[512] = "";
     for (int k = 0; k < n; k++) {
         if (!t[k].present) continue;  // optional input that is off
         NpyShape shape = npy_shape_of(&t[k]);
-        snprintf(path, sizeof(path), "%s/%s.npy", dir, t[k].name);
+        snprintf(path, sizeof(path), "%s/%s.npy", tmp, t[k].name);
         bool ok;
         /* A 16-bit tensor as the version read and wrote it: fp16 as fp16; bf16
          * as fp32 of its bf16 values (.npy has no bf16), so that a 16-bit state,
@@ -53,14 +109,22 @@ void folder_write(const char *dir, const TensorSpec *t, int n, const float *cons
         } else {
             ok = npy_write_f32(path, x[k], &shape, err, sizeof(err));
         }
-        if (!ok) die_usage("--dump: %s", err);
+        if (!ok) {
+            remove_partial(tmp, t, n);
+            die_usage("--dump: %s", err);
+        }
         snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? "," : "", t[k].name);
     }
-    snprintf(path, sizeof(path), "%s/meta.json", dir);
+    snprintf(path, sizeof(path), "%s/meta.json", tmp);
     FILE *f = fopen(path, "w");
-    if (!f) die_usage("--dump: cannot write %s", path);
-    fprintf(f, "%s\n", meta);
-    fclose(f);
+    bool ok = f && fprintf(f, "%s\n", meta) > 0;
+    if (f && fclose(f) != 0) ok = false;
+    /* Whole: into place (an empty folder of that name, checked up front, is replaced). */
+    rmdir(dir);
+    if (!ok || rename(tmp, dir) != 0) {
+        remove_partial(tmp, t, n);
+        die_usage("--dump: cannot write %s (%s)", ok ? dir : path, strerror(errno));
+    }
     printf("wrote %s/{%s}.npy and meta.json\n", dir, names);
 }
 

@@ -25,8 +25,13 @@ typedef struct {
 
 /* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
  * written as fp16 where it follows the dtype and dt is fp16, then
- * DIR/meta.json holding `meta`. */
+ * DIR/meta.json holding `meta`: all into DIR.part<pid> beside it, renamed
+ * to DIR once whole (a dump that fails leaves nothing). */
 void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta);
+/* --dump DIR, before any work: exit 2 where DIR exists and is not an empty
+ * folder (a dump is never mixed with an older one), is --load's folder
+ * (load_dir, or NULL), or cannot be created. */
+void folder_check_target(const char *dir, const char *load_dir);
 /* meta.json and the header of every file the table t names (an INPUT must
  * be there): f->shape[k], f->given[k]. No data is read. The sizes in t are
  * not used. */

@@ -227,6 +227,11 @@ bad "--load meta.json a folder" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metadir"
 bad "--load meta.json not JSON" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metabad"
 bad "--load chunk_size 16abc" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metaint"
 bad "--load chunk_size 16.9" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metafrac"
+bad "--dump into a folder that holds an older dump" 2 "$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/ssd" --batch 1 --seqlen 9 --heads 2 --headdim 4 --dstate 4 --chunk 16
+bad "--dump into --load's folder" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd" --dump "$tmp/ssd/"
+mkdir "$tmp/empty" && "$BIN/05_ssd_mamba2" 3 --check --dump "$tmp/empty/" --batch 1 --seqlen 9 --heads 2 --headdim 4 --dstate 4 --chunk 16 >"$tmp/out" 2>&1 &&
+    [ -f "$tmp/empty/meta.json" ] && ! ls -d "$tmp"/empty.part* >/dev/null 2>&1
+count "--dump into an empty folder: written whole, nothing left beside it" $?
 bad "--load meta.json with a nested value" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metanest"
 bad "--load meta.json with a key twice" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/metatwice"
 # meta.json is read as JSON: a key's name inside a string value is not the key.
