@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "check.h"
@@ -35,7 +36,11 @@ FILE *csv_sibling(const char *csv, const char *suffix, char *path, size_t len) {
     const char *dot = strrchr(csv, '.');
     int stem = dot ? (int)(dot - csv) : (int)strlen(csv);
     snprintf(path, len, "%.*s_%s.csv", stem, csv, suffix);
+    struct stat st;
+    const bool existed = stat(path, &st) == 0;
+    if (existed && !S_ISREG(st.st_mode)) die_usage("cannot write %s: it is not a regular file", path);
     FILE *f = fopen(path, "w");
     if (!f) die_usage("cannot write %s", path);
+    if (existed) printf("%s: replaced by this run's table (a table of its own beside %s)\n", path, csv);
     return f;
 }

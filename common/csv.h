@@ -28,8 +28,9 @@ typedef struct {
 void csv_append(const char *path, const CsvRow *r);
 
 /* A chapter's own table beside the benchmark CSV: csv's path with "_suffix"
- * before its .csv, opened for writing (exit 2 if it cannot be), its path in
- * path; NULL when csv is NULL. */
+ * before its .csv, opened for writing (exit 2 if it cannot be, or is not a
+ * regular file), its path in path; NULL when csv is NULL. A file it replaces
+ * is named in a line. */
 FILE *csv_sibling(const char *csv, const char *suffix, char *path, size_t len);
 
 /* The commit: $COMMIT if set, else the build's git commit, else "unknown". */
