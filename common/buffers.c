@@ -138,6 +138,13 @@ void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t 
     memset(hp, 0, sizeof(*hp));
     hp->p = *p;
     hp->n = problem_table(se->op, p, hp->t);
+    /* The least any run of p holds at once: the inputs in fp32 and each output
+     * twice in fp32 (a version's result and the one it is compared with); a
+     * check's fp64 oracle comes on top, each allocation checked again. */
+    double need = 0.0;
+    for (int k = 0; k < hp->n; k++)
+        if (hp->t[k].present) need += (double)tensor_numel(&hp->t[k]) * (is_input(&hp->t[k]) ? 4.0 : 8.0);
+    host_budget(need, "the problem");
     Rng r;
     rng_seed(&r, seed);
     for (int k = 0; k < hp->n; k++) {

@@ -15,6 +15,13 @@ void *host_alloc(int64_t bytes, const char *what) {
     return p;
 }
 
+void host_budget(double bytes, const char *what) {
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (phys > 0 && bytes > phys)
+        die_usage("%s needs at least %.1f GiB of host memory, this machine has %.1f GiB: give smaller sizes "
+                  "(--batch, --seqlen, --seqlens or the op's own)", what, bytes / 1073741824.0, phys / 1073741824.0);
+}
+
 static int64_t mul(int64_t a, int64_t b) {
     int64_t r;
     if (__builtin_mul_overflow(a, b, &r) || r > ((int64_t)1 << 62))

@@ -43,6 +43,10 @@ typedef struct {
 
 /* malloc or exit 2 naming the bytes and what they were for (tensor.c). */
 void *host_alloc(int64_t bytes, const char *what);
+/* Exit 2 with one line (what needs how much, what the machine has, the flags
+ * to change) when bytes exceed the machine's memory: the whole of a problem's
+ * host memory, checked before its first allocation. */
+void host_budget(double bytes, const char *what);
 
 /* Elements of tensor t; a count past 2^62 (or an overflow) exits 2: more
  * than any machine's memory is refused up front (tensor.c). */

@@ -177,6 +177,7 @@ bad "--load missing folder" 2 "$BIN/01_naive_scan" 2 --load "$tmp/nothing"
 bad "--load truncated .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/trunc"
 bad "--load wrong-dtype .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/f8"
 bad "--load wrong-shape .npy" 2 "$BIN/01_naive_scan" 2 --load "$tmp/shape"
+bad "a problem over the machine's memory, refused before it allocates" 2 timeout 20 "$BIN/03_fused_cuda" 1 --check --seqlens 2147483647 --dim 1 --dstate 1
 bad "host allocation too large" 2 "$BIN/01_naive_scan" 2 --check --batch 100000 --dim 100000 --seqlen 100000 --dstate 1
 bad "SSD --chunk 48" 2 "$BIN/05_ssd_mamba2" --check --chunk 48
 bad "SSD --heads 6 --groups 4" 2 "$BIN/05_ssd_mamba2" --check --heads 6 --groups 4
