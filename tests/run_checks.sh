@@ -189,9 +189,10 @@ bad "decode --form m1 --heads 4" 2 "$BIN/07_decode_kernel" --check --form m1 --h
 bad "decode --heads 6 --groups 4" 2 "$BIN/07_decode_kernel" --check --heads 6 --groups 4
 bad "decode --form m3" 2 "$BIN/07_decode_kernel" --form m3
 bad "decode flag the chapter does not use" 2 "$BIN/07_decode_kernel" --chunk 64
-# An fp32 .npy with the shape in $2 ("2, 37, 0, 5") and no data: a header padded to 128 bytes.
+# An .npy with the shape in $2 ("2, 37, 0, 5") and no data: a header padded to 128 bytes,
+# fp32 ('<f4') unless $3 names another descr ('<i4').
 npy_empty() {
-    h="{'descr': '<f4', 'fortran_order': False, 'shape': ($2), }"
+    h="{'descr': '${3:-<f4}', 'fortran_order': False, 'shape': ($2), }"
     pad=$((117 - ${#h}))
     { printf '\223NUMPY\001\000\166\000%s' "$h"; printf '%*s\n' "$pad" ''; } >"$1"
 }
@@ -278,6 +279,14 @@ cp -r "$tmp/packed" "$tmp/cu_ok" && npy_i32 "$tmp/cu_ok/cu_seqlens.npy" "0 5 6 7
 count "packed --load reads a cu_seqlens written by the test's own writer" $?
 cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_bad" && npy_i32 "$tmp/ssd_chunks_bad/cu_seqlens.npy" "0 1 2 3 76"
 bad "--load chunk_states whose count cu_seqlens contradicts" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_bad"
+# Headers that claim more than the other files allow are refused from the header,
+# before any data is read (the files below hold a header and no data).
+cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_huge" && npy_empty "$tmp/ssd_chunks_huge/chunk_states.npy" "4194304, 4, 3, 5"
+bad "--load chunk_states.npy claiming 4194304 chunks for 76 tokens" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_huge"
+cp -r "$tmp/ssd_packed" "$tmp/ssd_cu_huge" && npy_empty "$tmp/ssd_cu_huge/cu_seqlens.npy" "134217729," "<i4"
+bad "--load cu_seqlens.npy claiming 2^27 sequences for 76 tokens" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_cu_huge"
+cp -r "$tmp/ssd" "$tmp/ssd_chunks_alone" && cp "$tmp/ssd_packed/chunk_states.npy" "$tmp/ssd_chunks_alone/"
+bad "--load chunk_states.npy without cu_seqlens.npy" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_alone"
 bad "--slots below --batch" 2 "$BIN/07_decode_kernel" --check --batch 5 --slots 3
 bad "--slots in a chapter without a state pool" 2 "$BIN/05_ssd_mamba2" --check --slots 8
 bad "--intermediate in a chapter without decode" 2 "$BIN/03_fused_cuda" --check --intermediate

@@ -202,12 +202,7 @@ static void m3_infer(Problem *p, const LoadFolder *f) {
     p->has_z = f->given[T_Z];
     p->has_D = f->given[T_D];
     p->has_h0 = f->given[T_ANGLE_STATE];
-    if (f->given[T_CU_SEQLENS]) {
-        const NpyShape *cu = &f->shape[T_CU_SEQLENS];
-        if (cu->ndim != 1 || cu->shape[0] < 2)
-            die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
-        p->nseq = cu->shape[0] - 1;
-    }
+    packed_infer(p, f, T_CU_SEQLENS);
 }
 
 static void m3_meta_text(const Problem *p, char *buf, size_t len) {

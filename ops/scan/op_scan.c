@@ -141,6 +141,20 @@ static void scan_big_delta(const Problem *p, void *const *t) {
     }
 }
 
+void packed_infer(Problem *p, const LoadFolder *f, int k) {
+    if (!f->given[k]) return;
+    const NpyShape *cu = &f->shape[k];
+    if (cu->ndim != 1 || cu->shape[0] < 2)
+        die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
+    p->nseq = cu->shape[0] - 1;
+    if (p->batch != 1)
+        die_usage("--load: %s: cu_seqlens.npy packs sequences on one row, but the inputs have batch %lld", f->dir,
+                  (long long)p->batch);
+    if (p->nseq > p->seqlen)
+        die_usage("--load: %s/cu_seqlens.npy holds %lld sequences for %lld tokens: each needs at least one", f->dir,
+                  (long long)p->nseq, (long long)p->seqlen);
+}
+
 void cu_seqlens_fill(const Problem *p, int32_t *cu) {
     if (!cu) return;
     cu[0] = 0;
@@ -232,12 +246,7 @@ static void scan_infer(Problem *p, const LoadFolder *f) {
     p->has_D = f->given[T_D];
     p->has_bias = f->given[T_DELTA_BIAS];
     p->has_h0 = f->given[T_H0];
-    if (f->given[T_CU_SEQLENS]) {  // packed: the lengths are in the file, read once every shape is checked
-        const NpyShape *cu = &f->shape[T_CU_SEQLENS];
-        if (cu->ndim != 1 || cu->shape[0] < 2)
-            die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
-        p->nseq = cu->shape[0] - 1;
-    }
+    packed_infer(p, f, T_CU_SEQLENS);  // packed: the lengths are in the file, read once every shape is checked
     p->softplus = meta_bool(f, "delta_softplus", false);  // the official default
 }
 

@@ -66,6 +66,11 @@ extern const int64_t SERVING_MIX[SERVING_MIX_SEQS];
 void packed_validate(const Problem *p);
 /* cu (nseq + 1,) int32 from p->seqlens: 0, then each sequence's end. */
 void cu_seqlens_fill(const Problem *p, int32_t *cu);
+/* --load: p->nseq from the header of the folder's cu_seqlens.npy (file k of
+ * the table), where the folder holds one: exit 2, before any data is read,
+ * unless it is (nseq + 1,) with 1 <= nseq <= the tokens of the row (every
+ * sequence at least one token) and the batch is 1. */
+void packed_infer(Problem *p, const LoadFolder *f, int k);
 /* Exit 2 unless a loaded cu rises from 0 to p->seqlen, every sequence at
  * least one token. */
 void cu_seqlens_check(const Problem *p, const int32_t *cu);

@@ -281,12 +281,17 @@ void ssd_infer_sizes(Problem *p, const LoadFolder *f) {
  * (ssd_from_loaded), the chunk count with them. */
 static void ssd_infer(Problem *p, const LoadFolder *f) {
     ssd_infer_sizes(p, f);
-    if (!f->given[T_CU_SEQLENS]) return;
-    const NpyShape *cu = &f->shape[T_CU_SEQLENS];
-    if (cu->ndim != 1 || cu->shape[0] < 2)
-        die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
-    p->nseq = cu->shape[0] - 1;
-    if (f->given[T_CHUNK_STATES]) p->opt[SSD_NCHUNKS] = f->shape[T_CHUNK_STATES].shape[0];
+    packed_infer(p, f, T_CU_SEQLENS);
+    if (f->given[T_CHUNK_STATES] && !p->nseq)
+        die_usage("--load: %s/chunk_states.npy belongs to packed sequences, but cu_seqlens.npy is missing", f->dir);
+    if (!p->nseq || !f->given[T_CHUNK_STATES]) return;
+    /* Σ ceil(length / Q) over the sequences is at most nseq + L / Q: more is
+     * refused from the header, before the file's data is read. */
+    const int64_t most = p->nseq + p->seqlen / p->opt[SSD_CHUNK], got = f->shape[T_CHUNK_STATES].shape[0];
+    if (f->shape[T_CHUNK_STATES].ndim < 1 || got > most)
+        die_usage("--load: %s/chunk_states.npy holds %lld chunks; %lld sequences of %lld tokens in all make at most %lld",
+                  f->dir, (long long)got, (long long)p->nseq, (long long)p->seqlen, (long long)most);
+    p->opt[SSD_NCHUNKS] = got;
 }
 
 static void ssd_meta_text(const Problem *p, char *buf, size_t len) {
