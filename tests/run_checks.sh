@@ -280,11 +280,13 @@ count "packed --load reads a cu_seqlens written by the test's own writer" $?
 cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_bad" && npy_i32 "$tmp/ssd_chunks_bad/cu_seqlens.npy" "0 1 2 3 76"
 bad "--load chunk_states whose count cu_seqlens contradicts" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_bad"
 # Headers that claim more than the other files allow are refused from the header,
-# before any data is read (the files below hold a header and no data).
-cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_huge" && npy_empty "$tmp/ssd_chunks_huge/chunk_states.npy" "4194304, 4, 3, 5"
-bad "--load chunk_states.npy claiming 4194304 chunks for 76 tokens" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_huge"
-cp -r "$tmp/ssd_packed" "$tmp/ssd_cu_huge" && npy_empty "$tmp/ssd_cu_huge/cu_seqlens.npy" "134217729," "<i4"
-bad "--load cu_seqlens.npy claiming 2^27 sequences for 76 tokens" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_cu_huge"
+# before any data is read (the files below are sparse: a header, then zeros never written).
+cp -r "$tmp/ssd_packed" "$tmp/ssd_chunks_huge" && npy_empty "$tmp/ssd_chunks_huge/chunk_states.npy" "4194304, 4, 3, 5" &&
+    truncate -s $((128 + 4194304 * 4 * 3 * 5 * 4)) "$tmp/ssd_chunks_huge/chunk_states.npy"
+bad "--load chunk_states.npy claiming 4194304 chunks for 76 tokens" 2 timeout 10 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_huge"
+cp -r "$tmp/ssd_packed" "$tmp/ssd_cu_huge" && npy_empty "$tmp/ssd_cu_huge/cu_seqlens.npy" "134217729," "<i4" &&
+    truncate -s $((128 + 134217729 * 4)) "$tmp/ssd_cu_huge/cu_seqlens.npy"
+bad "--load cu_seqlens.npy claiming 2^27 sequences for 76 tokens" 2 timeout 10 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_cu_huge"
 cp -r "$tmp/ssd" "$tmp/ssd_chunks_alone" && cp "$tmp/ssd_packed/chunk_states.npy" "$tmp/ssd_chunks_alone/"
 bad "--load chunk_states.npy without cu_seqlens.npy" 2 "$BIN/05_ssd_mamba2" 3 --load "$tmp/ssd_chunks_alone"
 bad "--slots below --batch" 2 "$BIN/07_decode_kernel" --check --batch 5 --slots 3
