@@ -63,7 +63,6 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
     folder_read(&f, dir, names, n);
     memset(hp, 0, sizeof(*hp));
     se->op->infer(&hp->p, &f);
-    meta_unused(&f);
     hp->n = problem_table(se->op, &hp->p, hp->t);
     for (int k = 0; k < hp->n; k++)
         if (f.given[k]) folder_expect_shape(&f, &hp->t[k], k);
@@ -79,6 +78,7 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
         se->op->from_loaded(&hp->p, t);
         problem_table(se->op, &hp->p, hp->t);  // the same tensors, sizes the data completed
     }
+    folder_notes(&f);
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -289,6 +289,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     if (a.version) se.first = se.last = a.version - 1;
     if (a.load && sizes_given(op, &a)) die_usage("--load takes the shape from its files; drop the shape flags");
     if (a.load && (a.given & ARG_SEED)) die_usage("--load takes its inputs from the files; drop --seed");
+    if (a.load && (a.given & ARG_REPS)) die_usage("--load checks once and times nothing; drop --reps");
     if (((a.given & (ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0)) || a.op_given) && a.load)
         die_usage("--load takes the flags from its files; drop the flag options");
     bool quick = !a.check && !a.bench && !a.load;  // what a reader runs

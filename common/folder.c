@@ -163,6 +163,22 @@ static void read_meta(LoadFolder *f, const char *path) {
     f->has_meta = true;
 }
 
+/* One line on stderr for each .npy of dir that the table t does not name: it is not read. */
+static void name_unknown_files(const char *dir, const TensorSpec *t, int n) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".npy") != 0) continue;
+        bool known = false;
+        for (int k = 0; k < n && !known; k++)
+            known = strlen(t[k].name) == len - 4 && strncmp(t[k].name, e->d_name, len - 4) == 0;
+        if (!known) fprintf(stderr, "--load: %s/%s is not a tensor of this program (not read)\n", dir, e->d_name);
+    }
+    closedir(d);
+}
+
 void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
     memset(f, 0, sizeof(*f));
     f->dir = dir;
@@ -187,6 +203,8 @@ void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
             }
         f->given[k] = true;
     }
+    f->table = t;
+    f->ntable = n;
 }
 
 void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x) {
@@ -241,7 +259,8 @@ const char *meta_string(const LoadFolder *f, const char *key) {
     return m->text;
 }
 
-void meta_unused(const LoadFolder *f) {
+void folder_notes(const LoadFolder *f) {
+    name_unknown_files(f->dir, f->table, f->ntable);
     if (!f->has_meta) {
         fprintf(stderr, "--load: %s has no meta.json: every flag takes the official function's default\n", f->dir);
         return;

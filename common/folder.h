@@ -21,6 +21,8 @@ typedef struct {
     bool has_meta;                  // DIR/meta.json was there
     JsonObject meta_obj;            // meta.json read as JSON
     JsonObject *json;               // = &meta_obj: the meta_* readers mark what they read through a const folder
+    const TensorSpec *table;        // the names folder_read looked for, ntable of them
+    int ntable;
 } LoadFolder;
 
 /* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
@@ -46,9 +48,10 @@ void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x
 bool meta_bool(const LoadFolder *f, const char *key, bool dflt);
 int64_t meta_int(const LoadFolder *f, const char *key, int64_t dflt);
 const char *meta_string(const LoadFolder *f, const char *key);
-/* One line on stderr for each key of meta.json that no reader asked for (it
- * is ignored), or for a folder without meta.json (every flag takes the
- * official function's default). */
-void meta_unused(const LoadFolder *f);
+/* Once the folder is read and checked: one line on stderr for each .npy in
+ * it that the table does not name (not read), each key of meta.json that no
+ * reader asked for (ignored), or a folder without meta.json (every flag
+ * takes the official function's default). */
+void folder_notes(const LoadFolder *f);
 
 #endif

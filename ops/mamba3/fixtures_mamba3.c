@@ -97,14 +97,20 @@ static void check_mamba3_case(const char *folder, const char *name) {
     fixture_want_shape(&fx, "Q_bias", qb, &sqb, 2, H, N);
     fixture_want_shape(&fx, "K_bias", kb, &skb, 2, H, N);
     fixture_want_shape(&fx, "D", D, &sD, 1, H);
+    fixture_want_shape(&fx, "Angles", ang, &sang, 4, b, L, H, S);
     fixture_want_shape(&fx, "out", y, &sy, 4, b, L, H, P);
+    if (cu && !fx.failed) {  // one row, rising from 0 to L, every sequence at least one token
+        bool ok = scu.ndim == 1 && b == 1 && cu[0] == 0 && cu[nseq] == L;
+        for (int64_t k = 0; ok && k < nseq; k++) ok = cu[k + 1] > cu[k];
+        if (!ok) fixture_fail(&fx, "%s/cu_seqlens.npy does not rise from 0 to L %lld on one row", fx.dir, (long long)L);
+    }
     for (int i = 0; i < 4; i++) {
         const int64_t last[4] = {S, P, N, P};
         if (i == 1) {
             fixture_want_shape(&fx, "ssm_state", st[1], &s0[1], 4, n, H, P, N);
             fixture_want_shape(&fx, FINALS[1], fin[1], &sf[1], 4, n, H, P, N);
         } else {
-            fixture_want_shape(&fx, FINALS[i] + 6, st[i], &s0[i], 3, n, H, last[i]);
+            fixture_want_shape(&fx, FINALS[i] + 6, st[i], &s0[i], 3, n, H, last[i]);  // "final_angle_state" + 6: "angle_state"
             fixture_want_shape(&fx, FINALS[i], fin[i], &sf[i], 3, n, H, last[i]);
         }
     }

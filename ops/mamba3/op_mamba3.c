@@ -21,8 +21,9 @@ static const char ANGLES[] = "raw: theta += pi*tanh(Angles)*DT, mod 2 pi";
 enum { T_Q, T_K, T_V, T_Z, T_ADT, T_DT, T_TRAP, T_Q_BIAS, T_K_BIAS, T_ANGLES, T_D, T_ANGLE_STATE, T_SSM_STATE,
        T_K_STATE, T_V_STATE, T_CU_SEQLENS, T_Y, T_FINAL_ANGLE, T_FINAL_SSM, T_FINAL_K, T_FINAL_V, N_TENSORS };
 
-/* Ranges of the official tests: a decay α = exp(adt) in (0.24, 1), a step dt
- * of 0.001..0.1, λ = σ(trap) around a half, angle rates of a few radians. */
+/* Uniform draws in the ranges the official tests' inputs fall in, a little
+ * wider: a decay α = exp(adt) in (0.24, 1), a step dt of 0.001..0.1, λ =
+ * σ(trap) in (0.12, 0.88), angle rates of a few radians. */
 static int m3_tensors(const Problem *p, TensorSpec *t) {
     const int64_t b = p->batch, L = p->seqlen, h = p->opt[M3_HEADS], P = p->opt[M3_HEADDIM], g = p->groups,
                   N = p->dstate, S = p->opt[M3_ANGLES], n = p->nseq ? p->nseq : b;  // n: one state a sequence
@@ -201,7 +202,11 @@ static void m3_infer(Problem *p, const LoadFolder *f) {
                   (long long)p->opt[M3_HEADS], (long long)p->opt[M3_ANGLES], (long long)p->dstate);
     p->has_z = f->given[T_Z];
     p->has_D = f->given[T_D];
-    p->has_h0 = f->given[T_ANGLE_STATE];
+    const int states = f->given[T_ANGLE_STATE] + f->given[T_SSM_STATE] + f->given[T_K_STATE] + f->given[T_V_STATE];
+    if (states != 0 && states != 4)
+        die_usage("--load: %s: the four initial states come together (angle_state, ssm_state, k_state, v_state): "
+                  "%d of 4 given", f->dir, states);
+    p->has_h0 = states == 4;
     packed_infer(p, f, T_CU_SEQLENS);
 }
 
