@@ -59,7 +59,7 @@ static void head(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws) {
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = r * L + l, hl = (r * H + h) * L + l;
         const float dt = t->dt[hl], alpha = expf(t->adt[hl]), lambda = 1.0f / (1.0f + expf(-t->trap[hl]));
-        // angles = (angle_state + pi * tanh(Angles) * DT) % (2 * pi)
+        // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
         for (int64_t i = 0; i < S; i++) {
             const float a = fmodf(th[i] + (TWO_PI / 2) * tanhf(t->angles[(bl * H + h) * S + i]) * dt, TWO_PI);
             th[i] = a < 0.0f ? a + TWO_PI : a;
@@ -113,7 +113,7 @@ static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws
     states_in(t, o, th);
     for (int64_t c0 = t0; c0 < t1; c0 += Q) {
         const int64_t m = t1 - c0 < Q ? t1 - c0 : Q;
-        float entering = 0.0f;  // (1 - λ_0) dt_0: the last chunk's key and v, folded into H_0'
+        float entering = 0.0f;  // (1 - λ_0) dt_0: the previous chunk's key and v, folded into H_0'
         for (int64_t j = 0; j < m; j++) {
             const int64_t bl = r * L + c0 + j, hl = (r * H + h) * L + c0 + j;
             const float dt = t->dt[hl], lambda = 1.0f / (1.0f + expf(-t->trap[hl]));

@@ -6,12 +6,13 @@
  * S angles (a thread each), builds q̃ and k̃ (a thread per dimension, then a
  * thread per rotated pair), and a warp per row of H adds the two rank-1
  * terms to the row and sums the row against q̃ (lanes over N, a shuffle
- * reduction) into y's element. Per step and row: 3 FMAs and a multiply-add
+ * reduction) into y's element. Per step and row: a multiply and three FMAs
  * per state value, N/32 of them a lane; per step, 4 barriers.
  * What it should buy over version 1: b·h rows of work at once. What it does
- * not: the chain of L steps stays, each behind its barriers, and b·h blocks
- * (256 at S6 b 8) fill few of the SMs' warp slots; the chunked form (version
- * 2) is what turns the steps into tensor-core products. */
+ * not: the chain of L steps stays, each step a few dependent loads, a shuffle
+ * reduction and its barriers, so the time is the chain's latency whatever the
+ * batch; the chunked form (version 2) is what turns the steps into
+ * tensor-core products. */
 #include "kernels.h"
 
 #include "cuda_check.h"
@@ -38,7 +39,9 @@ __global__ void __launch_bounds__(THREADS) step_kernel(Mamba3Tensors t) {
         t0 = t.cu_seqlens[n];
         t1 = t.cu_seqlens[n + 1];
     }
-    float *hs = smem, *q = hs + P * N, *k = q + N, *kp = k + N, *vp = kp + N, *th = vp + P;  // shared
+    // shared: hs (p, N) the state, q and k (N,) this step's rotated q and k, kp (N,) the last
+    // rotated key, vp (p,) the last v, th (S,) the angles; all fp32
+    float *hs = smem, *q = hs + P * N, *k = q + N, *kp = k + N, *vp = kp + N, *th = vp + P;
     const float *q_in = (const float *)t.q, *k_in = (const float *)t.k;  // (b, L, g, N) fp32
     const float *v_in = (const float *)t.v, *z_in = (const float *)t.z;  // (b, L, h, p) fp32
     float *y_out = (float *)t.y;                                          // (b, L, h, p) fp32
@@ -49,7 +52,7 @@ __global__ void __launch_bounds__(THREADS) step_kernel(Mamba3Tensors t) {
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = r * L + l, hl = (r * H + h) * L + l;
         const float dt = t.dt[hl], alpha = __expf(t.adt[hl]), lambda = 1.0f / (1.0f + __expf(-t.trap[hl]));
-        // angles = (angle_state + pi * tanh(Angles) * DT) % (2 * pi)
+        // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
         for (int64_t i = tid; i < S; i += THREADS) {
             const float a = fmodf(th[i] + (TWO_PI / 2) * tanhf(t.angles[(bl * H + h) * S + i]) * dt, TWO_PI);
             th[i] = a < 0.0f ? a + TWO_PI : a;
@@ -102,7 +105,8 @@ __global__ void __launch_bounds__(THREADS) step_kernel(Mamba3Tensors t) {
 }
 
 const char *mamba3_step_gpu_unsupported(const Mamba3Shape *s) {
-    if (smem_floats(s) * sizeof(float) > 200 * 1024) return "a p x N state over 200 KiB does not fit one SM's shared memory";
+    if (smem_floats(s) * sizeof(float) > 200 * 1024)
+        return "a block's state (p x N, with q, k, the last key and v) over 200 KiB of shared memory";
     if (s->heads > 65535) return "more than 65,535 heads (one a block on the grid's y dimension)";
     return NULL;
 }

@@ -47,7 +47,7 @@ void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y,
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = row * L + l, hl = (row * H + h) * L + l;
         const double dt = t->dt[hl], alpha = exp((double)t->adt[hl]), lambda = 1.0 / (1.0 + exp(-(double)t->trap[hl]));
-        // angles = (angle_state + pi * tanh(Angles) * DT) % (2 * pi)
+        // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
         for (int64_t i = 0; i < S; i++) {
             double a = fmod(angle[i] + PI * tanh((double)t->angles[(bl * H + h) * S + i]) * dt, 2.0 * PI);
             angle[i] = a < 0.0 ? a + 2.0 * PI : a;
@@ -135,7 +135,7 @@ void oracle_mamba3_chunked_head(const Mamba3Tensors *t, int64_t Q, int64_t n, in
             const double dt = t->dt[hl], lam = 1.0 / (1.0 + exp(-(double)t->trap[hl]));
             cum[j] = (j ? cum[j - 1] : 0.0) + t->adt[hl];
             gam[j] = lam * dt;
-            if (j == 0) lam_next = (1.0 - lam) * dt;  // (1 - λ_0) dt_0: the last chunk's key, folded into H_0'
+            if (j == 0) lam_next = (1.0 - lam) * dt;  // (1 - λ_0) dt_0: the previous chunk's key, folded into H_0'
             else w[j - 1] += (1.0 - lam) * dt;
             w[j] = gam[j];
             for (int64_t i = 0; i < S; i++) {
