@@ -222,12 +222,15 @@ static const int64_t SEQS_MIX[] = {5, 1, 40, 17};             // 63 tokens
 static const int64_t SEQS_EDGES[] = {16, 32, 15, 1, 17, 40};  // 121 tokens
 
 /* Small and awkward: L 1, 37 and 4097, qk heads shared by 1, 2 or 4 heads,
- * S below and at N/2, with and without z, D and the states, packed rows. */
+ * S below and at N/2, p not a multiple of the GPU version's 4 warps and N
+ * odd and over a warp's 32 lanes, with and without z, D and the states,
+ * packed rows. */
 static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 4, [M3_ANGLES] = 2, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true},
     {.batch = 2, .seqlen = 37, .dstate = 16, .groups = 2, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = 16}, .has_z = true, .has_D = true, .has_h0 = true},
     {.batch = 1, .seqlen = 70, .dstate = 8, .groups = 1, .opt = {[M3_HEADS] = 3, [M3_HEADDIM] = 4, [M3_ANGLES] = 4, [M3_CHUNK] = CHUNK}},
     {.batch = 2, .seqlen = 333, .dstate = 32, .groups = 4, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 16, [M3_ANGLES] = 8, [M3_CHUNK] = 32}, .has_z = true, .has_D = true},
+    {.batch = 1, .seqlen = 50, .dstate = 65, .groups = 1, .opt = {[M3_HEADS] = 3, [M3_HEADDIM] = 5, [M3_ANGLES] = 16, [M3_CHUNK] = 16}, .has_z = true, .has_D = true, .has_h0 = true},
     {.batch = 1, .seqlen = 4097, .dstate = 16, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 8, [M3_ANGLES] = 8, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true},
     {.batch = 1, .seqlen = 63, .dstate = 8, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 4, [M3_ANGLES] = 2, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true, .nseq = 4, .seqlens = SEQS_MIX},
     {.batch = 1, .seqlen = 121, .dstate = 16, .groups = 2, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = 16}, .has_z = true, .has_h0 = true, .nseq = 6, .seqlens = SEQS_EDGES},

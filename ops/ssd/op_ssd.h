@@ -42,6 +42,14 @@ enum { SSD_HEADS, SSD_HEADDIM, SSD_CHUNK, SSD_NCHUNKS, SSD_NOPTS };
     {"--heads", "H  heads", OPT_SIZE, SSD_HEADS, NULL, true, false, true, NULL},               \
     {"--headdim", "P  head dimension", OPT_SIZE, SSD_HEADDIM, NULL, true, false, false, NULL}, \
     {"--chunk", "Q  chunk size (a power of two, 16..256)", OPT_SIZE, SSD_CHUNK, NULL, true, false, false, NULL}
+/* The problems that sizes given on the command line start from, for --check
+ * and for --bench, of OP_SSD and OP_BIDIR alike. */
+#define SSD_CHECK_BASE                                                                                          \
+    {.batch = 2, .seqlen = 333, .dstate = 16, .groups = 2, .opt = {[SSD_HEADS] = 4, [SSD_HEADDIM] = 8, [SSD_CHUNK] = 64}, \
+     .has_z = true, .has_D = true, .has_bias = true, .softplus = true}
+#define SSD_BENCH_BASE                                                                                              \
+    {.batch = 1, .seqlen = 512, .dstate = 128, .groups = 1, .opt = {[SSD_HEADS] = 32, [SSD_HEADDIM] = 64, [SSD_CHUNK] = 256}, \
+     .has_D = true, .has_bias = true, .softplus = true}
 /* A row's CSV sizes (MAMBA_CSV_COLUMNS) of a problem of OP_SSD or OP_BIDIR. */
 int ssd_csv_sizes(const Problem *p, int64_t *v);
 
