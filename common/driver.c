@@ -259,13 +259,7 @@ static void check_output_paths(const Args *a) {
         if (access(a->csv, W_OK) != 0) die_usage("--csv: cannot write %s", a->csv);
         return;
     }
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", a->csv);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) slash[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(dir, sizeof(dir), ".");
-    if (access(dir, W_OK) != 0) die_usage("--csv: cannot create %s (its folder is missing or not writable)", a->csv);
+    if (!parent_writable(a->csv)) die_usage("--csv: cannot create %s (its folder is missing or not writable)", a->csv);
 }
 
 /* The flag that gives the lengths: --seqlen, or the op's own name for it. */

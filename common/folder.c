@@ -34,6 +34,22 @@ static bool empty_folder(const char *path) {
     return empty;
 }
 
+/* path without trailing slashes into buf: "out/" is the folder "out". */
+static void strip_slashes(char *buf, size_t len, const char *path) {
+    snprintf(buf, len, "%s", path);
+    for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--) buf[n - 1] = '\0';
+}
+
+bool parent_writable(const char *path) {
+    char parent[4096];
+    strip_slashes(parent, sizeof(parent), path);
+    char *slash = strrchr(parent, '/');
+    if (slash == parent) parent[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(parent, sizeof(parent), ".");
+    return access(parent, W_OK) == 0;
+}
+
 void folder_check_target(const char *dir, const char *load_dir) {
     struct stat st;
     if (load_dir) {
@@ -47,17 +63,7 @@ void folder_check_target(const char *dir, const char *load_dir) {
             die_usage("--dump: %s exists and is not empty: a dump is written whole, never over another "
                       "(name a new folder, or remove it)", dir);
     }
-    char parent[4096];
-    snprintf(parent, sizeof(parent), "%s", dir);
-    char *slash = strrchr(parent, '/');
-    while (slash && slash != parent && slash[1] == '\0') {  // "out/" names "out"
-        *slash = '\0';
-        slash = strrchr(parent, '/');
-    }
-    if (slash == parent) parent[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(parent, sizeof(parent), ".");
-    if (access(parent, W_OK) != 0) die_usage("--dump: cannot create %s (its folder is missing or not writable)", dir);
+    if (!parent_writable(dir)) die_usage("--dump: cannot create %s (its folder is missing or not writable)", dir);
 }
 
 /* The files folder_write wrote into tmp (the table's present tensors and
@@ -74,9 +80,8 @@ static void remove_partial(const char *tmp, const TensorSpec *t, int n) {
 }
 
 void folder_write(const char *target, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta) {
-    char dir[4096];  // target without trailing slashes: "out/" is the folder "out"
-    snprintf(dir, sizeof(dir), "%s", target);
-    for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = '\0';
+    char dir[4096];  // target without trailing slashes
+    strip_slashes(dir, sizeof(dir), target);
     char tmp[4200];  // the folder the dump is written in, renamed to dir once whole
     snprintf(tmp, sizeof(tmp), "%s.part%ld", dir, (long)getpid());
     if (mkdir(tmp, 0755) != 0) die_usage("--dump: cannot create folder %s (%s)", tmp, strerror(errno));

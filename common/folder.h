@@ -30,6 +30,9 @@ typedef struct {
  * DIR/meta.json holding `meta`: all into DIR.part<pid> beside it, renamed
  * to DIR once whole (a dump that fails leaves nothing). */
 void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta);
+/* Whether the folder that a new file or folder named path would be made in
+ * is writable ("out/" names "out"; a name without a slash: the current folder). */
+bool parent_writable(const char *path);
 /* --dump DIR, before any work: exit 2 where DIR exists and is not an empty
  * folder (a dump is never mixed with an older one), is --load's folder
  * (load_dir, or NULL), or cannot be created. */

@@ -7,8 +7,13 @@
 
 #include "args.h"
 
+/* The machine's memory in bytes, 0 where it cannot be told. */
+static double phys_bytes(void) {
+    return (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+}
+
 void *host_alloc(int64_t bytes, const char *what) {
-    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    const double phys = phys_bytes();
     void *p = (phys > 0 && bytes > phys) ? NULL : malloc(bytes > 0 ? (size_t)bytes : 1);
     if (!p) die_usage("cannot allocate %lld bytes (%.1f MiB) of host memory for %s",
                       (long long)bytes, bytes / 1048576.0, what);
@@ -16,7 +21,7 @@ void *host_alloc(int64_t bytes, const char *what) {
 }
 
 void host_budget(double bytes, const char *what) {
-    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    const double phys = phys_bytes();
     if (phys > 0 && bytes > phys)
         die_usage("%s needs at least %.1f GiB of host memory, this machine has %.1f GiB: give smaller sizes "
                   "(--batch, --seqlen, --seqlens or the op's own)", what, bytes / 1073741824.0, phys / 1073741824.0);

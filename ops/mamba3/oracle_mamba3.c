@@ -30,6 +30,16 @@ static void rotate(double *x, const double *th, int64_t S) {
     }
 }
 
+/* The four initial states of (sequence, head) o, zeros without them: angle
+ * (S,), ssm (p, N), k (N,), v (p,) fp64. */
+static void states_in(const Mamba3Tensors *t, int64_t o, double *angle, double *ssm, double *k, double *v) {
+    const int64_t S = t->s.angles, P = t->s.headdim, N = t->s.dstate;
+    for (int64_t i = 0; i < S; i++) angle[i] = t->angle_state ? t->angle_state[o * S + i] : 0.0;
+    for (int64_t i = 0; i < P * N; i++) ssm[i] = t->ssm_state ? t->ssm_state[o * P * N + i] : 0.0;
+    for (int64_t i = 0; i < N; i++) k[i] = t->k_state ? t->k_state[o * N + i] : 0.0;
+    for (int64_t i = 0; i < P; i++) v[i] = t->v_state ? t->v_state[o * P + i] : 0.0;
+}
+
 void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
                         double *k, double *v) {
     const Mamba3Shape *s = &t->s;
@@ -40,10 +50,7 @@ void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y,
     mamba3_sequence(t, n, &row, &t0, &t1);
     double *q = host_alloc(N * 8, "oracle head");   // (N,) fp64: this step's rotated query
     double *kt = host_alloc(N * 8, "oracle head");  // (N,) fp64: this step's rotated key
-    for (int64_t i = 0; i < S; i++) angle[i] = t->angle_state ? t->angle_state[(n * H + h) * S + i] : 0.0;
-    for (int64_t i = 0; i < P * N; i++) ssm[i] = t->ssm_state ? t->ssm_state[(n * H + h) * P * N + i] : 0.0;
-    for (int64_t i = 0; i < N; i++) k[i] = t->k_state ? t->k_state[(n * H + h) * N + i] : 0.0;
-    for (int64_t i = 0; i < P; i++) v[i] = t->v_state ? t->v_state[(n * H + h) * P + i] : 0.0;
+    states_in(t, n * H + h, angle, ssm, k, v);
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = row * L + l, hl = (row * H + h) * L + l;
         const double dt = t->dt[hl], alpha = exp((double)t->adt[hl]), lambda = 1.0 / (1.0 + exp(-(double)t->trap[hl]));
@@ -123,10 +130,7 @@ void oracle_mamba3_chunked_head(const Mamba3Tensors *t, int64_t Q, int64_t n, in
     double *cum = host_alloc(Q * 8, "oracle chunk");     // (Q,) fp64: A_t
     double *w = host_alloc(Q * 8, "oracle chunk");       // (Q,) fp64: w_s
     double *gam = host_alloc(Q * 8, "oracle chunk");     // (Q,) fp64: γ_t
-    for (int64_t i = 0; i < S; i++) angle[i] = t->angle_state ? t->angle_state[(n * H + h) * S + i] : 0.0;
-    for (int64_t i = 0; i < P * N; i++) ssm[i] = t->ssm_state ? t->ssm_state[(n * H + h) * P * N + i] : 0.0;
-    for (int64_t i = 0; i < N; i++) k[i] = t->k_state ? t->k_state[(n * H + h) * N + i] : 0.0;
-    for (int64_t i = 0; i < P; i++) v[i] = t->v_state ? t->v_state[(n * H + h) * P + i] : 0.0;
+    states_in(t, n * H + h, angle, ssm, k, v);
     for (int64_t c0 = t0; c0 < t1; c0 += Q) {
         const int64_t m = t1 - c0 < Q ? t1 - c0 : Q;
         double lam_next = 0.0;

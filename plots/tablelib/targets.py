@@ -5,7 +5,7 @@ a speed-up over the official kernel only from a device call that timed both."""
 from .data import short_device
 from .markdown import label, markdown_table, provenance, sig
 from .ops import spec
-from .sets import fastest, official_match, timed
+from .sets import fastest, official_match, same_call, timed
 
 TARGET_DEVICE = "H200"
 MIX_SEQS, MIX_TOKENS, LONGEST = 64, 65536, 8192  # the serving mix (SERVING_MIX in ops/scan/op_scan.c)
@@ -98,7 +98,7 @@ def serving_lines(chapter, rows, official, used):
     if spec(chapter).NAME == "ssd":  # the official SSD times the serving mix too (seq_idx)
         seq_idx = [o for o in official if o["op"] == "ssd_packed" and o["impl"] == "official_seq_idx"
                    and o["dtype"] == packed["dtype"] and o["device"] == TARGET_DEVICE
-                   and o["_file"].endswith(f"_{packed['commit']}.csv") and o["ms_median"]]
+                   and same_call(o, packed) and o["ms_median"]]
         if seq_idx:
             ratio = seq_idx[0]["ms_median"] / packed["ms_median"]
             body.append(["serving mix ≥ 3× faster than the official SSD with `seq_idx`",
