@@ -26,7 +26,7 @@ def time_lines(chapter, rows, used):
     for what, pick, dtypes, limit in spec(chapter).time_targets(chapter):
         best = fastest([r for r in rows if pick(r) and r["dtype"] in dtypes])
         if best is None:
-            body.append([what, "not timed on an H200", "—"])
+            body.append([what, "not timed on an H200", "**not met**: no version timed"])
             continue
         used.append(best)
         body.append([what, f"{sig(best['ms_median'])} ms ({label(best)} {best['dtype']})",
@@ -74,7 +74,7 @@ def serving_lines(chapter, rows, official, used):
     packed = fastest([r for r in rows if "packed" in r["flags"] and r["batch"] == 1
                       and r["seqlen"] == MIX_TOKENS])
     if packed is None:
-        return [["serving mix", "not timed on an H200", "—"]] if spec(chapter).serving(chapter) else []
+        return [["serving mix", "not timed on an H200", "**not met**: no version timed"]] if spec(chapter).serving(chapter) else []
     plain = "+".join(f for f in packed["flags"].split("+") if not f.startswith("packed"))
     same = [r for r in rows if r["version"] == packed["version"] and r["commit"] == packed["commit"]
             and r["dtype"] == packed["dtype"] and r["flags"] == plain]
