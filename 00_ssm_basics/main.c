@@ -454,7 +454,7 @@ int main(int argc, char **argv) {
     Args args;
     args_parse(&args, argc, argv, ARG_CHECK | ARG_LIST | ARG_VERSION | ARG_SEED, NULL, 0,
                "00_ssm_basics: continuous SSM, ZOH vs Euler-B vs Euler, "
-               "convolution vs recurrence (CPU)");
+               "convolution vs recurrence (CPU)", NULL);
     if (args.list) {
         for (int v = 0; v < NVERSIONS; v++)
             printf("  %d  %s  %s\n", v + 1, VERSIONS[v].name, VERSIONS[v].what);

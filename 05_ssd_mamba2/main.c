@@ -153,6 +153,7 @@ int main(int argc, char **argv) {
         .check_fixtures = true,
         .bench_sets = BENCH_S3 | BENCH_S3_Z | BENCH_CROSSOVER | BENCH_SERVING_S3,
         .lesson = ssd_precision_lesson,
+        .csv_tables = {"precision"},
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
         .bench_sets = BENCH_S4_M2 | BENCH_S4_M1 | BENCH_TOKENS_M2 | BENCH_TOKENS_M1 | BENCH_SLOTS_M2 | BENCH_SLOTS_M1 |
                       BENCH_DRAFTS_M2 | BENCH_DRAFTS_M1,
         .lesson = decode_lessons,
+        .csv_tables = {"state_vs_kv", "state_precision"},
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -44,7 +44,7 @@ static const FlagInfo FLAGS[] = {
     {"--no-bias", ARG_NO_BIAS, "no delta_bias / dt_bias"},
     {"--no-softplus", ARG_NO_SOFTPLUS, "no softplus on delta / dt"},
     {"--h0", ARG_H0, "give an initial state"},
-    {"--seed", ARG_SEED, "S  seed of the random inputs"},
+    {"--seed", ARG_SEED, "S  seed of the random inputs, 0 .. 2^40"},
     {"--reps", ARG_REPS, "R  timed repetitions (>= 20)"},
     {"--csv", ARG_CSV, "FILE  append benchmark rows to FILE"},
     {"--dump", ARG_DUMP, "DIR  write inputs and outputs as .npy + meta.json"},
@@ -53,10 +53,16 @@ static const FlagInfo FLAGS[] = {
 #define NFLAGS (int)(sizeof(FLAGS) / sizeof(FLAGS[0]))
 
 /* The common flags, the op's own after --h0's place. */
-static void usage(unsigned allowed, const OpFlag *flags, int nflags, const char *summary) {
+static void usage(unsigned allowed, const OpFlag *flags, int nflags, const char *summary,
+                  const char *const *csv_tables) {
     printf("%s\n\nusage: %s [VERSION|all] [flags]\n", summary, g_prog);
     for (int i = 0; i < NFLAGS; i++) {
         if (allowed & FLAGS[i].bit) printf("  %-14s %s\n", FLAGS[i].flag, FLAGS[i].help);
+        if ((allowed & FLAGS[i].bit) && FLAGS[i].bit == ARG_CSV && csv_tables && csv_tables[0]) {
+            printf("  %-14s and writes these tables beside it, replacing them:", "");
+            for (int k = 0; k < CSV_MAX_TABLES && csv_tables[k]; k++) printf(" FILE_%s.csv", csv_tables[k]);
+            printf("\n  %-14s (FILE_ is FILE without .csv)\n", "");
+        }
         if (FLAGS[i].bit == ARG_H0)
             for (int k = 0; k < nflags; k++) printf("  %-14s %s\n", flags[k].flag, flags[k].help);
     }
@@ -127,7 +133,7 @@ static void parse_op_flag(Args *a, const OpFlag *f, const char *val) {
 }
 
 void args_parse(Args *a, int argc, char **argv, unsigned allowed, const OpFlag *flags, int nflags,
-                const char *summary) {
+                const char *summary, const char *const *csv_tables) {
     memset(a, 0, sizeof(*a));
     a->seed = 1234;
     a->reps = 20;
@@ -142,7 +148,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const OpFlag *
         const char *arg = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(allowed, flags, nflags, summary);
+            usage(allowed, flags, nflags, summary, csv_tables);
             exit(EXIT_OK);
         }
         if (arg[0] != '-') {  // VERSION or "all"
@@ -192,7 +198,7 @@ void args_parse(Args *a, int argc, char **argv, unsigned allowed, const OpFlag *
         case ARG_DIM: a->dim = parse_size(arg, val); i++; break;
         case ARG_DSTATE: a->dstate = parse_size(arg, val); i++; break;
         case ARG_GROUPS: a->groups = parse_size(arg, val); i++; break;
-        case ARG_SEED: a->seed = (uint64_t)parse_size(arg, val); i++; break;
+        case ARG_SEED: a->seed = (uint64_t)parse_int(arg, val, 0, (int64_t)1 << 40); i++; break;
         case ARG_REPS:
             a->reps = (int)parse_int(arg, val, 20, 100000); i++;
             break;

@@ -64,12 +64,16 @@ typedef struct {
     const char *csv, *dump, *load;
 } Args;
 
+/* The most tables a chapter writes beside --csv FILE (Chapter.csv_tables). */
+#define CSV_MAX_TABLES 3
+
 /* Parse argv against the common flags in `allowed` and the op's nflags own
- * flags. --help prints usage and exits 0. Anything wrong (unknown flag,
+ * flags. --help prints usage (naming the csv_tables, NULL-ended, that --csv
+ * FILE also writes; csv_tables may be NULL) and exits 0. Anything wrong (unknown flag,
  * a flag outside `allowed`, missing or non-numeric value, a size < 1) prints
  * one line "<prog>: <what is wrong> (try --help)" and exits 2. */
 void args_parse(Args *a, int argc, char **argv, unsigned allowed, const OpFlag *flags, int nflags,
-                const char *summary);
+                const char *summary, const char *const *csv_tables);
 
 /* Exit 2 with one formatted line "<prog>: <message>". */
 void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -144,7 +144,10 @@ void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t 
     double need = 0.0;
     for (int k = 0; k < hp->n; k++)
         if (hp->t[k].present) need += (double)tensor_numel(&hp->t[k]) * (is_input(&hp->t[k]) ? 4.0 : 8.0);
-    host_budget(need, "the problem");
+    char flags[256];
+    snprintf(flags, sizeof(flags), "--batch, %s%s or the sizes of the op's own flags", op_seqlen_flag(se->op),
+             (se->op->args & ARG_SEQLENS) ? ", --seqlens" : "");
+    host_budget(need, "the problem", flags);
     Rng r;
     rng_seed(&r, seed);
     for (int k = 0; k < hp->n; k++) {

@@ -32,7 +32,7 @@ typedef struct {
     double rel_l2;       // ||got - ref|| / ||ref||
     int64_t n, n_bad;    // elements compared, elements out of tolerance
     bool pass;
-    int64_t ref_not_finite;  // reference elements that are NaN or inf: the reference itself failed
+    int64_t ref_not_finite;  // reference elements that are NaN or inf (a match where the version gives the same)
     bool scaled;             // rtol was taken of the summed terms' magnitude, not of |ref|
     double worst;            // the largest |got - ref| / (atol + rtol*scale) (NaN if any is NaN): > 1 fails
     int64_t worst_i;         // where it is (index into the compared values)

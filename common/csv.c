@@ -31,11 +31,17 @@ void csv_append(const char *path, const CsvRow *r) {
     if (fclose(f) != 0) die_usage("cannot write CSV file %s", path);
 }
 
-FILE *csv_sibling(const char *csv, const char *suffix, char *path, size_t len) {
-    if (!csv) return NULL;
+void csv_sibling_path(const char *csv, const char *suffix, char *path, size_t len) {
+    const char *slash = strrchr(csv, '/');
     const char *dot = strrchr(csv, '.');
+    if (dot && slash && dot < slash) dot = NULL;  // "out.d/rows": the dot is the folder's
     int stem = dot ? (int)(dot - csv) : (int)strlen(csv);
     snprintf(path, len, "%.*s_%s.csv", stem, csv, suffix);
+}
+
+FILE *csv_sibling(const char *csv, const char *suffix, char *path, size_t len) {
+    if (!csv) return NULL;
+    csv_sibling_path(csv, suffix, path, len);
     struct stat st;
     const bool existed = stat(path, &st) == 0;
     if (existed && !S_ISREG(st.st_mode)) die_usage("cannot write %s: it is not a regular file", path);

@@ -27,6 +27,10 @@ typedef struct {
  * empty. device and commit are filled in here. */
 void csv_append(const char *path, const CsvRow *r);
 
+/* The path of csv's table "suffix": "out/rows.csv" and "precision" give
+ * "out/rows_precision.csv". */
+void csv_sibling_path(const char *csv, const char *suffix, char *path, size_t len);
+
 /* A chapter's own table beside the benchmark CSV: csv's path with "_suffix"
  * before its .csv, opened for writing (exit 2 if it cannot be, or is not a
  * regular file), its path in path; NULL when csv is NULL. A file it replaces

@@ -12,6 +12,7 @@
 #include "args.h"
 #include "bench.h"
 #include "buffers.h"
+#include "csv.h"
 #include "fixture.h"
 #include "gpu.h"
 #include "problems.h"
@@ -64,8 +65,7 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
     memset(hp, 0, sizeof(*hp));
     se->op->infer(&hp->p, &f);
     hp->n = problem_table(se->op, &hp->p, hp->t);
-    for (int k = 0; k < hp->n; k++)
-        if (f.given[k]) folder_expect_shape(&f, &hp->t[k], k);
+    folder_expect_shapes(&f, hp->t, hp->n);
     folder_read_data(&f, names, n, file);  // only once every shape is what the problem expects
     reference_keep(hp, &hp->given, file);
     for (int k = 0; k < hp->n; k++) {
@@ -244,37 +244,34 @@ static void list_versions(const Session *se) {
 
 /* The output paths, before any work: --csv takes --bench's rows and must be
  * writable, --dump a --check or --load run's problem, and the two differ. */
-static void check_output_paths(const Args *a) {
+static void check_output_paths(const Chapter *ch, const Args *a) {
     if (a->csv && !a->bench) die_usage("--csv takes the rows of --bench: add --bench, or drop --csv");
     if (a->sampled && !a->bench) die_usage("--sampled checks --bench's shapes on 64 rows: add --bench");
     if (a->sampled && a->csv) die_usage("--sampled times nothing, so it writes no rows: drop --csv");
     if (a->sampled && (a->given & ARG_REPS)) die_usage("--sampled times nothing: drop --reps");
     if (a->dump && a->bench && !a->check && !a->load)
         die_usage("--dump writes the problem that --check or --load checks, not --bench's: add --check, or drop --dump");
-    if (a->csv && a->dump && strcmp(a->csv, a->dump) == 0)
-        die_usage("--csv and --dump name the same path, '%s'", a->csv);
+    if (a->csv && a->dump && same_path(a->csv, a->dump))
+        die_usage("--csv %s and --dump %s name the same path", a->csv, a->dump);
     if (a->dump) folder_check_target(a->dump, a->load);
     if (!a->csv) return;
-    if (access(a->csv, F_OK) == 0) {
-        if (access(a->csv, W_OK) != 0) die_usage("--csv: cannot write %s", a->csv);
-        return;
+    check_output_file("--csv", a->csv);
+    for (int k = 0; k < CSV_MAX_TABLES && ch->csv_tables[k]; k++) {  // the tables beside it
+        char path[4096];
+        csv_sibling_path(a->csv, ch->csv_tables[k], path, sizeof(path));
+        if (same_path(path, a->csv) || (a->dump && same_path(path, a->dump)))
+            die_usage("--csv %s: its table %s is %s", a->csv, path, same_path(path, a->csv) ? "FILE itself" : "--dump's path");
+        check_output_file("--csv (a table beside FILE)", path);
     }
-    if (!parent_writable(a->csv)) die_usage("--csv: cannot create %s (its folder is missing or not writable)", a->csv);
 }
 
-/* The flag that gives the lengths: --seqlen, or the op's own name for it. */
-static const char *seqlen_flag(const Op *op) {
-    for (int k = 0; k < op->nflags; k++)
-        if (op->flags[k].kind == OPT_SEQLEN) return op->flags[k].flag;
-    return "--seqlen";
-}
 
 int chapter_main(const Chapter *ch, int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const Op *op = ch->op;
     Args a;
-    args_parse(&a, argc, argv, op->args, op->flags, op->nflags, ch->title);
-    check_output_paths(&a);
+    args_parse(&a, argc, argv, op->args, op->flags, op->nflags, ch->title, ch->csv_tables);
+    check_output_paths(ch, &a);
     Session se = {ch, op, 0, ch->nversions - 1, false, a.dump};
     if (a.list) { list_versions(&se); return EXIT_OK; }
     if (a.version > ch->nversions)
@@ -306,7 +303,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         else
             for (int k = 0; k < op->ncheck && n < MAX_PROBLEMS; k++)
                 if (picked(op, &op->check_cases[k], &a)) problems[n++] = op->check_cases[k];
-        if (a.dump && n != 1) die_usage("--dump writes one problem: give one --batch and one %s value", seqlen_flag(op));
+        if (a.dump && n != 1) die_usage("--dump writes one problem: give one --batch and one %s value", op_seqlen_flag(op));
         with_flags(op, &a, problems, n);
         if (ch->check_fixtures) {
             printf("oracle vs the official fixtures\n");

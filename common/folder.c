@@ -3,8 +3,10 @@
  * shapes cannot show. Anything wrong with a folder is one line and exit 2. */
 #define _XOPEN_SOURCE 700  // mkdir, realpath, getpid
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +42,45 @@ static void strip_slashes(char *buf, size_t len, const char *path) {
     for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--) buf[n - 1] = '\0';
 }
 
+/* path's folder into parent and its last name into name: "out/x/" is "out"
+ * and "x"; a name without a slash is in ".". */
+static void split_path(const char *path, char *parent, size_t plen, char *name, size_t nlen) {
+    char buf[4096];
+    strip_slashes(buf, sizeof(buf), path);
+    char *slash = strrchr(buf, '/');
+    snprintf(name, nlen, "%s", slash ? slash + 1 : buf);
+    if (slash == buf) snprintf(parent, plen, "/");
+    else if (slash) snprintf(parent, plen, "%.*s", (int)(slash - buf), buf);
+    else snprintf(parent, plen, ".");
+}
+
 bool parent_writable(const char *path) {
-    char parent[4096];
-    strip_slashes(parent, sizeof(parent), path);
-    char *slash = strrchr(parent, '/');
-    if (slash == parent) parent[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(parent, sizeof(parent), ".");
+    char parent[4096], name[4096];
+    split_path(path, parent, sizeof(parent), name, sizeof(name));
     return access(parent, W_OK) == 0;
+}
+
+bool same_path(const char *a, const char *b) {
+    char pa[4096], na[4096], pb[4096], nb[4096], ra[PATH_MAX], rb[PATH_MAX];
+    split_path(a, pa, sizeof(pa), na, sizeof(na));
+    split_path(b, pb, sizeof(pb), nb, sizeof(nb));
+    if (!realpath(pa, ra) || !realpath(pb, rb)) return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
+}
+
+void check_output_file(const char *flag, const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) die_usage("%s: %s exists and is not a regular file", flag, path);
+        if (access(path, W_OK) != 0) die_usage("%s: cannot write %s", flag, path);
+        return;
+    }
+    /* A new file: made and removed now, so that a path no file can be made
+     * at (a missing or read-only folder, /sys) is refused before the work. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) die_usage("%s: cannot create %s (%s)", flag, path, strerror(errno));
+    close(fd);
+    unlink(path);
 }
 
 void folder_check_target(const char *dir, const char *load_dir) {
@@ -116,7 +149,7 @@ void folder_write(const char *target, const TensorSpec *t, int n, const float *c
         }
         if (!ok) {
             remove_partial(tmp, t, n);
-            die_usage("--dump: %s", err);
+            die_usage("--dump %s: nothing written (%s)", dir, err);
         }
         snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? "," : "", t[k].name);
     }
@@ -187,6 +220,7 @@ static void name_unknown_files(const char *dir, const TensorSpec *t, int n) {
 void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
     memset(f, 0, sizeof(*f));
     f->dir = dir;
+    f->sized_by = f->sized;
     char path[4096], err[512];
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) die_usage("--load: %s is not a folder", dir);
@@ -222,20 +256,47 @@ void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x
         x[k] = t[k].dtype == INDEX_INT32 ? (float *)npy_read_i32(path, &shape, err, sizeof(err))
                                           : npy_read_f32(path, &shape, err, sizeof(err));
         if (!x[k]) die_usage("--load: %s", err);
+        if (!t[k].finite) continue;
+        int64_t numel = 1;
+        for (int i = 0; i < shape.ndim; i++) numel *= shape.shape[i];
+        for (int64_t i = 0; i < numel; i++)
+            if (!isfinite(x[k][i]))
+                die_usage("--load: %s element %lld is %g: %s is a model's parameter and must be finite (versions "
+                          "that subtract its running sums turn an inf into NaN)", path, (long long)i, x[k][i], t[k].name);
     }
 }
 
-void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k) {
-    NpyShape want = npy_shape_of(t);
-    const NpyShape *got = &f->shape[k];
-    bool ok = got->ndim == want.ndim;
-    for (int i = 0; ok && i < want.ndim; i++) ok = got->shape[i] == want.shape[i];
-    if (ok) return;
-    char g[128], w[128];
-    dims_text(got, g, sizeof(g));
+const NpyShape *folder_shape(const LoadFolder *f, int k) {
+    f->sized_by[k] = true;
+    return &f->shape[k];
+}
+
+static bool same_shape(const NpyShape *a, const NpyShape *b) {
+    bool ok = a->ndim == b->ndim;
+    for (int i = 0; ok && i < a->ndim; i++) ok = a->shape[i] == b->shape[i];
+    return ok;
+}
+
+void folder_expect_shapes(const LoadFolder *f, const TensorSpec *t, int n) {
+    int off = 0, first = -1;  // files whose shape is not their tensor's, the first of them
+    for (int k = 0; k < n; k++) {
+        NpyShape want = npy_shape_of(&t[k]);
+        if (f->given[k] && !same_shape(&f->shape[k], &want) && off++ == 0) first = k;
+    }
+    if (off == 0) return;
+    char g[128], w[128], from[512] = "";
+    NpyShape want = npy_shape_of(&t[first]);
+    dims_text(&f->shape[first], g, sizeof(g));
     dims_text(&want, w, sizeof(w));
-    die_usage("--load: %s/%s.npy has shape (%s), expected (%s) from the shapes of the folder's other files", f->dir,
-              t->name, g, w);
+    for (int k = 0; k < n; k++)
+        if (f->sized[k])
+            snprintf(from + strlen(from), sizeof(from) - strlen(from), "%s%s.npy", from[0] ? ", " : "", t[k].name);
+    if (off == 1)
+        die_usage("--load: %s/%s.npy has shape (%s), expected (%s) from the shapes of %s", f->dir, t[first].name, g, w,
+                  from[0] ? from : "the folder's other files");
+    die_usage("--load: %s: %s.npy has shape (%s), expected (%s), and %d other file%s do not fit the sizes read from "
+              "%s: is one of those the odd one out?", f->dir, t[first].name, g, w, off - 1, off == 2 ? "" : "s",
+              from[0] ? from : "the folder's files");
 }
 
 bool meta_bool(const LoadFolder *f, const char *key, bool dflt) {

@@ -23,6 +23,8 @@ typedef struct {
     JsonObject *json;               // = &meta_obj: the meta_* readers mark what they read through a const folder
     const TensorSpec *table;        // the names folder_read looked for, ntable of them
     int ntable;
+    bool sized[MAX_TENSORS];        // the op's infer read the sizes from file k (folder_shape)
+    bool *sized_by;                 // = sized: folder_shape marks it through a const folder
 } LoadFolder;
 
 /* Every present tensor of the table t as DIR/<name>.npy from x[k] (fp32),
@@ -33,6 +35,13 @@ void folder_write(const char *dir, const TensorSpec *t, int n, const float *cons
 /* Whether the folder that a new file or folder named path would be made in
  * is writable ("out/" names "out"; a name without a slash: the current folder). */
 bool parent_writable(const char *path);
+/* Whether two paths name the same place, however spelled ("d/x", "d/./x",
+ * "./d//x/"), whether or not it exists yet. */
+bool same_path(const char *a, const char *b);
+/* An output file (--csv's), before any work: exit 2 naming flag unless path
+ * is a regular file it can write, or a new file it can create (made and
+ * removed at once: a device, a FIFO, a folder, /sys are refused). */
+void check_output_file(const char *flag, const char *path);
 /* --dump DIR, before any work: exit 2 where DIR exists and is not an empty
  * folder (a dump is never mixed with an older one), is --load's folder
  * (load_dir, or NULL), or cannot be created. */
@@ -41,10 +50,16 @@ void folder_check_target(const char *dir, const char *load_dir);
  * be there): f->shape[k], f->given[k]. No data is read. The sizes in t are
  * not used. */
 void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n);
-/* Exit 2 unless the folder's file k has t's shape. */
-void folder_expect_shape(const LoadFolder *f, const TensorSpec *t, int k);
+/* File k's shape, for an op's infer: the file is marked as one the sizes
+ * were read from, which folder_expect_shapes names. */
+const NpyShape *folder_shape(const LoadFolder *f, int k);
+/* Exit 2 unless every file the folder holds has its tensor's shape in t
+ * (n of them): one file off is named; several off are named with the files
+ * the sizes came from, for the odd one may be among those. */
+void folder_expect_shapes(const LoadFolder *f, const TensorSpec *t, int n);
 /* The data of every file folder_read found: x[k] fp32 (malloc'd), NULL where
- * absent; read once every shape has been checked. */
+ * absent; read once every shape has been checked. Exit 2 at a NaN or inf in
+ * a tensor the table marks finite. */
 void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x);
 /* meta.json values; dflt (NULL for a string) when the key is absent; exit 2
  * when it holds another kind of value. */

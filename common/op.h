@@ -151,6 +151,13 @@ typedef struct {
     int nquick;
 } Op;
 
+/* The flag that gives the lengths: --seqlen, or the op's own name for it. */
+static inline const char *op_seqlen_flag(const Op *op) {
+    for (int k = 0; k < op->nflags; k++)
+        if (op->flags[k].kind == OPT_SEQLEN) return op->flags[k].flag;
+    return "--seqlen";
+}
+
 typedef struct {
     const char *name;                // "03_fused_cuda" (the CSV's chapter)
     const char *title;               // one line printed first
@@ -163,8 +170,11 @@ typedef struct {
     bool check_fixtures;             // also check the oracle against the official fixtures
     unsigned bench_sets;             // bit k: the op's bench[k] (BENCH_* in the op's op_<op>.h)
     /* NULL, or what the chapter prints after its timings (a plain run and
-     * --bench; with --csv FILE it may write its own CSV beside FILE). */
+     * --bench; with --csv FILE it writes the tables csv_tables names). */
     void (*lesson)(const Args *a);
+    /* The tables lesson() writes beside --csv FILE, each replaced by every
+     * run: "precision" is FILE's name + _precision.csv (csv_sibling_path). */
+    const char *csv_tables[CSV_MAX_TABLES];
 } Chapter;
 
 #endif

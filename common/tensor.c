@@ -20,11 +20,11 @@ void *host_alloc(int64_t bytes, const char *what) {
     return p;
 }
 
-void host_budget(double bytes, const char *what) {
+void host_budget(double bytes, const char *what, const char *flags) {
     const double phys = phys_bytes();
     if (phys > 0 && bytes > phys)
-        die_usage("%s needs at least %.1f GiB of host memory, this machine has %.1f GiB: give smaller sizes "
-                  "(--batch, --seqlen, --seqlens or the op's own)", what, bytes / 1073741824.0, phys / 1073741824.0);
+        die_usage("%s needs at least %.1f GiB of host memory, this machine has %.1f GiB: give smaller sizes (%s)", what,
+                  bytes / 1073741824.0, phys / 1073741824.0, flags);
 }
 
 static int64_t mul(int64_t a, int64_t b) {

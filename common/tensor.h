@@ -39,14 +39,15 @@ typedef struct {
     double lo, hi;           // random inputs: uniform in [lo, hi)
     int ndim;
     int64_t shape[MAX_DIMS]; // C order
+    bool finite;             // --load refuses NaN or inf in it: a parameter whose -inf the chunked forms cannot take
 } TensorSpec;
 
 /* malloc or exit 2 naming the bytes and what they were for (tensor.c). */
 void *host_alloc(int64_t bytes, const char *what);
 /* Exit 2 with one line (what needs how much, what the machine has, the flags
- * to change) when bytes exceed the machine's memory: the whole of a problem's
- * host memory, checked before its first allocation. */
-void host_budget(double bytes, const char *what);
+ * to change: "--batch, --seqlen") when bytes exceed the machine's memory: the
+ * whole of a problem's host memory, checked before its first allocation. */
+void host_budget(double bytes, const char *what, const char *flags);
 
 /* Elements of tensor t; a count past 2^62 (or an overflow) exits 2: more
  * than any machine's memory is refused up front (tensor.c). */

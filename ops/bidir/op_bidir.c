@@ -33,7 +33,7 @@ static int bidir_tensors(const Problem *p, TensorSpec *t) {
         t[T_DT_BWD + k].role = OPTIONAL_INPUT;
         t[T_DT_BWD + k].present = p->opt[BIDIR_HYDRA];
     }
-    t[T_Y] = (TensorSpec){"y", OUTPUT, VERSION_DTYPE, true, 0.0, 0.0, 4, {p->batch, p->seqlen, p->opt[SSD_HEADS], p->opt[SSD_HEADDIM]}};
+    t[T_Y] = (TensorSpec){"y", OUTPUT, VERSION_DTYPE, true, 0.0, 0.0, 4, {p->batch, p->seqlen, p->opt[SSD_HEADS], p->opt[SSD_HEADDIM]}, false};
     return N_TENSORS;
 }
 

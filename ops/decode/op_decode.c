@@ -40,19 +40,19 @@ static int decode_tensors(const Problem *p, TensorSpec *t) {
     int64_t d = p->dim, h = p->opt[DECODE_HEADS], P = p->opt[DECODE_HEADDIM], g = p->groups;
     int64_t S = p->opt[DECODE_SLOTS] ? p->opt[DECODE_SLOTS] : b;  // rows of the state: the pool's slots, or one a batch entry
     //                               name          role            dtype          present      range       (shapes below)
-    t[T_STATE]     = (TensorSpec){"state",     INPUT,          STATE_DTYPE,   true,        -1.0, 1.0, 0, {0}};
-    t[T_X]         = (TensorSpec){"x",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
-    t[T_DT]        = (TensorSpec){"dt",        INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5, 0, {0}};
-    t[T_A]         = (TensorSpec){"A",         INPUT,          ALWAYS_FP32,   true,        -2.0, -1.0, 0, {0}};
-    t[T_B]         = (TensorSpec){"B",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
-    t[T_C]         = (TensorSpec){"C",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}};
-    t[T_D]         = (TensorSpec){"D",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0, 0, {0}};
-    t[T_Z]         = (TensorSpec){"z",         OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0, 0, {0}};
-    t[T_DT_BIAS]   = (TensorSpec){"dt_bias",   OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -3.0 : 0.1, 0, {0}};
-    t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->opt[DECODE_SLOTS] > 0, 0.0, 0.0, 1, {b}};
-    t[T_Y]         = (TensorSpec){"y",         OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0, 0, {0}};
-    t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         STATE_DTYPE,   true,        0.0, 0.0, 0, {0}};
-    t[T_INTERMEDIATE_STATES] = (TensorSpec){"intermediate_states", OUTPUT, STATE_DTYPE, p->opt[DECODE_INTERMEDIATE], 0.0, 0.0, 0, {0}};
+    t[T_STATE]     = (TensorSpec){"state",     INPUT,          STATE_DTYPE,   true,        -1.0, 1.0, 0, {0}, false};
+    t[T_X]         = (TensorSpec){"x",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}, false};
+    t[T_DT]        = (TensorSpec){"dt",        INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5, 0, {0}, false};
+    t[T_A]         = (TensorSpec){"A",         INPUT,          ALWAYS_FP32,   true,        -2.0, -1.0, 0, {0}, true};
+    t[T_B]         = (TensorSpec){"B",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}, false};
+    t[T_C]         = (TensorSpec){"C",         INPUT,          VERSION_DTYPE, true,        -1.5, 1.5, 0, {0}, false};
+    t[T_D]         = (TensorSpec){"D",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0, 0, {0}, false};
+    t[T_Z]         = (TensorSpec){"z",         OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0, 0, {0}, false};
+    t[T_DT_BIAS]   = (TensorSpec){"dt_bias",   OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -3.0 : 0.1, 0, {0}, false};
+    t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->opt[DECODE_SLOTS] > 0, 0.0, 0.0, 1, {b}, false};
+    t[T_Y]         = (TensorSpec){"y",         OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0, 0, {0}, false};
+    t[T_STATE_OUT] = (TensorSpec){"state_out", OUTPUT,         STATE_DTYPE,   true,        0.0, 0.0, 0, {0}, false};
+    t[T_INTERMEDIATE_STATES] = (TensorSpec){"intermediate_states", OUTPUT, STATE_DTYPE, p->opt[DECODE_INTERMEDIATE], 0.0, 0.0, 0, {0}, false};
     if (m1) {
         t[T_STATE].ndim = 3;                                                         // (S, d, N)
         t[T_STATE].shape[0] = S, t[T_STATE].shape[1] = d, t[T_STATE].shape[2] = N;
@@ -392,7 +392,6 @@ static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t ro
     return r;
 }
 
-
 /* exp(Δ·A) per state element and token for M1 (A differs along N), per head
  * and token for M2 (one A per head), and softplus's exp per Δ. */
 static double decode_exps(const Problem *p) {
@@ -438,7 +437,7 @@ static void decode_infer_sizes(Problem *p, const LoadFolder *f, const NpyShape *
 }
 
 static void decode_infer(Problem *p, const LoadFolder *f) {
-    const NpyShape *st = &f->shape[T_STATE], *x = &f->shape[T_X], *B = &f->shape[T_B];
+    const NpyShape *st = folder_shape(f, T_STATE), *x = folder_shape(f, T_X), *B = folder_shape(f, T_B);
     decode_infer_sizes(p, f, st, x, B);
     p->opt[DECODE_INTERMEDIATE] = f->given[T_INTERMEDIATE_STATES];
     if (f->given[T_STATE_BATCH_INDICES]) {  // a pool: the state's rows are slots, the batch is x's
@@ -446,6 +445,9 @@ static void decode_infer(Problem *p, const LoadFolder *f) {
         if (idx->ndim != 1 || idx->shape[0] != x->shape[0])
             die_usage("--load: %s/state_batch_indices.npy must be (batch=%lld,), x.npy's first size", f->dir,
                       (long long)x->shape[0]);
+        if (st->shape[0] < x->shape[0])
+            die_usage("--load: %s/state.npy holds %lld slots, fewer than x.npy's batch of %lld", f->dir,
+                      (long long)st->shape[0], (long long)x->shape[0]);
         p->opt[DECODE_SLOTS] = p->batch;
         p->batch = x->shape[0];
     }

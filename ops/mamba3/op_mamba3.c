@@ -28,28 +28,28 @@ static int m3_tensors(const Problem *p, TensorSpec *t) {
     const int64_t b = p->batch, L = p->seqlen, h = p->opt[M3_HEADS], P = p->opt[M3_HEADDIM], g = p->groups,
                   N = p->dstate, S = p->opt[M3_ANGLES], n = p->nseq ? p->nseq : b;  // n: one state a sequence
     const bool st = p->has_h0;
-    //                                   name                 role            dtype          present      range          shape
-    t[T_Q]           = (TensorSpec){"Q",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, g, N}};
-    t[T_K]           = (TensorSpec){"K",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, g, N}};
-    t[T_V]           = (TensorSpec){"V",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, h, P}};
-    t[T_Z]           = (TensorSpec){"Z",                 OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,     4, {b, L, h, P}};
-    t[T_ADT]         = (TensorSpec){"ADT",               INPUT,          ALWAYS_FP32,   true,        -1.4, -0.001,  3, {b, h, L}};
-    t[T_DT]          = (TensorSpec){"DT",                INPUT,          ALWAYS_FP32,   true,        0.001, 0.1,    3, {b, h, L}};
-    t[T_TRAP]        = (TensorSpec){"Trap",              INPUT,          ALWAYS_FP32,   true,        -2.0, 2.0,     3, {b, h, L}};
-    t[T_Q_BIAS]      = (TensorSpec){"Q_bias",            INPUT,          ALWAYS_FP32,   true,        -1.0, 1.0,     2, {h, N}};
-    t[T_K_BIAS]      = (TensorSpec){"K_bias",            INPUT,          ALWAYS_FP32,   true,        -1.0, 1.0,     2, {h, N}};
-    t[T_ANGLES]      = (TensorSpec){"Angles",            INPUT,          ALWAYS_FP32,   true,        -3.0, 3.0,     4, {b, L, h, S}};
-    t[T_D]           = (TensorSpec){"D",                 OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    0.0, 2.0,      1, {h}};
-    t[T_ANGLE_STATE] = (TensorSpec){"angle_state",       OPTIONAL_INPUT, ALWAYS_FP32,   st,          0.0, 6.28,     3, {n, h, S}};
-    t[T_SSM_STATE]   = (TensorSpec){"ssm_state",         OPTIONAL_INPUT, ALWAYS_FP32,   st,          -1.0, 1.0,     4, {n, h, P, N}};
-    t[T_K_STATE]     = (TensorSpec){"k_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, N}};
-    t[T_V_STATE]     = (TensorSpec){"v_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, P}};
-    t[T_CU_SEQLENS]  = (TensorSpec){"cu_seqlens",        OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0, 0.0, 0.0,      1, {p->nseq + 1}};
-    t[T_Y]           = (TensorSpec){"out",               OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,      4, {b, L, h, P}};
-    t[T_FINAL_ANGLE] = (TensorSpec){"final_angle_state", OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, S}};
-    t[T_FINAL_SSM]   = (TensorSpec){"final_ssm_state",   OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      4, {n, h, P, N}};
-    t[T_FINAL_K]     = (TensorSpec){"final_k_state",     OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, N}};
-    t[T_FINAL_V]     = (TensorSpec){"final_v_state",     OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, P}};
+    //                                   name                 role            dtype          present      range          shape          finite
+    t[T_Q]           = (TensorSpec){"Q",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, g, N}, false};
+    t[T_K]           = (TensorSpec){"K",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, g, N}, false};
+    t[T_V]           = (TensorSpec){"V",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, h, P}, false};
+    t[T_Z]           = (TensorSpec){"Z",                 OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,     4, {b, L, h, P}, false};
+    t[T_ADT]         = (TensorSpec){"ADT",               INPUT,          ALWAYS_FP32,   true,        -1.4, -0.001,  3, {b, h, L}, true};
+    t[T_DT]          = (TensorSpec){"DT",                INPUT,          ALWAYS_FP32,   true,        0.001, 0.1,    3, {b, h, L}, false};
+    t[T_TRAP]        = (TensorSpec){"Trap",              INPUT,          ALWAYS_FP32,   true,        -2.0, 2.0,     3, {b, h, L}, false};
+    t[T_Q_BIAS]      = (TensorSpec){"Q_bias",            INPUT,          ALWAYS_FP32,   true,        -1.0, 1.0,     2, {h, N}, false};
+    t[T_K_BIAS]      = (TensorSpec){"K_bias",            INPUT,          ALWAYS_FP32,   true,        -1.0, 1.0,     2, {h, N}, false};
+    t[T_ANGLES]      = (TensorSpec){"Angles",            INPUT,          ALWAYS_FP32,   true,        -3.0, 3.0,     4, {b, L, h, S}, false};
+    t[T_D]           = (TensorSpec){"D",                 OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    0.0, 2.0,      1, {h}, false};
+    t[T_ANGLE_STATE] = (TensorSpec){"angle_state",       OPTIONAL_INPUT, ALWAYS_FP32,   st,          0.0, 6.28,     3, {n, h, S}, false};
+    t[T_SSM_STATE]   = (TensorSpec){"ssm_state",         OPTIONAL_INPUT, ALWAYS_FP32,   st,          -1.0, 1.0,     4, {n, h, P, N}, false};
+    t[T_K_STATE]     = (TensorSpec){"k_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, N}, false};
+    t[T_V_STATE]     = (TensorSpec){"v_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, P}, false};
+    t[T_CU_SEQLENS]  = (TensorSpec){"cu_seqlens",        OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0, 0.0, 0.0,      1, {p->nseq + 1}, false};
+    t[T_Y]           = (TensorSpec){"out",               OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,      4, {b, L, h, P}, false};
+    t[T_FINAL_ANGLE] = (TensorSpec){"final_angle_state", OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, S}, false};
+    t[T_FINAL_SSM]   = (TensorSpec){"final_ssm_state",   OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      4, {n, h, P, N}, false};
+    t[T_FINAL_K]     = (TensorSpec){"final_k_state",     OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, N}, false};
+    t[T_FINAL_V]     = (TensorSpec){"final_v_state",     OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, P}, false};
     return N_TENSORS;
 }
 
@@ -169,7 +169,7 @@ static double m3_exps(const Problem *p) {
 /* ---------------------------------------------------------------- --load */
 
 static void m3_infer(Problem *p, const LoadFolder *f) {
-    const NpyShape *q = &f->shape[T_Q], *v = &f->shape[T_V], *a = &f->shape[T_ANGLES];
+    const NpyShape *q = folder_shape(f, T_Q), *v = folder_shape(f, T_V), *a = folder_shape(f, T_ANGLES);
     if (q->ndim != 4 || v->ndim != 4 || a->ndim != 4)
         die_usage("--load: %s: Q, V and Angles must be (batch, seqlen, heads, dim)", f->dir);
     p->batch = q->shape[0];

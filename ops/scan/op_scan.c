@@ -24,19 +24,19 @@ static int scan_tensors(const Problem *p, TensorSpec *t) {
     int64_t b = p->batch, d = p->dim, N = p->dstate, L = p->seqlen, G = p->groups;
     int64_t S = p->nseq ? p->nseq : b;  // rows of h0 and last_state: one a sequence
     bool sp = p->softplus;
-    //                                name          role            dtype          present      range         shape
-    t[T_U]          = (TensorSpec){"u",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   3, {b, d, L}};
-    t[T_DELTA]      = (TensorSpec){"delta",      INPUT,          VERSION_DTYPE, true,         0.0, 0.5,   3, {b, d, L}};
-    t[T_Z]          = (TensorSpec){"z",          OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,   3, {b, d, L}};
-    t[T_A]          = (TensorSpec){"A",          INPUT,          ALWAYS_FP32,   true,        -1.0, -0.02, 2, {d, N}};
-    t[T_B]          = (TensorSpec){"B",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}};
-    t[T_C]          = (TensorSpec){"C",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}};
-    t[T_D]          = (TensorSpec){"D",          OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,   1, {d}};
-    t[T_DELTA_BIAS] = (TensorSpec){"delta_bias", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -1.0 : 0.0, 0.5, 1, {d}};
-    t[T_H0]         = (TensorSpec){"h0",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,   3, {S, d, N}};
-    t[T_CU_SEQLENS] = (TensorSpec){"cu_seqlens", OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0,  0.0, 0.0,   1, {p->nseq + 1}};
-    t[T_Y]          = (TensorSpec){"y",          OUTPUT,         VERSION_DTYPE, true,         0.0, 0.0,   3, {b, d, L}};
-    t[T_LAST_STATE] = (TensorSpec){"last_state", OUTPUT,         ALWAYS_FP32,   true,         0.0, 0.0,   3, {S, d, N}};
+    //                                name          role            dtype          present      range         shape     finite
+    t[T_U]          = (TensorSpec){"u",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   3, {b, d, L}, false};
+    t[T_DELTA]      = (TensorSpec){"delta",      INPUT,          VERSION_DTYPE, true,         0.0, 0.5,   3, {b, d, L}, false};
+    t[T_Z]          = (TensorSpec){"z",          OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,   3, {b, d, L}, false};
+    t[T_A]          = (TensorSpec){"A",          INPUT,          ALWAYS_FP32,   true,        -1.0, -0.02, 2, {d, N}, true};
+    t[T_B]          = (TensorSpec){"B",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}, false};
+    t[T_C]          = (TensorSpec){"C",          INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,   4, {b, G, N, L}, false};
+    t[T_D]          = (TensorSpec){"D",          OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,   1, {d}, false};
+    t[T_DELTA_BIAS] = (TensorSpec){"delta_bias", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -1.0 : 0.0, 0.5, 1, {d}, false};
+    t[T_H0]         = (TensorSpec){"h0",         OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,   3, {S, d, N}, false};
+    t[T_CU_SEQLENS] = (TensorSpec){"cu_seqlens", OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0,  0.0, 0.0,   1, {p->nseq + 1}, false};
+    t[T_Y]          = (TensorSpec){"y",          OUTPUT,         VERSION_DTYPE, true,         0.0, 0.0,   3, {b, d, L}, false};
+    t[T_LAST_STATE] = (TensorSpec){"last_state", OUTPUT,         ALWAYS_FP32,   true,         0.0, 0.0,   3, {S, d, N}, false};
     /* With one group B and C are (b, N, L), the official ungrouped form (the same memory). */
     if (G == 1)
         for (int k = T_B; k <= T_C; k++) {
@@ -228,13 +228,12 @@ static double scan_exps(const Problem *p) { return (double)p->batch * p->dim * p
 /* ---------------------------------------------------------------- --load */
 
 static void scan_infer(Problem *p, const LoadFolder *f) {
-    const NpyShape *u = &f->shape[T_U], *A = &f->shape[T_A], *B = &f->shape[T_B];
+    const NpyShape *u = folder_shape(f, T_U), *A = folder_shape(f, T_A), *B = folder_shape(f, T_B);
     if (u->ndim != 3) die_usage("--load: %s/u.npy must be (batch, dim, seqlen), has %d dims", f->dir, u->ndim);
     p->batch = u->shape[0];
     p->dim = u->shape[1];
     p->seqlen = u->shape[2];
-    if (A->ndim != 2 || A->shape[0] != p->dim)
-        die_usage("--load: %s/A.npy must be (dim=%lld, dstate)", f->dir, (long long)p->dim);
+    if (A->ndim != 2) die_usage("--load: %s/A.npy must be (dim, dstate), has %d dims", f->dir, A->ndim);
     p->dstate = A->shape[1];
     if (B->ndim == 3) p->groups = 1;
     else if (B->ndim == 4) p->groups = B->shape[1];

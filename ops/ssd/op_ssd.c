@@ -32,20 +32,20 @@ static int ssd_tensors(const Problem *p, TensorSpec *t) {
     int64_t b = p->batch, L = p->seqlen, h = p->opt[SSD_HEADS], P = p->opt[SSD_HEADDIM], g = p->groups, N = p->dstate;
     int64_t S = p->nseq ? p->nseq : b;  // initial and final states: one a sequence
     bool sp = p->softplus;
-    //                                    name              role            dtype          present      range                               shape
-    t[T_X]              = (TensorSpec){"x",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, h, P}};
-    t[T_DT]             = (TensorSpec){"dt",             INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}};
-    t[T_A]              = (TensorSpec){"A",              INPUT,          ALWAYS_FP32,   true,        -4.0, -0.5,                         1, {h}};
-    t[T_B]              = (TensorSpec){"B",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
-    t[T_C]              = (TensorSpec){"C",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}};
-    t[T_D]              = (TensorSpec){"D",              OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,                          1, {h}};
-    t[T_Z]              = (TensorSpec){"z",              OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,                          4, {b, L, h, P}};
-    t[T_DT_BIAS]        = (TensorSpec){"dt_bias",        OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -1.0 : 0.1,   1, {h}};
-    t[T_INITIAL_STATES] = (TensorSpec){"initial_states", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {S, h, P, N}};
-    t[T_CU_SEQLENS]     = (TensorSpec){"cu_seqlens",     OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0,  0.0, 0.0,                          1, {p->nseq + 1}};
-    t[T_Y]              = (TensorSpec){"y",              OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,                           4, {b, L, h, P}};
-    t[T_FINAL_STATE]    = (TensorSpec){"final_state",    OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,                           4, {S, h, P, N}};
-    t[T_CHUNK_STATES]   = (TensorSpec){"chunk_states",   OUTPUT,         ALWAYS_FP32,   p->nseq > 0,  0.0, 0.0,                          4, {packed_chunks(p), h, P, N}};
+    //                                    name              role            dtype          present      range                               shape           finite
+    t[T_X]              = (TensorSpec){"x",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, h, P}, false};
+    t[T_DT]             = (TensorSpec){"dt",             INPUT,          VERSION_DTYPE, true,        sp ? 0.0 : 0.01, 0.5,               3, {b, L, h}, false};
+    t[T_A]              = (TensorSpec){"A",              INPUT,          ALWAYS_FP32,   true,        -4.0, -0.5,                         1, {h}, true};
+    t[T_B]              = (TensorSpec){"B",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}, false};
+    t[T_C]              = (TensorSpec){"C",              INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,                          4, {b, L, g, N}, false};
+    t[T_D]              = (TensorSpec){"D",              OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    -1.0, 1.0,                          1, {h}, false};
+    t[T_Z]              = (TensorSpec){"z",              OPTIONAL_INPUT, VERSION_DTYPE, p->has_z,    -2.0, 2.0,                          4, {b, L, h, P}, false};
+    t[T_DT_BIAS]        = (TensorSpec){"dt_bias",        OPTIONAL_INPUT, ALWAYS_FP32,   p->has_bias, sp ? -4.0 : 0.0, sp ? -1.0 : 0.1,   1, {h}, false};
+    t[T_INITIAL_STATES] = (TensorSpec){"initial_states", OPTIONAL_INPUT, ALWAYS_FP32,   p->has_h0,   -1.0, 1.0,                          4, {S, h, P, N}, false};
+    t[T_CU_SEQLENS]     = (TensorSpec){"cu_seqlens",     OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0,  0.0, 0.0,                          1, {p->nseq + 1}, false};
+    t[T_Y]              = (TensorSpec){"y",              OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,                           4, {b, L, h, P}, false};
+    t[T_FINAL_STATE]    = (TensorSpec){"final_state",    OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,                           4, {S, h, P, N}, false};
+    t[T_CHUNK_STATES]   = (TensorSpec){"chunk_states",   OUTPUT,         ALWAYS_FP32,   p->nseq > 0,  0.0, 0.0,                          4, {packed_chunks(p), h, P, N}, false};
     if (p->D_per_channel) {  // D (h, p): one value per channel
         t[T_D].ndim = 2;
         t[T_D].shape[1] = P;
@@ -251,7 +251,7 @@ static double ssd_flops(const Problem *p) {
 /* ---------------------------------------------------------------- --load */
 
 void ssd_infer_sizes(Problem *p, const LoadFolder *f) {
-    const NpyShape *x = &f->shape[T_X], *B = &f->shape[T_B];
+    const NpyShape *x = folder_shape(f, T_X), *B = folder_shape(f, T_B);
     if (x->ndim != 4)
         die_usage("--load: %s/x.npy must be (batch, seqlen, heads, headdim), has %d dims", f->dir, x->ndim);
     p->batch = x->shape[0];
@@ -287,8 +287,12 @@ static void ssd_infer(Problem *p, const LoadFolder *f) {
     if (!p->nseq || !f->given[T_CHUNK_STATES]) return;
     /* Σ ceil(length / Q) over the sequences is at most nseq + L / Q: more is
      * refused from the header, before the file's data is read. */
-    const int64_t most = p->nseq + p->seqlen / p->opt[SSD_CHUNK], got = f->shape[T_CHUNK_STATES].shape[0];
-    if (f->shape[T_CHUNK_STATES].ndim < 1 || got > most)
+    const NpyShape *cs = &f->shape[T_CHUNK_STATES];
+    if (cs->ndim != 4)
+        die_usage("--load: %s/chunk_states.npy has %d dimensions; expected 4 (chunks, heads, headdim, dstate)", f->dir,
+                  cs->ndim);
+    const int64_t most = p->nseq + p->seqlen / p->opt[SSD_CHUNK], got = cs->shape[0];
+    if (got > most)
         die_usage("--load: %s/chunk_states.npy holds %lld chunks; %lld sequences of %lld tokens in all make at most %lld",
                   f->dir, (long long)got, (long long)p->nseq, (long long)p->seqlen, (long long)most);
     p->opt[SSD_NCHUNKS] = got;
