@@ -28,15 +28,10 @@ static const ScanVersion versions[] = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "01_naive_scan",
-        .title = "01_naive_scan: the scan as selective_scan_ref writes it",
-        .op = &OP_SCAN,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,                 // CPU versions are checked against the oracle
+        .name = "01_naive_scan", .title = "the scan as selective_scan_ref writes it",
+        .op = &OP_SCAN, .versions = versions, .nversions = COUNT(versions), .bench_sets = BENCH_S1,
         .prev_gpu = {&versions[1].info},  // the eager GPU scan against the streaming CPU scan
         .check_fixtures = true,
-        .bench_sets = BENCH_S1,
     };
     return chapter_main(&chapter, argc, argv);
 }

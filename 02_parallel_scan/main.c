@@ -63,14 +63,9 @@ static const ScanVersion eager_gpu = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "02_parallel_scan",
-        .title = "02_parallel_scan: the scan over pairs (a, b) with an associative operator",
-        .op = &OP_SCAN,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = &streaming_cpu.info,
-        .prev_gpu = {&eager_gpu.info},
-        .bench_sets = BENCH_S1,
+        .name = "02_parallel_scan", .title = "the scan over pairs (a, b) with an associative operator",
+        .op = &OP_SCAN, .versions = versions, .nversions = COUNT(versions), .bench_sets = BENCH_S1,
+        .prev_cpu = &streaming_cpu.info, .prev_gpu = {&eager_gpu.info},  // 01's scans
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -64,14 +64,10 @@ static const ScanVersion hillis_steele_gpu = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "03_fused_cuda",
-        .title = "03_fused_cuda: the selective scan fused into one pass, FP32",
-        .op = &OP_SCAN,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,                       // the CPU version is checked against the oracle
-        .prev_gpu = {&hillis_steele_gpu.info},  // the GPU versions also against 02's scan
+        .name = "03_fused_cuda", .title = "the selective scan fused into one pass, FP32",
+        .op = &OP_SCAN, .versions = versions, .nversions = COUNT(versions),
         .bench_sets = BENCH_S1 | BENCH_S2 | BENCH_SERVING_S1,
+        .prev_gpu = {&hillis_steele_gpu.info},  // the GPU versions also against 02's scan
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -119,15 +119,11 @@ static const ScanVersion fused_tuned = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "04_fp16_half2",
-        .title = "04_fp16_half2: fp16 inputs and outputs, exponentials split between MUFU and FMA pipe",
-        .op = &OP_SCAN,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,                 // the CPU version is checked against the oracle
+        .name = "04_fp16_half2", .title = "fp16 inputs and outputs, exponentials split between MUFU and FMA pipe",
+        .op = &OP_SCAN, .versions = versions, .nversions = COUNT(versions),
+        .bench_sets = BENCH_S1 | BENCH_S2 | BENCH_SERVING_S1,
         .prev_gpu = {&fused_tuned.info},  // the GPU versions also against 03's tuned kernel
         .fp16_inputs = true,              // inputs rounded to fp16: the oracle sees what the kernels see
-        .bench_sets = BENCH_S1 | BENCH_S2 | BENCH_SERVING_S1,
     };
     return chapter_main(&chapter, argc, argv);
 }

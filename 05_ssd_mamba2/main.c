@@ -142,18 +142,12 @@ static const SsdVersion versions[] = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "05_ssd_mamba2",
-        .title = "05_ssd_mamba2: Mamba-2's SSD, the chunked state-space dual form",
-        .op = &OP_SSD,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,  // the CPU versions are checked against the oracle
+        .name = "05_ssd_mamba2", .title = "Mamba-2's SSD, the chunked state-space dual form",
+        .op = &OP_SSD, .versions = versions, .nversions = COUNT(versions), .check_fixtures = true,
+        .bench_sets = BENCH_S3 | BENCH_S3_Z | BENCH_CROSSOVER | BENCH_SERVING_S3,
         /* the GPU versions also against the C chunked form and 03 through the mapping */
         .prev_gpu = {&versions[2].info, &versions[3].info},
-        .check_fixtures = true,
-        .bench_sets = BENCH_S3 | BENCH_S3_Z | BENCH_CROSSOVER | BENCH_SERVING_S3,
-        .lesson = ssd_precision_lesson,
-        .csv_tables = {"precision"},
+        .lesson = ssd_precision_lesson, .csv_tables = {"precision"},
     };
     return chapter_main(&chapter, argc, argv);
 }

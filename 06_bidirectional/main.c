@@ -74,16 +74,12 @@ static const BidirVersion versions[] = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "06_bidirectional",
-        .title = "06_bidirectional: bidirectional Mamba-2, the default and the Hydra form",
-        .op = &OP_BIDIR,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
+        .name = "06_bidirectional", .title = "bidirectional Mamba-2, the default and the Hydra form",
+        .op = &OP_BIDIR, .versions = versions, .nversions = COUNT(versions), .check_fixtures = true,
+        .bench_sets = BENCH_S3_DEFAULT | BENCH_S3_HYDRA,
         .prev_cpu = &versions[0].info,  // the chunked form against 05 run twice
         /* the GPU versions also against the C chunked form and 05's kernels run twice */
         .prev_gpu = {&versions[1].info, &versions[2].info},
-        .check_fixtures = true,
-        .bench_sets = BENCH_S3_DEFAULT | BENCH_S3_HYDRA,
     };
     return chapter_main(&chapter, argc, argv);
 }

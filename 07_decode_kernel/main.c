@@ -90,19 +90,13 @@ static const DecodeVersion versions[] = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "07_decode_kernel",
-        .title = "07_decode_kernel: the decode step (selective_state_update), both forms, T tokens per launch",
-        .op = &OP_DECODE,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = NULL,  // the C step is checked against the oracle and the fixtures
-        /* the GPU versions also against the C step and the scan of 03 / 05 on the same tokens */
-        .prev_gpu = {&versions[0].info, &versions[1].info},
-        .check_fixtures = true,
+        .name = "07_decode_kernel", .title = "the decode step (selective_state_update), both forms, T tokens per launch",
+        .op = &OP_DECODE, .versions = versions, .nversions = COUNT(versions), .check_fixtures = true,
         .bench_sets = BENCH_S4_M2 | BENCH_S4_M1 | BENCH_TOKENS_M2 | BENCH_TOKENS_M1 | BENCH_SLOTS_M2 | BENCH_SLOTS_M1 |
                       BENCH_DRAFTS_M2 | BENCH_DRAFTS_M1,
-        .lesson = decode_lessons,
-        .csv_tables = {"state_vs_kv", "state_precision"},
+        /* the GPU versions also against the C step and the scan of 03 / 05 on the same tokens */
+        .prev_gpu = {&versions[0].info, &versions[1].info},
+        .lesson = decode_lessons, .csv_tables = {"state_vs_kv", "state_precision"},
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -31,15 +31,11 @@ static const Mamba3Version versions[] = {
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
-        .name = "08_mamba3",
-        .title = "08_mamba3: Mamba-3 SISO, the trapezoid rule and rotated q and k",
-        .op = &OP_MAMBA3,
-        .versions = versions,
-        .nversions = sizeof(versions) / sizeof(versions[0]),
-        .prev_cpu = &versions[0].info,  // the chunked form also against the step form
+        .name = "08_mamba3", .title = "Mamba-3 SISO, the trapezoid rule and rotated q and k",
+        .op = &OP_MAMBA3, .versions = versions, .nversions = COUNT(versions), .bench_sets = BENCH_S6,
+        .prev_cpu = &versions[0].info,    // the chunked form also against the step form
         .prev_gpu = {&versions[0].info},  // the GPU versions also against the C step form
         .check_fixtures = true,
-        .bench_sets = BENCH_S6,
     };
     return chapter_main(&chapter, argc, argv);
 }

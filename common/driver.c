@@ -270,7 +270,9 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const Op *op = ch->op;
     Args a;
-    args_parse(&a, argc, argv, op->args, op->flags, op->nflags, ch->title, ch->csv_tables);
+    char title[512];  // "03_fused_cuda: the selective scan fused into one pass, FP32"
+    snprintf(title, sizeof(title), "%s: %s", ch->name, ch->title);
+    args_parse(&a, argc, argv, op->args, op->flags, op->nflags, title, ch->csv_tables);
     check_output_paths(ch, &a);
     Session se = {ch, op, 0, ch->nversions - 1, false, a.dump};
     if (a.list) { list_versions(&se); return EXIT_OK; }
@@ -284,7 +286,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     if (((a.given & (ARG_NO_Z | ARG_NO_D | ARG_NO_BIAS | ARG_NO_SOFTPLUS | ARG_H0)) || a.op_given) && a.load)
         die_usage("--load takes the flags from its files; drop the flag options");
     bool quick = !a.check && !a.bench && !a.load;  // what a reader runs
-    printf("%s\n", ch->title);
+    printf("%s\n", title);
 
     Problem problems[MAX_PROBLEMS];
     if (a.load) {

@@ -16,6 +16,9 @@
 #include "folder.h"
 #include "tensor.h"
 
+/* The number of elements of the array a (a table's count beside the table). */
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+
 /* One problem of any operation: sizes and flags. Fields an operation does
  * not have stay 0 (false). */
 typedef struct {
@@ -160,7 +163,7 @@ static inline const char *op_seqlen_flag(const Op *op) {
 
 typedef struct {
     const char *name;                // "03_fused_cuda" (the CSV's chapter)
-    const char *title;               // one line printed first
+    const char *title;               // printed first after the name: "03_fused_cuda: <title>"
     const Op *op;                    // what its versions compute
     const void *versions;            // the op's version type, numbered from 1 in this order
     int nversions;
