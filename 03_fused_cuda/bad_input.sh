@@ -1,8 +1,8 @@
 # 03's bad inputs (tests/bad_input.sh runs them with P = build/03_fused_cuda), on the
 # round trip's packed folder $tmp/packed: four sequences, 100 tokens.
 bad "$c: a flag of another op" "--heads" "$P" --heads 4
-bad_lean "$c: 2^31 - 1 packed tokens, refused before it allocates" "host memory" \
-    timeout 20 "$P" 1 --check --seqlens 2147483647 --dim 1 --dstate 1
+bad_lean "$c: 2^31 - 1 packed tokens of 64 channels, refused before it allocates" "host memory|device memory" \
+    timeout 20 "$P" --check --seqlens 2147483647 --dim 64 --dstate 1
 bad "$c: --seqlens with --batch 2" "--batch" "$P" --check --seqlens 5,7 --batch 2
 bad "$c: --seqlens with --seqlen" "--seqlen" "$P" --check --seqlens 5,7 --seqlen 12
 bad "$c: --seqlens 5,0" "out of range" "$P" --check --seqlens 5,0

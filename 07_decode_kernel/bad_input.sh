@@ -6,8 +6,8 @@ bad "$c: --form m3" "m3" "$P" --form m3
 bad "$c: --form given twice" "--form" "$P" --check --form m1 --form m2
 bad "$c: --chunk, a flag of another op" "--chunk" "$P" --chunk 64
 bad "$c: --slots below --batch" "--slots 3" "$P" --check --batch 5 --slots 3
-bad_lean "$c: 10^9 tokens, refused before it allocates" "host memory.*--tokens" \
-    "$P" 1 --check --form m2 --batch 1 --heads 1 --headdim 1 --dstate 1 --groups 1 --tokens 1000000000
+bad_lean "$c: 10^9 tokens of 64 heads, refused before it allocates" "host memory.*--tokens|device memory" \
+    "$P" --check --form m2 --batch 1 --heads 64 --headdim 16 --dstate 1 --groups 1 --tokens 1000000000
 cp -r "$tmp/decode_pool" "$tmp/pool_far" && npy_i32 "$tmp/pool_far/state_batch_indices.npy" "0 7 -1 2"
 bad "$c: --load state_batch_indices past the pool" "past the pool" "$P" 1 --load "$tmp/pool_far"
 cp -r "$tmp/decode_pool" "$tmp/pool_twice" && npy_i32 "$tmp/pool_twice/state_batch_indices.npy" "3 1 -1 3"

@@ -236,20 +236,7 @@ void bench(Session *se, const Problem *problems, int n, const Args *a, bool quic
     }
     /* Fail before any work if no version can fit a problem on the device
      * (exit 2); a version that alone does not fit is skipped in its row. */
-    size_t free_b = gpu_free_bytes();
-    for (int i = 0; i < n; i++) {
-        TensorSpec t[MAX_TENSORS];
-        int nt = problem_table(se->op, &problems[i], t);
-        const VersionInfo *smallest = NULL;
-        size_t least = 0;
-        for (int k = se->first; k <= se->last; k++) {
-            const VersionInfo *v = version_at(se, k);
-            if (!v->gpu || se->op->unsupported(v, &problems[i])) continue;
-            size_t need = device_bytes(se->op, v, &problems[i], t, nt);
-            if (!smallest || need < least) smallest = v, least = need;
-        }
-        if (smallest && least > free_b) device_too_small(se->op, smallest, &problems[i], least, free_b);
-    }
+    for (int i = 0; i < n; i++) device_budget(se, &problems[i]);
     const Floors *fl = floors_get();
     printf("\n%s on %s (copy %.0f GB/s, exp2 %.3g/s", quick ? "timing" : a->sampled ? "sampled checks" : "bench",
            gpu_name(), fl->bw_gbps, fl->exp_rate);

@@ -141,6 +141,7 @@ void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t 
     /* The least any run of p holds at once: the inputs in fp32 and each output
      * twice in fp32 (a version's result and the one it is compared with); a
      * check's fp64 oracle comes on top, each allocation checked again. */
+    device_budget(se, p);
     double need = 0.0;
     for (int k = 0; k < hp->n; k++)
         if (hp->t[k].present) need += (double)tensor_numel(&hp->t[k]) * (is_input(&hp->t[k]) ? 4.0 : 8.0);
@@ -251,8 +252,27 @@ size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const 
 void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b) {
     char shape[128];
     op->shape_text(p, shape, sizeof(shape));
-    die_usage("%s at %s needs %zu bytes (%.1f MiB) of device memory, %zu free", v->name, shape, need,
-              need / 1048576.0, free_b);
+    die_usage("%s at %s needs %zu bytes (%.1f MiB) of device memory, %zu free: give smaller sizes", v->name, shape,
+              need, need / 1048576.0, free_b);
+}
+
+void device_budget(const Session *se, const Problem *p) {
+    bool any_gpu = false;
+    for (int k = se->first; k <= se->last; k++) any_gpu |= version_at(se, k)->gpu;
+    if (!any_gpu || !gpu_available()) return;  // a version's unsupported() may ask the device
+    TensorSpec t[MAX_TENSORS];
+    int nt = problem_table(se->op, p, t);
+    const VersionInfo *smallest = NULL;
+    size_t least = 0;
+    for (int k = se->first; k <= se->last; k++) {
+        const VersionInfo *v = version_at(se, k);
+        if (!v->gpu || se->op->unsupported(v, p)) continue;
+        size_t need = device_bytes(se->op, v, p, t, nt);
+        if (!smallest || need < least) smallest = v, least = need;
+    }
+    if (!smallest) return;
+    size_t free_b = gpu_free_bytes();
+    if (least > free_b) device_too_small(se->op, smallest, p, least, free_b);
 }
 
 /* Input k of one set into dst (device), in the version's dtype dt. */
