@@ -16,6 +16,13 @@ extern "C" {
 const char *mamba3_step_gpu_unsupported(const Mamba3Shape *s);
 void mamba3_step_gpu(const Mamba3Tensors *t, void *workspace);
 
+/* 4: the chunked form on the GPU in four steps (angles, chunk states, the
+ * states passed along, the chunk outputs), fp32 I/O. SKIPs a chunk whose q,
+ * k and scores pass 200 KiB of shared memory, or more than 65,535 heads. */
+size_t mamba3_chunked_gpu_workspace(const Mamba3Shape *s);
+const char *mamba3_chunked_gpu_unsupported(const Mamba3Shape *s);
+void mamba3_chunked_gpu(const Mamba3Tensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,14 +27,21 @@ static const Mamba3Version versions[] = {
               .gpu = true, .dtype = DT_FP32},
      .unsupported = mamba3_step_gpu_unsupported,
      .run = mamba3_step_gpu},
+    {.info = {.name = "mamba3_chunked_gpu",
+              .what = "version 2 on the GPU in four steps, as 05's version 5: the chain is L/Q chunk steps, not L",
+              .gpu = true, .dtype = DT_FP32},
+     .workspace_bytes = mamba3_chunked_gpu_workspace,
+     .unsupported = mamba3_chunked_gpu_unsupported,
+     .run = mamba3_chunked_gpu},
 };
 
 int main(int argc, char **argv) {
     const Chapter chapter = {
         .name = "08_mamba3", .title = "Mamba-3 SISO, the trapezoid rule and rotated q and k",
-        .op = &OP_MAMBA3, .versions = versions, .nversions = COUNT(versions), .bench_sets = BENCH_S6,
+        .op = &OP_MAMBA3, .versions = versions, .nversions = COUNT(versions),
+        .bench_sets = BENCH_S6 | BENCH_S6_STEP,
         .prev_cpu = &versions[0].info,    // the chunked form also against the step form
-        .prev_gpu = {&versions[0].info},  // the GPU versions also against the C step form
+        .prev_gpu = {&versions[0].info, &versions[1].info},  // the GPU versions also against both C forms
         .check_fixtures = true,
     };
     return chapter_main(&chapter, argc, argv);

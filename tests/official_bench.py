@@ -9,6 +9,8 @@
   bidir_fwd        hydra_recipe_triton[_shift]           Hydra's recipe (below) at S3, fp16 and bf16
   decode_mamba2    official_triton                       selective_state_update (Triton) at S4, Mamba-2 form
   decode_mamba1    official_triton                       selective_state_update (Triton) at S4, Mamba-1 form
+  mamba3_siso_fwd  official_triton_mamba3_combined[_z]   mamba3_siso_combined (Triton) at S6, bf16, without and with z
+  mamba3_siso_step official_triton_mamba3_step           mamba3_siso_step (Triton), one token, batch 1, 64, 256, bf16
 
 The sets (docs/design.md §7; plots/tablelib/sets.py picks our rows by them):
   S1  Mamba-1, d 2048, N 32, L 512, batch 1-16; z, D, delta_bias, softplus; B, C (b, N, L)
@@ -17,6 +19,8 @@ The sets (docs/design.md §7; plots/tablelib/sets.py picks our rows by them):
       L 512 ... 16384 at batch 1 and 8
   S4  one decode step: Mamba-2 heads 32, headdim 64, N 128, groups 1, no z; Mamba-1 d 2048,
       N 16, z; batch 1 ... 256; the state in the I/O dtype
+  S6  Mamba-3 SISO: heads 32, qk heads 1, N 128, headdim 64, 32 angle pairs, chunk 64, D;
+      L 2048 and 8192 at batch 1 and 8; the step's SSM state fp32, its k and v states bf16
 In fp16 and bf16 rows the activations (and the decode state) are 16-bit; A, D and the dt
 bias stay fp32, as in the official modules. Hydra's recipe is the bidirectional scan as
 Hydra's code runs it: the batch doubled with time-flipped copies, one causal
@@ -72,6 +76,8 @@ S3 = dict(heads=32, headdim=64, N=128, groups=1, chunk=256, lengths=tuple(2 ** k
 S4_M2 = dict(heads=32, headdim=64, N=128, groups=1)
 S4_M1 = dict(dim=2048, N=16)
 S4_BATCHES = tuple(2 ** k for k in range(9))
+S6 = dict(heads=32, qk_heads=1, N=128, headdim=64, angles=32, chunk=64, lengths=(2048, 8192), batches=(1, 8))
+S6_STEP_BATCHES = (1, 64, 256)
 COPY_BYTES = 1 << 30
 FLUSH_BYTES = 512 << 20
 WARMUP = 5
@@ -110,6 +116,22 @@ def decode_mamba1_bytes(dtype, b, d, N):
     A (d, N), D and dt_bias (d) fp32."""
     e = DTYPE_BYTES[dtype]
     return 2 * b * d * N * e + 4 * b * d * e + 2 * b * N * e + d * N * F32 + 2 * d * F32
+
+
+def mamba3_bytes(dtype, b, L, h, g, N, p, S, z):
+    """q, k (b, L, g, N); v in, y out and z (b, L, h, p); trap, angles in the I/O dtype;
+    dt·A and dt (b, h, L), the q and k biases (h, N) and D (h) fp32."""
+    e = DTYPE_BYTES[dtype]
+    return (2 * b * L * g * N + (3 if z else 2) * b * L * h * p + b * h * L + b * L * h * S) * e + \
+        (2 * b * h * L + 2 * h * N + h) * F32
+
+
+def mamba3_step_bytes(dtype, b, h, g, N, p, S):
+    """One token: the four states read and written (angles and H fp32, k and v in the I/O
+    dtype), and mamba3_bytes' tensors at L 1 without z."""
+    e = DTYPE_BYTES[dtype]
+    return 2 * (b * h * S * F32 + b * h * p * N * F32 + b * h * (N + p) * e) + mamba3_bytes(dtype, b, 1, h, g, N, p, S,
+                                                                                             False)
 
 
 # ---------------------------------------------------------------- finding the official code
@@ -165,6 +187,12 @@ def official_functions(mamba_src):
     step = importlib.import_module("mamba_ssm.ops.triton.selective_state_update")
     found = {"mamba_chunk_scan_combined": ssd.mamba_chunk_scan_combined,
              "selective_state_update": step.selective_state_update}
+    for module, name in (("mamba_ssm.ops.triton.mamba3.mamba3_siso_combined", "mamba3_siso_combined"),
+                         ("mamba_ssm.ops.triton.mamba3.mamba3_siso_step", "mamba3_siso_step")):
+        try:  # Mamba-3 came later than the rest: an older mamba_ssm lacks it
+            found[name] = getattr(importlib.import_module(module), name)
+        except Exception as error:
+            found[name] = f"{name} is not in this mamba_ssm ({first_line(error)})"
     try:  # mamba_ssm 2.x imports the interface without the extension and fails at the first call
         importlib.import_module("selective_scan_cuda")
         scan = importlib.import_module("mamba_ssm.ops.selective_scan_interface")
@@ -403,7 +431,64 @@ def decode_mamba1(run):
                      lambda: setup(dtype, b))
 
 
-BENCHES = (d2d_copy, mamba1_scan_fwd, ssd_fwd, bidir_fwd, decode_mamba2, decode_mamba1)  # run in this order
+def mamba3_inputs(run, b, L):
+    """Mamba-3's inputs at S6 in the official layouts (the official tests' ranges): q and k
+    RMS-normalized, dt log-uniform in [1e-3, 0.1], dt·A = -(1..16)·dt, trap in [0, 1);
+    L None is the step's (no time axis)."""
+    torch, bf = run.torch, "bf16"
+    h, g, N, p, S = S6["heads"], S6["qk_heads"], S6["N"], S6["headdim"], S6["angles"]
+    t = () if L is None else (L,)
+    rms = lambda x: x / x.float().pow(2).mean(-1, keepdim=True).sqrt().to(x.dtype)
+    dt = torch.exp(math.log(1e-3) + (math.log(0.1) - math.log(1e-3)) * torch.rand((b, h) + t, device="cuda"))
+    return dict(q=rms(run.randn(b, *t, g, N, dtype=bf)), k=rms(run.randn(b, *t, g, N, dtype=bf)),
+                v=run.randn(b, *t, h, p, dtype=bf), adt=-(1.0 + 15.0 * torch.rand_like(dt)) * dt, dt=dt,
+                trap=torch.rand((b, h) + t, device="cuda").to(run.dtype[bf]), q_bias=run.randn(h, N),
+                k_bias=run.randn(h, N), angles=run.randn(b, *t, h, S, dtype=bf), D=run.randn(h))
+
+
+def mamba3_siso_fwd(run):
+    """mamba3_siso_combined's forward at S6, bf16, without and with z."""
+    combined = run.official["mamba3_siso_combined"]
+    if isinstance(combined, str):
+        print(f"mamba3_siso_fwd: skipped: {combined}")
+        return
+    h, g, N, p, S = S6["heads"], S6["qk_heads"], S6["N"], S6["headdim"], S6["angles"]
+
+    def setup(b, L, with_z):
+        x = mamba3_inputs(run, b, L)
+        z = run.randn(b, L, h, p, dtype="bf16") if with_z else None
+        return lambda: combined(x["q"], x["k"], x["v"], x["adt"], x["dt"], x["trap"], x["q_bias"], x["k_bias"],
+                                x["angles"], D=x["D"], Z=z, chunk_size=S6["chunk"])
+
+    for b in run.batches(*S6["batches"]):
+        for L in S6["lengths"]:
+            for with_z in (False, True):
+                run.time("mamba3_siso_fwd", "official_triton_mamba3_combined" + ("_z" if with_z else ""), "bf16", b, h,
+                         N, L, mamba3_bytes("bf16", b, L, h, g, N, p, S, with_z), lambda: setup(b, L, with_z))
+
+
+def mamba3_siso_step(run):
+    """mamba3_siso_step, one token from the four states: the SSM state fp32, k and v bf16."""
+    step = run.official["mamba3_siso_step"]
+    if isinstance(step, str):
+        print(f"mamba3_siso_step: skipped: {step}")
+        return
+    h, g, N, p, S = S6["heads"], S6["qk_heads"], S6["N"], S6["headdim"], S6["angles"]
+
+    def setup(b):
+        x = mamba3_inputs(run, b, None)
+        states = (run.randn(b, h, S), run.randn(b, h, p, N), run.randn(b, h, N, dtype="bf16"),
+                  run.randn(b, h, p, dtype="bf16"))
+        return lambda: step(x["q"], x["k"], x["v"], x["adt"], x["dt"], x["trap"], x["q_bias"], x["k_bias"],
+                            x["angles"], D=x["D"], Input_States=states)
+
+    for b in run.batches(*S6_STEP_BATCHES):
+        run.time("mamba3_siso_step", "official_triton_mamba3_step", "bf16", b, h, N, 1,
+                 mamba3_step_bytes("bf16", b, h, g, N, p, S), lambda: setup(b))
+
+
+BENCHES = (d2d_copy, mamba1_scan_fwd, ssd_fwd, bidir_fwd, decode_mamba2, decode_mamba1, mamba3_siso_fwd,
+           mamba3_siso_step)  # run in this order
 OPS = tuple(bench.__name__ for bench in BENCHES)  # each function is named as the op it writes
 
 
@@ -432,7 +517,8 @@ def parse_args(argv):
     try:
         args.ops = names(args.ops, OPS, "op") or list(OPS)
         args.dtypes = names(args.dtypes, DTYPE_BYTES, "dtype")
-        args.batches = [int(b) for b in names(args.batches, [str(b) for b in S4_BATCHES], "batch") or []]
+        known = sorted(set(S4_BATCHES) | set(S6_STEP_BATCHES))
+        args.batches = [int(b) for b in names(args.batches, [str(b) for b in known], "batch") or []]
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     if args.reps < 1:

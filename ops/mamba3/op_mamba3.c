@@ -238,8 +238,23 @@ static const Problem CHECK_CASES[] = {
 
 /* Benchmark sets: S6, the official Mamba-3 timing's shape (bf16 there). */
 #define S6_BASE {.dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true}
-static const BenchGrid BENCH[] = {{.base = S6_BASE, .batch = {1, 8}, .seqlen = {2048, 8192}}};
+/* S6's step: one token from the four states, no z (the official step's call). */
+#define S6_STEP_BASE {.dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_D = true, .has_h0 = true}
+static const BenchGrid BENCH[] = {
+    {.base = S6_BASE, .batch = {1, 8}, .seqlen = {2048, 8192}},
+    {.base = S6_STEP_BASE, .batch = {1, 64, 256}, .seqlen = {1}},
+};
 static const BenchGrid QUICK[] = {{.base = S6_BASE, .batch = {1}, .seqlen = {512}}};
+
+/* The chunked form's products a chunk of Q steps and a head: the scores q̃·k̃ (Q² N,
+ * the causal half counted whole, as a tensor core computes it), scores·V (Q² p), the
+ * chunk's state V K̃ᵀ (Q p N) and y from the state entering it (Q p N); 2 FLOPs a
+ * multiply-add. A problem shorter than Q has chunks of its length. */
+static double m3_flops(const Problem *p) {
+    const double L = (double)p->seqlen, Q = p->opt[M3_CHUNK] < p->seqlen ? (double)p->opt[M3_CHUNK] : L;
+    const double N = (double)p->dstate, P = (double)p->opt[M3_HEADDIM];
+    return 2.0 * (double)p->batch * (double)p->opt[M3_HEADS] * L * (Q * (N + P) + 2.0 * P * N);
+}
 
 static const OpFlag M3_FLAGS[] = {
     {"--heads", "H  heads (of v, z, y; --groups is the qk heads)", OPT_SIZE, M3_HEADS, NULL, true, false, true, NULL},
@@ -253,8 +268,7 @@ const Op OP_MAMBA3 = {
     .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
     .tol_fp16 = &TOLERANCES[TOL_FP16],
     .tol_bf16 = &TOLERANCES[TOL_BF16],
-    .flags = M3_FLAGS,
-    .nflags = sizeof(M3_FLAGS) / sizeof(M3_FLAGS[0]),
+    .flags = M3_FLAGS, .nflags = COUNT(M3_FLAGS),
     .csv_columns = MAMBA_CSV_COLUMNS,
     .csv_sizes = m3_csv_sizes,
     .version_size = sizeof(Mamba3Version),
@@ -271,6 +285,7 @@ const Op OP_MAMBA3 = {
     .rows = m3_rows,
     .check_row = m3_check_row,
     .exps = m3_exps,
+    .flops = m3_flops,
     .infer = m3_infer,
     .meta_text = m3_meta_text,
     .fixtures = fixtures_check_mamba3,

@@ -25,6 +25,9 @@ OFFICIAL_NAMES = {  # impl -> the official function it times
     "official_triton": "`selective_state_update` (Triton)",
     "hydra_recipe_triton": "Hydra's recipe: one `mamba_chunk_scan_combined` (Triton) on the batch doubled with flipped copies",
     "hydra_recipe_triton_shift": "Hydra's recipe with its one-step shift",
+    "official_triton_mamba3_combined": "`mamba3_siso_combined` (Triton)",
+    "official_triton_mamba3_combined_z": "`mamba3_siso_combined` (Triton) with z",
+    "official_triton_mamba3_step": "`mamba3_siso_step` (Triton)",
 }
 
 
