@@ -102,10 +102,14 @@ __global__ void angles_kernel(Mamba3Tensors t, Work w) {
     sequence_of(t, n, &r, &t0, &t1);
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
         float th = t.angle_state ? t.angle_state[o * S + i] : 0.0f;
+        // the step's angle and dt are loaded a step ahead: the chain waits on the arithmetic, not on DRAM
+        float ang = t.angles[((r * L + t0) * H + h) * S + i], dt = t.dt[(r * H + h) * L + t0];
         for (int64_t l = t0; l < t1; l++) {
-            const int64_t bl = r * L + l, hl = (r * H + h) * L + l;
+            const int64_t bl = r * L + l;
+            const float a_now = ang, dt_now = dt;
+            if (l + 1 < t1) ang = t.angles[((bl + 1) * H + h) * S + i], dt = t.dt[(r * H + h) * L + l + 1];
             // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
-            const float a = fmodf(th + (TWO_PI / 2) * tanhf(t.angles[(bl * H + h) * S + i]) * t.dt[hl], TWO_PI);
+            const float a = fmodf(th + (TWO_PI / 2) * tanhf(a_now) * dt_now, TWO_PI);
             th = a < 0.0f ? a + TWO_PI : a;
             w.theta[(bl * H + h) * S + i] = th;
         }
@@ -234,33 +238,36 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
     int64_t r, t0, t1;
     sequence_of(t, n, &r, &t0, &t1);
     const int64_t m = t1 - c0 < Q ? t1 - c0 : Q;
-    // shared: qc, kc (Q, N) rotated q and k, sc (Q, Q) the weighted scores, cum, gam, wt (Q,); fp32
-    float *qc = smem, *kc = qc + Q * N, *sc = kc + Q * N, *cum = sc + Q * Q, *gam = cum + Q, *wt = gam + Q;
+    // shared: qc, kc (Q, N + 1) rotated q and k, sc (Q, Q + 1) the weighted scores, cum, gam,
+    // wt (Q,); fp32. The rows are one float longer than their data, so that a warp reading
+    // one column of consecutive rows reads 32 banks, not one.
+    const int64_t NS = N + 1, QS = Q + 1;
+    float *qc = smem, *kc = qc + Q * NS, *sc = kc + Q * NS, *cum = sc + Q * QS, *gam = cum + Q, *wt = gam + Q;
     const float *v_in = (const float *)t.v, *z_in = (const float *)t.z;  // (b, L, h, p) fp32
     float *y_out = (float *)t.y;                                          // (b, L, h, p) fp32
     if (threadIdx.x == 0) chunk_scalars(t, r, h, c0, m, cum, gam, wt);
     for (int64_t j = 0; j < m; j++) {
-        rotated_row(t, w, (const float *)t.q, t.q_bias, r, c0 + j, h, qc + j * N);
-        rotated_row(t, w, (const float *)t.k, t.k_bias, r, c0 + j, h, kc + j * N);
+        rotated_row(t, w, (const float *)t.q, t.q_bias, r, c0 + j, h, qc + j * NS);
+        rotated_row(t, w, (const float *)t.k, t.k_bias, r, c0 + j, h, kc + j * NS);
     }
     __syncthreads();
-    for (int64_t e = threadIdx.x; e < m * m; e += THREADS) {
-        const int64_t j = e / m, si = e % m;
+    for (int64_t e = threadIdx.x; e < m * m; e += THREADS) {  // a warp: consecutive rows j of one key si
+        const int64_t j = e % m, si = e / m;
         float coef = 0.0f;
         if (si <= j) {
             float qk = 0.0f;
-            for (int64_t i = 0; i < N; i++) qk += qc[j * N + i] * kc[si * N + i];
+            for (int64_t i = 0; i < N; i++) qk += qc[j * NS + i] * kc[si * NS + i];
             coef = (si < j ? __expf(cum[j] - cum[si]) * wt[si] : gam[j]) * qk;
         }
-        sc[j * Q + si] = coef;
+        sc[j * QS + si] = coef;
     }
     __syncthreads();
     const float *entered = w.cs + (c * H + h) * P * N;  // (p, N) fp32, H_0'
-    for (int64_t e = threadIdx.x; e < m * P; e += THREADS) {
-        const int64_t j = e / P, p = e % P, bl = r * L + c0 + j;
+    for (int64_t e = threadIdx.x; e < m * P; e += THREADS) {  // a warp: consecutive steps j of one row p
+        const int64_t j = e % m, p = e / m, bl = r * L + c0 + j;
         float acc = 0.0f, hq = 0.0f;
-        for (int64_t si = 0; si <= j; si++) acc += sc[j * Q + si] * v_in[((r * L + c0 + si) * H + h) * P + p];
-        for (int64_t i = 0; i < N; i++) hq += entered[p * N + i] * qc[j * N + i];
+        for (int64_t si = 0; si <= j; si++) acc += sc[j * QS + si] * v_in[((r * L + c0 + si) * H + h) * P + p];
+        for (int64_t i = 0; i < N; i++) hq += entered[p * N + i] * qc[j * NS + i];
         acc += __expf(cum[j]) * hq;
         const float v = v_in[(bl * H + h) * P + p];
         if (t.D) acc += t.D[h] * v;
@@ -274,7 +281,7 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
 
 static size_t state_smem(const Mamba3Shape *s) { return (size_t)(s->chunk * (s->dstate + s->headdim) + 3 * s->chunk) * sizeof(float); }
 static size_t output_smem(const Mamba3Shape *s) {
-    return (size_t)(2 * s->chunk * s->dstate + s->chunk * s->chunk + 3 * s->chunk) * sizeof(float);
+    return (size_t)(2 * s->chunk * (s->dstate + 1) + s->chunk * (s->chunk + 1) + 3 * s->chunk) * sizeof(float);
 }
 
 extern "C" const char *mamba3_chunked_gpu_unsupported(const Mamba3Shape *s) {
