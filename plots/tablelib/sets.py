@@ -73,6 +73,12 @@ def is_s6(r):
             and r["flags"] == "z+D")
 
 
+def is_s6_step(r):
+    """S6's step: one token from the four states, no z (batch 1, 64, 256)."""
+    return (r["heads"] == 32 and r["headdim"] == 64 and r["dstate"] == 128 and r["groups"] == 1
+            and r["flags"] == "D+h0" and r["seqlen"] == 1)
+
+
 def is_crossover(r):
     """The crossover problem: d = h·p = 2048, batch 8, L 4096, no z, any N
     (05 as h 32, p 64, chunk 256; 03 on the Mamba-1 layout)."""
@@ -261,6 +267,11 @@ def official_kernel_rows(official, r):
         return [o for o in official if timed_here(o) and o["op"] == "ssd_fwd"
                 and o["impl"] == "official_triton_chunk_scan_combined" and o["dtype"] == r["dtype"]
                 and o["dim_or_heads"] == r["heads"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
+    if spec(r["chapter"]).NAME == "mamba3" and (is_s6(r) or is_s6_step(r)):  # the official kernels are bf16
+        op, impl = ("mamba3_siso_step", "official_triton_mamba3_step") if is_s6_step(r) else \
+            ("mamba3_siso_fwd", "official_triton_mamba3_combined_z")
+        return [o for o in official if timed_here(o) and o["op"] == op and o["impl"] == impl
+                and o["dtype"] == r["dtype"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
     if is_s4(r):
         op = "decode_mamba2" if decode_form(r) == "m2" else "decode_mamba1"
         return [o for o in official if timed_here(o) and o["op"] == op

@@ -7,7 +7,8 @@ ssd.py, ...): a chapter's op is the one its main.c names (`.op = &OP_SSD`
   summary_shapes()     [(shape, which rows)]: the README summary's shapes, HEADLINE among them
   row_groups(rows)     [(title, rows)]: RESULTS.md's groups
 and, where it has them (DEFAULTS stands in for the rest):
-  time_targets(c)      [(what, which rows, dtypes, limit ms)] of chapter c (docs/design.md §7)
+  time_targets(c)      [(what, which rows, dtypes, limit)] of chapter c (docs/design.md §7); the limit
+                       in ms, or a function of the row (a multiple of its floor)
   official_targets(c)  [(what, which rows, dtypes)]: never slower than the official kernel
   serving(c)           whether chapter c times the serving mix
   no_target(c)         the line for a chapter without targets, or None

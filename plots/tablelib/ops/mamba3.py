@@ -1,22 +1,74 @@
-"""Mamba-3 SISO (OP_MAMBA3, chapter 08): S6."""
-from ..sets import at, is_s6
+"""Mamba-3 SISO (OP_MAMBA3, chapter 08): S6, its prefill and its step."""
+from ..data import CALL_COMMIT, SOURCE, load_data, short_device
+from ..markdown import label, markdown_table, sig
+from ..sets import at, fastest, is_s6, is_s6_step
 
 NAME = "mamba3"
 HEADLINE = "S6 b 8, L 8192"
 
 
-
 def summary_shapes():
-    return [(f"S6 b {batch}, L {seqlen}", at(is_s6, batch=batch, seqlen=seqlen))
-            for batch in (1, 8) for seqlen in (2048, 8192)]
+    return ([(f"S6 b {batch}, L {seqlen}", at(is_s6, batch=batch, seqlen=seqlen))
+             for batch in (1, 8) for seqlen in (2048, 8192)]
+            + [(f"S6 step, batch {batch}", at(is_s6_step, batch=batch)) for batch in (1, 64, 256)])
 
 
 def row_groups(rows):
-    return [("S6", [r for r in rows if is_s6(r)]), ("Other shapes", [r for r in rows if not is_s6(r)])]
+    return [("S6", [r for r in rows if is_s6(r)]), ("S6 step", [r for r in rows if is_s6_step(r)]),
+            ("Other shapes", [r for r in rows if not is_s6(r) and not is_s6_step(r)])]
 
 
 def time_targets(chapter):
     return [("S6 b 8, L 8192, bf16, ≤ 0.45 ms", at(is_s6, batch=8, seqlen=8192), ("bf16",), 0.45),
             ("S6 b 8, L 2048, bf16, ≤ 0.12 ms", at(is_s6, batch=8, seqlen=2048), ("bf16",), 0.12),
             ("S6 b 1, L 8192, bf16, ≤ 0.10 ms", at(is_s6, batch=1, seqlen=8192), ("bf16",), 0.10),
-            ("S6 b 1, L 2048, bf16, ≤ 0.04 ms", at(is_s6, batch=1, seqlen=2048), ("bf16",), 0.04)]
+            ("S6 b 1, L 2048, bf16, ≤ 0.04 ms", at(is_s6, batch=1, seqlen=2048), ("bf16",), 0.04),
+            ("S6 step, fp32 state, batch 64, ≤ 0.040 ms", at(is_s6_step, batch=64), ("fp32",), 0.040),
+            ("S6 step, fp32 state, batch 256, ≤ 1.15× its copy floor", at(is_s6_step, batch=256), ("fp32",),
+             lambda r: 1.15 * r["floor_ms"]),
+            ("S6 step, batch 1, in a CUDA graph, ≤ 0.004 ms",
+             lambda r: is_s6_step(r) and r["batch"] == 1 and "graph" in r["flags"], ("fp32",), 0.004)]
+
+
+def official_targets(chapter):
+    return [("never slower than the official kernel (S6 and its step)", lambda r: is_s6(r) or is_s6_step(r),
+             ("fp32", "fp16", "bf16"))]
+
+
+def target_notes(chapter):
+    return ["The official Mamba-3 kernels are bf16; a comparison is made in the same dtype and the same "
+            "device call, so it waits for this chapter's bf16 version. Their times: the table under Results."]
+
+
+def official_section(chapter, chapters):
+    """The text between 08's official markers: the official kernels' times on
+    an H200 (bf16), and this chapter's fastest version at each shape (its own
+    dtype and call: no speed-up is read from it)."""
+    _, official = load_data()
+    rows = [r for r in chapters.get(chapter, []) if r["ms_median"] is not None]
+    body, sources, ours = [], set(), set()
+    for o in official:
+        if o["op"] not in ("mamba3_siso_fwd", "mamba3_siso_step") or o["impl"].endswith("combined"):
+            continue
+        step = o["op"] == "mamba3_siso_step"
+        pick = at(is_s6_step, batch=o["batch"]) if step else at(is_s6, batch=o["batch"], seqlen=o["L"])
+        mine = fastest([r for r in rows if pick(r) and short_device(r["device"]) == o["device"]])
+        shape = f"S6 step, batch {o['batch']:g}" if step else f"S6 b {o['batch']:g}, L {o['L']:g}"
+        body.append([shape, f"{sig(o['ms_median'])} ({o['dtype']})",
+                     f"{sig(mine['ms_median'])} ({label(mine)} {mine['dtype']})" if mine else "—"])
+        sources.add(o[SOURCE])
+        if mine:
+            ours.add(mine["commit"])
+    if not body:
+        return ("The official Mamba-3 kernels were not timed yet "
+                "(`make official` with OFFICIAL_OPS=mamba3_siso_fwd,mamba3_siso_step).")
+    calls = sorted(m.group(1) for m in (CALL_COMMIT.search(f) for f in sources) if m)
+    lines = markdown_table(["shape", "official ms", "this chapter's fastest, ms"], "lrr", body)
+    lines += ["", f"Source: {', '.join(f'`plots/data/{f}`' for f in sorted(sources))} (the official kernels, "
+              f"timed in the device call at commit {', '.join(calls)}) and `plots/data/{chapter}.csv` (commit "
+              f"{', '.join(sorted(ours))}). The prefill rows have z and the step rows none, as this "
+              "chapter's. Where the calls or the dtypes differ, the two columns are not a comparison."]
+    return "\n".join(lines)
+
+
+EXTRA_BLOCKS = {"official": official_section}
