@@ -221,6 +221,14 @@ class Runner:
         self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         self.rows = self.failed = 0
 
+    def found(self, op, name):
+        """The official function name, or None with a line saying why op is skipped."""
+        function = self.official[name]
+        if isinstance(function, str):
+            print(f"{op}: skipped: {function}")
+            return None
+        return function
+
     def dtypes(self, *names):
         return [n for n in names if not self.want_dtypes or n in self.want_dtypes]
 
@@ -303,9 +311,8 @@ def d2d_copy(run):
 
 def mamba1_scan_fwd(run):
     """selective_scan_fn at S1 and S2: u, delta, z, B, C in the I/O dtype."""
-    scan = run.official["selective_scan_fn"]
-    if isinstance(scan, str):
-        print(f"mamba1_scan_fwd: skipped: {scan}")
+    scan = run.found("mamba1_scan_fwd", "selective_scan_fn")
+    if scan is None:
         return
     torch = run.torch
     shapes = [(S1["dim"], S1["N"], S1["L"], b) for b in run.batches(*S1["batches"])]
@@ -448,11 +455,10 @@ def mamba3_inputs(run, b, L):
 
 def mamba3_siso_fwd(run):
     """mamba3_siso_combined's forward at S6, bf16, without and with z."""
-    combined = run.official["mamba3_siso_combined"]
-    if isinstance(combined, str):
-        print(f"mamba3_siso_fwd: skipped: {combined}")
+    combined = run.found("mamba3_siso_fwd", "mamba3_siso_combined")
+    if combined is None:
         return
-    h, g, N, p, S = S6["heads"], S6["qk_heads"], S6["N"], S6["headdim"], S6["angles"]
+    h, g, N, p, S = (S6[k] for k in ("heads", "qk_heads", "N", "headdim", "angles"))
 
     def setup(b, L, with_z):
         x = mamba3_inputs(run, b, L)
@@ -469,11 +475,10 @@ def mamba3_siso_fwd(run):
 
 def mamba3_siso_step(run):
     """mamba3_siso_step, one token from the four states: the SSM state fp32, k and v bf16."""
-    step = run.official["mamba3_siso_step"]
-    if isinstance(step, str):
-        print(f"mamba3_siso_step: skipped: {step}")
+    step = run.found("mamba3_siso_step", "mamba3_siso_step")
+    if step is None:
         return
-    h, g, N, p, S = S6["heads"], S6["qk_heads"], S6["N"], S6["headdim"], S6["angles"]
+    h, g, N, p, S = (S6[k] for k in ("heads", "qk_heads", "N", "headdim", "angles"))
 
     def setup(b):
         x = mamba3_inputs(run, b, None)
