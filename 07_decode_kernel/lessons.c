@@ -1,7 +1,7 @@
 /* 07_decode_kernel, the lessons a plain run and --bench print after the
  * timings: what a sequence keeps between tokens (the recurrent state against
- * a transformer's KV cache), and what a state stored in 16 bits costs over a
- * long decode (computed in C with decode_step_cpu, no GPU needed). */
+ * a transformer's KV cache), and what a state stored in 16 or 8 bits costs
+ * over a long decode (computed in C with decode_step_cpu, no GPU needed). */
 #include "lessons.h"
 
 #include <math.h>
@@ -15,6 +15,7 @@
 #include "half.h"
 #include "op_decode.h"
 #include "rng.h"
+#include "state8.h"
 
 /* The memory lesson: what one sequence keeps per layer between tokens. A
  * Mamba layer keeps its recurrent state, the same size at any L; a
@@ -43,7 +44,48 @@ static void state_vs_kv_cache(const Args *a) {
     }
 }
 
-typedef enum { STATE_FP32, STATE_FP16, STATE_BF16 } StateStore;
+/* How a state is stored between tokens: its format and rounding. */
+typedef enum { STORE_FP32, STORE_FP16, STORE_BF16, STORE_INT8, STORE_E4M3 } StoreFormat;
+typedef struct {
+    const char *name;
+    StoreFormat format;
+    Rounding rounding;
+    int block;  // 8-bit formats: the values that share a scale (0: the whole row)
+} StateStore;
+static const StateStore STORES[] = {
+    {"fp32", STORE_FP32, ROUND_NEAREST, 0},
+    {"fp16", STORE_FP16, ROUND_NEAREST, 0},
+    {"bf16", STORE_BF16, ROUND_NEAREST, 0},
+    {"int8", STORE_INT8, ROUND_NEAREST, 0},
+    {"int8 stochastic", STORE_INT8, ROUND_STOCHASTIC, 0},
+    {"int8 per 32", STORE_INT8, ROUND_NEAREST, 32},
+    {"int8 per 32 stochastic", STORE_INT8, ROUND_STOCHASTIC, 32},
+    {"e4m3", STORE_E4M3, ROUND_NEAREST, 0},
+    {"e4m3 stochastic", STORE_E4M3, ROUND_STOCHASTIC, 0},
+};
+
+/* The state (rows of n values) as st stores it after token k: each value
+ * rounded to the format, an 8-bit block (a row, or st->block values of it)
+ * to its codes times the block's scale. */
+static void store_state(const StateStore *st, float *state, int64_t rows, int64_t n, int64_t k) {
+    const int64_t block = st->block ? st->block : n;
+    for (int64_t b0 = 0, m; b0 < rows * n; b0 += m) {
+        float *v = state + b0;
+        m = b0 % n + block <= n ? block : n - b0 % n;  // a row's last block may be short
+        const float scale = st->format == STORE_INT8 ? state8_scale(v, m, INT8_CODE_MAX)
+                            : st->format == STORE_E4M3 ? state8_scale(v, m, E4M3_MAX) : 1.0f;
+        for (int64_t i = 0; i < m; i++) {
+            const float u = st->rounding == ROUND_STOCHASTIC ? state8_uniform(0, (uint64_t)k, (uint64_t)(b0 + i)) : 0.0f;
+            switch (st->format) {
+            case STORE_FP32: break;
+            case STORE_FP16: v[i] = half_to_float(half_from_float(v[i])); break;
+            case STORE_BF16: v[i] = bf16_to_float(bf16_from_float(v[i])); break;
+            case STORE_INT8: v[i] = int8_stored(v[i], scale, st->rounding, u); break;
+            case STORE_E4M3: v[i] = e4m3_stored(v[i], scale, st->rounding, u); break;
+            }
+        }
+    }
+}
 
 /* Relative L2 distance of got (fp32) from ref (fp64) over n values. */
 static double rel_l2(const float *got, const double *ref, int64_t n) {
@@ -55,13 +97,28 @@ static double rel_l2(const float *got, const double *ref, int64_t n) {
     return sqrt(e / r);
 }
 
+/* The windows of tokens the lesson sums y's error over: doubling up to 64
+ * (1, 2, 3-4, 5-8, ..., 33-64), where the error settles, then 64 tokens each.
+ * window_of: the window of token k (counted from 0); window_first: the first
+ * token of window w (counted from 1). */
+enum { WINDOW = 64, DOUBLING = 7 };
+static int window_of(int64_t k) {
+    if (k >= WINDOW) return DOUBLING + (int)((k - WINDOW) / WINDOW);
+    int w = 0;
+    while ((1 << w) < k + 1) w++;
+    return w;
+}
+static int64_t window_first(int w) { return w < DOUBLING ? (w ? (1 << (w - 1)) + 1 : 1) : WINDOW * (w - DOUBLING + 1) + 1; }
+
 /* The state precision lesson: T tokens of one Mamba-2 sequence (h 4, p 16,
- * N 128, D, dt_bias, softplus), decoded one token per call of the C step
- * with the state kept in fp32, or rounded to fp16 or bf16 after every token
- * as a 16-bit state in memory would be; y of every token and the final
- * state against the fp64 oracle. */
+ * N 128: S4's rows, fewer of them) from one state, the state stored after
+ * every token in each of STORES as a state in memory would be, computed by
+ * decode_step_cpu in fp32; y against the fp64 oracle's over windows of
+ * tokens, and the final state. With --csv FILE: FILE_state_precision.csv, a
+ * row a store and window (y's squared error and reference, and their ratio's
+ * root). */
 static void state_precision(const Args *a) {
-    enum { T = 1000, H = 4, P = 16, N = 128, W = H * P, S = H * P * N };
+    enum { T = 4096, H = 4, P = 16, N = 128, W = H * P, S = H * P * N, NWIN = DOUBLING + (T - WINDOW) / WINDOW };
     DecodeShape shape = {DECODE_M2, 1, T, 0, H, P, 1, N, false, true, true, true};
     float *state0 = host_alloc(sizeof(float) * S, "lesson");         // (1, h, p, N) fp32: the state before token 0
     float *x = host_alloc(sizeof(float) * T * W, "lesson");          // (1, T, h, p) fp32
@@ -88,12 +145,15 @@ static void state_precision(const Args *a) {
 
     char path[512];
     FILE *f = csv_sibling(a->csv, "state_precision", path, sizeof(path));
-    if (f) fprintf(f, "state_dtype,state_bytes,tokens,y_rel_l2,final_state_rel_l2\n");
-    printf("\na 16-bit state over %d tokens (Mamba-2, h %d, p %d, N %d; C step, fp32 math): rel. L2 error\n"
-           "against the fp64 oracle\n  %-6s %12s %14s %16s\n", T, H, P, N, "state", "bytes/elem", "y, all tokens",
-           "final state");
-    const char *names[] = {"fp32", "fp16", "bf16"};
-    for (StateStore st = STATE_FP32; st <= STATE_BF16; st++) {
+    if (f) fprintf(f, "state,bytes_per_value,token_from,token_to,y_err_sq,y_ref_sq,y_rel_l2,final_state_rel_l2\n");
+    printf("\na state stored between tokens, %d tokens (Mamba-2, h %d, p %d, N %d; C step, fp32 math): rel. L2\n"
+           "error against the fp64 oracle\n  %-22s %6s %13s %13s %13s %13s\n", T, H, P, N, "state", "bytes",
+           "y, tok 1-16", "y, 17-256", "y, 257-4096", "final state");
+    for (int s = 0; s < COUNT(STORES); s++) {
+        const StateStore *st = &STORES[s];
+        const double bytes = st->format == STORE_FP32 ? 4.0 : st->format <= STORE_BF16 ? 2.0
+                             : 1.0 + 4.0 / (st->block ? st->block : N);  // a code, and a share of its fp32 scale
+        double err[NWIN] = {0}, ref[NWIN] = {0};  // y's squared error and reference, a window each
         memcpy(state, state0, sizeof(float) * S);
         for (int64_t k = 0; k < T; k++) {
             DecodeShape one = shape;
@@ -101,13 +161,19 @@ static void state_precision(const Args *a) {
             DecodeTensors t = {one, state, x + k * W, dt + k * H, A, B + k * N, C + k * N, D, NULL, bias,
                                y + k * W, state};
             decode_step_cpu(&t, NULL);
-            for (int64_t i = 0; st != STATE_FP32 && i < S; i++)
-                state[i] = st == STATE_FP16 ? half_to_float(half_from_float(state[i]))
-                                            : bf16_to_float(bf16_from_float(state[i]));
+            store_state(st, state, S / N, N, k);
+            for (int64_t i = 0; i < W; i++) {
+                const double e = (double)y[k * W + i] - y_ref[k * W + i];
+                err[window_of(k)] += e * e;
+                ref[window_of(k)] += y_ref[k * W + i] * y_ref[k * W + i];
+            }
         }
-        double ey = rel_l2(y, y_ref, T * W), es = rel_l2(state, state_ref, S);
-        printf("  %-6s %12d %14.2e %16.2e\n", names[st], st == STATE_FP32 ? 4 : 2, ey, es);
-        if (f) fprintf(f, "%s,%d,%d,%.3e,%.3e\n", names[st], st == STATE_FP32 ? 4 : 2, T, ey, es);
+        double es = rel_l2(state, state_ref, S), early = rel_l2(y, y_ref, 16 * W);
+        double mid = rel_l2(y + 16 * W, y_ref + 16 * W, 240 * W), late = rel_l2(y + 256 * W, y_ref + 256 * W, (T - 256) * W);
+        printf("  %-22s %6.2f %13.2e %13.2e %13.2e %13.2e\n", st->name, bytes, early, mid, late, es);
+        for (int w = 0; f && w < NWIN; w++)
+            fprintf(f, "%s,%.4f,%lld,%lld,%.6e,%.6e,%.3e,%.3e\n", st->name, bytes, (long long)window_first(w),
+                    (long long)(w + 1 < NWIN ? window_first(w + 1) - 1 : T), err[w], ref[w], sqrt(err[w] / ref[w]), es);
     }
     if (f) {
         fclose(f);

@@ -19,6 +19,9 @@
   plots/07_decode_kernel_state_vs_kv.png what a sequence keeps per layer: the
                                          recurrent state against a KV cache of the same
                                          width, vs L (plots/data/07_decode_kernel_state_vs_kv.csv)
+  plots/07_decode_kernel_state_precision.png  y's error against the token index for a
+                                         state stored in fp32, 16 or 8 bits
+                                         (plots/data/07_decode_kernel_state_precision.csv)
   plots/07_decode_kernel_all_<what>.png  the appendix of the bandwidth, loop and
                                          tokens figures, which keep to the landmark
                                          versions: every version
@@ -52,6 +55,7 @@ from tablelib.sets import (LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffi
 
 DECODE = chapter_of("decode")  # the chapter this script draws (its op's first)
 STATE_VS_KV = f"{DECODE}_state_vs_kv"  # what a sequence keeps, state against KV cache (make bench)
+STATE_PRECISION = f"{DECODE}_state_precision"  # y's error by how the state is stored (make bench, CPU)
 
 FORMS = (("m2", "Mamba-2: h 32, p 64, N 128, no z"), ("m1", "Mamba-1: d 2048, N 16, z"))
 
@@ -248,6 +252,35 @@ def draw_state_vs_kv():
     print(f"figure: plots/{DECODE}_state_vs_kv.png")
 
 
+def draw_state_precision():
+    """y's error against the token index for each way of storing the state
+    (plots/data/<STATE_PRECISION>.csv, windows of 64 tokens)."""
+    path = DATA / f"{STATE_PRECISION}.csv"
+    if not path.is_file():
+        print(f"decode: no plots/data/{STATE_PRECISION}.csv; state precision figure not drawn")
+        return
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    stores = list(dict.fromkeys(r["state"] for r in rows))
+    palette = colors()
+    for i, name in enumerate(stores):
+        mine = [r for r in rows if r["state"] == name]
+        ax.plot([float(r["token_to"]) for r in mine], [float(r["y_rel_l2"]) for r in mine],
+                color=palette[i % len(palette)], lw=1.8, linestyle="--" if "stochastic" in name else "-",
+                label=f"{name} ({float(mine[0]['bytes_per_value']):.2f} bytes a value)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("token (the end of each window: 1, 2, 4, ..., 64, then every 64)")
+    ax.set_ylabel("y rel. L2 error over the window (log scale)")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9, frameon=False)
+    ax.set_title("A Mamba-2 decode state stored between tokens: y's error against the fp64 oracle\n"
+                 f"computed by build/{DECODE} on the CPU (plots/data/{STATE_PRECISION}.csv)", fontsize=11)
+    fig.savefig(DATA.parent / f"{DECODE}_state_precision.png", dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    print(f"figure: plots/{DECODE}_state_precision.png")
+
+
 def main():
     chapters, official = load_data()
     rows = timed(chapters.get(DECODE, []))
@@ -264,6 +297,7 @@ def main():
     main_and_all(DECODE, "tokens", [r for r in rows if not is_loop(r) and r["batch"] == 8 and tokens_line(rows, r)],
                  lambda picked, name, note: draw_tokens(picked, home, name, note))
     draw_state_vs_kv()
+    draw_state_precision()
     return 0
 
 

@@ -6,7 +6,7 @@ from ..data import DATA, number
 from ..markdown import markdown_table
 from ..sets import LOOP_STEPS, decode_form, is_loop, is_s4
 
-STATE_PRECISION = "07_decode_kernel_state_precision"  # the accuracy of a 16-bit state (CPU), this op's table
+STATE_PRECISION = "07_decode_kernel_state_precision"  # the accuracy of a 16- or 8-bit state (CPU), this op's table
 NAME = "decode"
 SEQ = "T"  # tokens per launch
 HEADLINE = "S4 Mamba-2 b 64"
@@ -55,18 +55,40 @@ def read_state_precision():
         return list(csv.DictReader(f))
 
 
+PRECISION_WINDOWS = ((1, 64), (65, 512), (513, 4096))  # tokens, first and last: the table's columns
+
+
 def precision_section(chapter, chapters):
-    """The text between 07's precision markers: plots/data/07_decode_kernel_state_precision.csv."""
+    """The text between 07's precision markers: plots/data/07_decode_kernel_state_precision.csv,
+    y's error over a few windows of tokens (summed from its windows of 64) and the final state's."""
     del chapter, chapters  # a CPU computation of its own (plots/data/..._state_precision.csv)
     rows = read_state_precision()
     if rows is None:
         return f"No plots/data/{STATE_PRECISION}.csv yet (`make bench` writes it)."
-    body = [[r["state_dtype"], r["state_bytes"], r["tokens"], f"{number(r['y_rel_l2']):.2e}",
-             f"{number(r['final_state_rel_l2']):.2e}"] for r in rows]
-    return "\n".join(markdown_table(["state stored as", "bytes per element", "tokens", "y rel. L2 (all tokens)",
-                                      "final state rel. L2"], "lrrrr", body) +
-                     ["", f"Computed on the CPU (`plots/data/{STATE_PRECISION}.csv`): decode_step_cpu, fp32 "
-                          "arithmetic, against the fp64 oracle."])
+    stores = list(dict.fromkeys(r["state"] for r in rows))
+    tokens = max(int(r["token_to"]) for r in rows)
+    bf16 = None
+    body = []
+    for name in stores:
+        mine = [r for r in rows if r["state"] == name]
+        cells = []
+        for first, last in PRECISION_WINDOWS:
+            inside = [r for r in mine if first <= int(r["token_from"]) and int(r["token_to"]) <= last]
+            err, ref = sum(number(r["y_err_sq"]) for r in inside), sum(number(r["y_ref_sq"]) for r in inside)
+            cells.append((err / ref) ** 0.5)
+        if name == "bf16":
+            bf16 = cells[-1]
+        body.append([name, f"{number(mine[0]['bytes_per_value']):.2f}"] + [f"{c:.2e}" for c in cells]
+                    + [f"{number(mine[0]['final_state_rel_l2']):.2e}", cells[-1]])
+    for row in body:
+        row[-1] = f"{row[-1] / bf16:.2g}" if bf16 else "—"
+    header = (["state stored as", "bytes per value"] + [f"y rel. L2, tokens {a}–{b}" for a, b in PRECISION_WINDOWS]
+              + ["final state rel. L2", "late y / bf16's"])
+    return "\n".join(markdown_table(header, "lrrrrrr", body) +
+                     ["", f"Computed on the CPU (`plots/data/{STATE_PRECISION}.csv`, {tokens} tokens): "
+                          "decode_step_cpu, fp32 arithmetic, the state stored after every token, against the "
+                          "fp64 oracle. An 8-bit state is one code a value and an fp32 scale a row (per 32: a "
+                          "scale every 32 values); `ops/decode/state8.h` says how each is rounded."])
 
 
 EXTRA_BLOCKS = {"precision": precision_section}
