@@ -31,11 +31,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, S3_MAX_L, draw_scalings, line_style, log_axes, main_and_all, plot_version, save,  # noqa: E402
-                 series, titled, versions)
+from ssd import (MARKERS, S3_MAX_L, draw_scalings, inputs_outputs, line_style, log_axes, main_and_all,  # noqa: E402
+                 plot_version, save, series, titled, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
-from tablelib.sets import (CAUSAL, DTYPE_ORDER, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
+from tablelib.sets import (CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
                            one_device, timed)
 
 BIDIR = chapter_of("bidir")  # the chapter this script draws (its op's first)
@@ -82,15 +82,7 @@ def draw_memory(here, home, name, note):
         r0 = pts[0][1]
         plot_version(ax, BIDIR, r0, [x for x, _ in pts], [r["peak_mib"] for _, r in pts],
                      f"v{version:g} {vname} {dtype} peak{device_suffix(r0, home)}", line_style(r0, home))
-    for dtype in sorted({r["dtype"] for r in here}, key=DTYPE_ORDER.index):
-        mine = [r for r in here if r["dtype"] == dtype]
-        pts = series(mine, min(r["version"] for r in mine), "seqlen")
-        ax.plot([x for x, _ in pts], [r["peak_mib"] - r["workspace_mib"] for _, r in pts],
-                color="#999999", linestyle="--", marker=MARKERS.get(dtype, "^"), mfc="none",
-                label=f"inputs + outputs {dtype}")
-    log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
-    ax.set_ylabel("MiB (log scale)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    inputs_outputs(ax, here, lambda mine: min(r["version"] for r in mine))
     save(fig, titled("06: peak device memory vs L at S3, batch 8, default form", note), here, name)
 
 

@@ -182,17 +182,23 @@ def draw_memory(here, home, name, note):
             plot_version(ax, CHAPTER, r0, [x for x, _ in pts], [r["workspace_mib"] for _, r in pts],
                          f"v{version:g} {vname} {dtype} workspace{device_suffix(r0, home)}", line_style(r0, home),
                          lw=max(1.2, 4.5 - 0.5 * i))  # thinner on top: equal workspaces stay visible
+    inputs_outputs(ax, here, lambda mine: (fastest([r for r in mine if r["device"] == home]) or fastest(mine))["version"])
+    save(fig, titled("05: workspace vs L at S3, batch 8", note), here, name)
+
+
+def inputs_outputs(ax, here, version_of):
+    """The memory figures' dashed lines, a dtype each: the inputs and outputs
+    (peak less workspace) of the version version_of(rows of the dtype) picks;
+    then the axes, against L, and the legend."""
     for dtype in sorted({r["dtype"] for r in here}, key=DTYPE_ORDER.index):
         mine = [r for r in here if r["dtype"] == dtype]
-        best = fastest([r for r in mine if r["device"] == home]) or fastest(mine)
-        pts = series(mine, best["version"], "seqlen")
+        pts = series(mine, version_of(mine), "seqlen")
         ax.plot([x for x, _ in pts], [r["peak_mib"] - r["workspace_mib"] for _, r in pts],
                 color="#999999", linestyle="--", marker=MARKERS.get(dtype, "^"), mfc="none",
                 label=f"inputs + outputs {dtype}")
     log_axes(ax, sorted({r["seqlen"] for r in here}), "L (sequence length)")
     ax.set_ylabel("MiB (log scale)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    save(fig, titled("05: workspace vs L at S3, batch 8", note), here, name)
 
 
 SCALING_L = 1 << 20  # a line of the scaling figure: a version timed at batch 1 and this L
