@@ -119,6 +119,7 @@ static int64_t window_first(int w) { return w < DOUBLING ? (w ? (1 << (w - 1)) +
  * root). */
 static void state_precision(const Args *a) {
     enum { T = 4096, H = 4, P = 16, N = 128, W = H * P, S = H * P * N, NWIN = DOUBLING + (T - WINDOW) / WINDOW };
+    _Static_assert(T % WINDOW == 0, "the windows past the doubling ones are whole");
     DecodeShape shape = {DECODE_M2, 1, T, 0, H, P, 1, N, false, true, true, true};
     float *state0 = host_alloc(sizeof(float) * S, "lesson");         // (1, h, p, N) fp32: the state before token 0
     float *x = host_alloc(sizeof(float) * T * W, "lesson");          // (1, T, h, p) fp32
@@ -148,7 +149,7 @@ static void state_precision(const Args *a) {
     if (f) fprintf(f, "state,bytes_per_value,token_from,token_to,y_err_sq,y_ref_sq,y_rel_l2,final_state_rel_l2\n");
     printf("\na state stored between tokens, %d tokens (Mamba-2, h %d, p %d, N %d; C step, fp32 math): rel. L2\n"
            "error against the fp64 oracle\n  %-22s %6s %13s %13s %13s %13s\n", T, H, P, N, "state", "bytes",
-           "y, tok 1-16", "y, 17-256", "y, 257-4096", "final state");
+           "y, tok 1-64", "y, 65-512", "y, 513-4096", "final state");
     for (int s = 0; s < COUNT(STORES); s++) {
         const StateStore *st = &STORES[s];
         const double bytes = st->format == STORE_FP32 ? 4.0 : st->format <= STORE_BF16 ? 2.0
@@ -168,8 +169,8 @@ static void state_precision(const Args *a) {
                 ref[window_of(k)] += y_ref[k * W + i] * y_ref[k * W + i];
             }
         }
-        double es = rel_l2(state, state_ref, S), early = rel_l2(y, y_ref, 16 * W);
-        double mid = rel_l2(y + 16 * W, y_ref + 16 * W, 240 * W), late = rel_l2(y + 256 * W, y_ref + 256 * W, (T - 256) * W);
+        double es = rel_l2(state, state_ref, S), early = rel_l2(y, y_ref, 64 * W);
+        double mid = rel_l2(y + 64 * W, y_ref + 64 * W, 448 * W), late = rel_l2(y + 512 * W, y_ref + 512 * W, (T - 512) * W);
         printf("  %-22s %6.2f %13.2e %13.2e %13.2e %13.2e\n", st->name, bytes, early, mid, late, es);
         for (int w = 0; f && w < NWIN; w++)
             fprintf(f, "%s,%.4f,%lld,%lld,%.6e,%.6e,%.3e,%.3e\n", st->name, bytes, (long long)window_first(w),

@@ -1,28 +1,31 @@
-/* 08_mamba3, version 4: the chunked form on the GPU, in four steps as 05's
- * version 5 takes Mamba-2's (kernels.h).
+/* 08_mamba3, version 4: the chunked form on the GPU: a map of the chunks,
+ * then the four steps 05's version 5 takes Mamba-2's in (kernels.h).
  *
- * Version 3 walks L steps in a chain; here only the angles walk them (a
- * multiply-add and a fmod per step and angle pair), and the rest is cut into
- * chunks of Q steps that run at once:
+ * Version 3 walks L steps in a chain; here only the angles θ walk them (a
+ * tanh, a multiply-add and an fmod per step and angle pair), and the rest is
+ * cut into chunks of Q steps that run at once:
  *   0. chunk_map:     which chunks there are: a packed row's sequences each
  *                     start a chunk (one thread, a few instructions a chunk);
  *   1. angles:        θ at every step, a block per (sequence, head), a thread
  *                     per angle pair, and the final angle state;
  *   2. chunk_state:   a block per (chunk, head): the chunk's own state
- *                     Σ_s e^{A_last - A_s} w_s v_s k̃_sᵀ (p x N), Q·p·N FMAs;
+ *                     Σ_s e^{cum_last - cum_s} w_s v_s k̃_sᵀ (p x N), Q·p·N FMAs;
  *   3. state_pass:    a block per (sequence, head) walks its chunks: H_0' of
  *                     each chunk (the state entering it, with the trapezoid's
  *                     term of the last step before it), p·N FMAs a chunk;
  *   4. chunk_output:  a block per (chunk, head): the chunk's scores q̃_t·k̃_s
- *                     weighted (Q²·N FMAs), y = scores·V + e^{A_t} H_0' q̃_t.
- * What it should buy over version 3: the chain of L dependent steps becomes
- * L/Q chunk steps of independent work, and the work of a chunk is products
- * (the next version puts them on tensor cores). What it costs: the chunk
- * states go through DRAM (p·N fp32 per chunk and head, twice), and q̃, k̃ are
- * rotated twice (steps 2 and 4), all on CUDA cores in fp32.
+ *                     weighted (Q²·N FMAs), y = scores·V + e^{cum_t} H_0' q̃_t.
+ * What it should buy over version 3: but for θ's, the chain of L dependent
+ * steps becomes L/Q chunk steps, and the rest is independent work whose bulk
+ * is products (the next version puts them on tensor cores). What it costs: the
+ * chunk states go through DRAM four times (written in 2, read and rewritten
+ * as H_0' in 3, read in 4: p·N fp32 per chunk and head each time), and q̃, k̃
+ * are rotated twice (steps 2 and 4), all on CUDA cores in fp32.
  * The notation is the C chunked form's (version 2, cpu.c): cum the running
  * sum of dt·A in the chunk, γ_t = λ_t dt_t, w_s = γ_s + (1 - λ_{s+1}) dt_{s+1}
- * (the next step's first endpoint), "entering" the chunk's first (1 - λ) dt. */
+ * (the next step's first endpoint; the official `scale`), "entering" the
+ * chunk's first (1 - λ) dt (the official `scalar`). The official lines quoted
+ * are mamba3_siso_fwd_ref's, the chunked reference. */
 #include "kernels.h"
 
 #include "cuda_check.h"
@@ -102,13 +105,15 @@ __global__ void angles_kernel(Mamba3Tensors t, Work w) {
     sequence_of(t, n, &r, &t0, &t1);
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
         float th = t.angle_state ? t.angle_state[o * S + i] : 0.0f;
-        // the step's angle and dt are loaded a step ahead: the chain waits on the arithmetic, not on DRAM
+        // the step's angle and dt are loaded a step ahead, so that the chain should wait on its
+        // arithmetic, not on DRAM (a sequence has at least one step: t0 < t1)
         float ang = t.angles[((r * L + t0) * H + h) * S + i], dt = t.dt[(r * H + h) * L + t0];
         for (int64_t l = t0; l < t1; l++) {
             const int64_t bl = r * L + l;
             const float a_now = ang, dt_now = dt;
             if (l + 1 < t1) ang = t.angles[((bl + 1) * H + h) * S + i], dt = t.dt[(r * H + h) * L + l + 1];
-            // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
+            // Angles = torch.tanh(Angles) * math.pi;  Angles_Cumsum = torch.cumsum(Angles_scaled, dim=0)
+            // Angles_Cumsum = Angles_Cumsum - TWO_PI * torch.floor(Angles_Cumsum / TWO_PI)
             const float a = fmodf(th + (TWO_PI / 2) * tanhf(a_now) * dt_now, TWO_PI);
             th = a < 0.0f ? a + TWO_PI : a;
             w.theta[(bl * H + h) * S + i] = th;
@@ -145,8 +150,11 @@ __device__ static float chunk_scalars(const Mamba3Tensors &t, int64_t r, int64_t
     float entering = 0.0f;
     for (int64_t j = 0; j < m; j++) {
         const int64_t hl = (r * H + h) * L + c0 + j;
+        // Trap_curr = torch.sigmoid(Trap_curr)
         const float dt = t.dt[hl], lambda = 1.0f / (1.0f + __expf(-t.trap[hl]));
+        // da_cs = torch.cumsum(ADT_curr, dim=-1)
         cum[j] = (j ? cum[j - 1] : 0.0f) + t.adt[hl];
+        // scalar = DT_curr[:, 0] * (1 - Trap_curr[:, 0]);  scale = DT_curr * Trap_curr + DT_shifted * (1 - Trap_shifted)
         gam[j] = lambda * dt;
         if (j == 0) entering = (1.0f - lambda) * dt;
         else wt[j - 1] += (1.0f - lambda) * dt;
@@ -176,10 +184,11 @@ __global__ void __launch_bounds__(THREADS) chunk_state_kernel(Mamba3Tensors t, W
     for (int64_t j = 0; j < m; j++) rotated_row(t, w, k_in, t.k_bias, r, c0 + j, h, kc + j * N);
     for (int64_t e = threadIdx.x; e < m * P; e += THREADS) vc[e] = v_in[((r * L + c0 + e / P) * H + h) * P + e % P];
     __syncthreads();
-    // the chunk's state: sum_s e^{A_last - A_s} w_s v_s k_s^T
+    // da_cs_rev = torch.exp(torch.sum(ADT_curr, dim=-1, keepdim=True) - torch.cumsum(ADT_curr, dim=-1))
     for (int64_t j = threadIdx.x; j < m; j += THREADS) wt[j] *= __expf(cum[m - 1] - cum[j]);
     __syncthreads();
-    float *out = w.cs + (c * H + h) * P * N;
+    float *out = w.cs + (c * H + h) * P * N;  // (p, N) fp32: the chunk's own state
+    // torch.einsum("thd,thD->hDd", K_curr_scaled, V_curr_scaled)
     for (int64_t e = threadIdx.x; e < P * N; e += THREADS) {
         const int64_t p = e / N, i = e % N;
         float acc = 0.0f;
@@ -190,7 +199,8 @@ __global__ void __launch_bounds__(THREADS) chunk_state_kernel(Mamba3Tensors t, W
 
 /* 3. A sequence's chunks in order: H_0' = H + entering v_prev k̃_prevᵀ (kept
  * in cs for step 4), then H = e^{cum_last} H_0' + the chunk's own state. The
- * running H is the final state's buffer; each thread keeps its elements. */
+ * running H lives in the final state's buffer; each thread reads and writes
+ * only its own elements of it, so it needs no barrier. */
 __global__ void __launch_bounds__(PASS_THREADS) state_pass_kernel(Mamba3Tensors t, Work w) {
     extern __shared__ float smem[];
     const Mamba3Shape s = t.s;
@@ -217,8 +227,10 @@ __global__ void __launch_bounds__(PASS_THREADS) state_pass_kernel(Mamba3Tensors 
             break;
         }
         const float entering = w.scal[(c * H + h) * 2], decay = w.scal[(c * H + h) * 2 + 1];
-        float *cs = w.cs + (c * H + h) * P * N;
+        float *cs = w.cs + (c * H + h) * P * N;  // (p, N) fp32: the chunk's own state in, its H_0' out
         for (int64_t e = threadIdx.x; e < P * N; e += PASS_THREADS) {
+            // acc_states = Initial_SSM_State_curr + Initial_V_State_curr[:, :, None] * Initial_K_State_curr[:, None, :] * scalar
+            // final_acc_states = acc_states * da_cs_last + torch.einsum("thd,thD->hDd", K_curr_scaled, V_curr_scaled)
             const float entered = hs[e] + entering * vp[e / N] * kp[e % N], own = cs[e];
             cs[e] = entered;
             hs[e] = decay * entered + own;
@@ -257,6 +269,8 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
         if (si <= j) {
             float qk = 0.0f;
             for (int64_t i = 0; i < N; i++) qk += qc[j * NS + i] * kc[si * NS + i];
+            // QK_causal = (torch.tril(QK) * torch.exp(_segsum(ADT_curr)));  out = out - V_curr * QK_dot
+            // (the diagonal: scale_t minus the shifted part, γ_t; q̃_t·k̃_t = q_t·k_t, one angle turns both)
             coef = (si < j ? __expf(cum[j] - cum[si]) * wt[si] : gam[j]) * qk;
         }
         sc[j * QS + si] = coef;
@@ -266,11 +280,15 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
     for (int64_t e = threadIdx.x; e < m * P; e += THREADS) {  // a warp: consecutive steps j of one row p
         const int64_t j = e % m, p = e / m, bl = r * L + c0 + j;
         float acc = 0.0f, hq = 0.0f;
+        // out = torch.einsum("hts,shd->thd", QK_causal, V_curr)
         for (int64_t si = 0; si <= j; si++) acc += sc[j * QS + si] * v_in[((r * L + c0 + si) * H + h) * P + p];
+        // out = out + torch.einsum("hDd,thd,ht->thD", acc_states, Q_curr, exp_da_cs)
         for (int64_t i = 0; i < N; i++) hq += entered[p * N + i] * qc[j * NS + i];
         acc += __expf(cum[j]) * hq;
         const float v = v_in[(bl * H + h) * P + p];
+        // out = out + D[None, :, None] * V_curr
         if (t.D) acc += t.D[h] * v;
+        // out = out * Z_curr * torch.sigmoid(Z_curr)
         if (z_in) {
             const float z = z_in[(bl * H + h) * P + p];
             acc *= z / (1.0f + __expf(-z));
@@ -279,14 +297,16 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
     }
 }
 
-static size_t state_smem(const Mamba3Shape *s) { return (size_t)(s->chunk * (s->dstate + s->headdim) + 3 * s->chunk) * sizeof(float); }
+static size_t state_smem(const Mamba3Shape *s) {
+    return (size_t)(s->chunk * (s->dstate + s->headdim) + 3 * s->chunk) * sizeof(float);
+}
 static size_t output_smem(const Mamba3Shape *s) {
     return (size_t)(2 * s->chunk * (s->dstate + 1) + s->chunk * (s->chunk + 1) + 3 * s->chunk) * sizeof(float);
 }
 
 extern "C" const char *mamba3_chunked_gpu_unsupported(const Mamba3Shape *s) {
     if (output_smem(s) > 200 * 1024 || state_smem(s) > 200 * 1024)
-        return "a chunk's rotated q and k and its scores over 200 KiB of shared memory";
+        return "a chunk's rotated q and k and its scores, or its keys and values, over 200 KiB of shared memory";
     if (s->heads > 65535) return "more than 65,535 heads (one a block on the grid's y dimension)";
     if (max_chunks(s) > 2147483647) return "more than 2^31 - 1 chunks (one a block on the grid's x dimension)";
     return NULL;

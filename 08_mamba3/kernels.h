@@ -16,9 +16,11 @@ extern "C" {
 const char *mamba3_step_gpu_unsupported(const Mamba3Shape *s);
 void mamba3_step_gpu(const Mamba3Tensors *t, void *workspace);
 
-/* 4: the chunked form on the GPU in four steps (angles, chunk states, the
- * states passed along, the chunk outputs), fp32 I/O. SKIPs a chunk whose q,
- * k and scores pass 200 KiB of shared memory, or more than 65,535 heads. */
+/* 4: the chunked form on the GPU: a map of the chunks, then four steps
+ * (angles, chunk states, the states passed along, the chunk outputs), fp32
+ * I/O. SKIPs a chunk whose rotated q and k and scores (or keys and values)
+ * pass 200 KiB of shared memory, more than 65,535 heads, or more than
+ * 2^31 - 1 chunks. */
 size_t mamba3_chunked_gpu_workspace(const Mamba3Shape *s);
 const char *mamba3_chunked_gpu_unsupported(const Mamba3Shape *s);
 void mamba3_chunked_gpu(const Mamba3Tensors *t, void *workspace);

@@ -28,7 +28,7 @@ static const Mamba3Version versions[] = {
      .unsupported = mamba3_step_gpu_unsupported,
      .run = mamba3_step_gpu},
     {.info = {.name = "mamba3_chunked_gpu",
-              .what = "version 2 on the GPU in four steps, as 05's version 5: the chain is L/Q chunk steps, not L",
+              .what = "version 2 on the GPU in 05's four steps: but for the angles, a chain of L/Q chunk steps, not L",
               .gpu = true, .dtype = DT_FP32},
      .workspace_bytes = mamba3_chunked_gpu_workspace,
      .unsupported = mamba3_chunked_gpu_unsupported,

@@ -67,7 +67,7 @@ def official_section(chapter, chapters):
     lines += ["", f"Source: {', '.join(f'`plots/data/{f}`' for f in sorted(sources))} (the official kernels, "
               f"timed in the device call at commit {', '.join(calls)}) and `plots/data/{chapter}.csv` (commit "
               f"{', '.join(sorted(ours))}). The prefill rows have z and the step rows none, as this "
-              "chapter's. Where the calls or the dtypes differ, the two columns are not a comparison."]
+              "chapter's. The two columns differ in dtype or in device call, so no row here is a comparison."]
     return "\n".join(lines)
 
 
