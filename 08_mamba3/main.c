@@ -10,6 +10,7 @@
 
 #include "cpu.h"
 #include "kernels.h"
+#include "lessons.h"
 
 static const Mamba3Version versions[] = {
     {.info = {.name = "mamba3_step_cpu",
@@ -43,6 +44,7 @@ int main(int argc, char **argv) {
         .prev_cpu = &versions[0].info,    // the chunked form also against the step form
         .prev_gpu = {&versions[0].info, &versions[1].info},  // the GPU versions also against both C forms
         .check_fixtures = true,
+        .lesson = mamba3_lessons, .csv_tables = {"angle_drift"},
     };
     return chapter_main(&chapter, argc, argv);
 }

@@ -1,5 +1,7 @@
 """Mamba-3 SISO (OP_MAMBA3, chapter 08): S6, its prefill and its step."""
-from ..data import CALL_COMMIT, SOURCE, load_data, short_device
+import csv
+
+from ..data import CALL_COMMIT, DATA, SOURCE, load_data, number, short_device
 from ..markdown import label, markdown_table, sig
 from ..sets import at, fastest, is_s6, is_s6_step
 
@@ -71,4 +73,23 @@ def official_section(chapter, chapters):
     return "\n".join(lines)
 
 
-EXTRA_BLOCKS = {"official": official_section}
+ANGLE_DRIFT = "08_mamba3_angle_drift"  # the angle state summed four ways in fp32 (CPU), this op's table
+
+
+def angles_section(chapter, chapters):
+    """The text between 08's angles markers: plots/data/08_mamba3_angle_drift.csv."""
+    del chapter, chapters  # a CPU computation of its own
+    path = DATA / f"{ANGLE_DRIFT}.csv"
+    if not path.is_file():
+        return f"No plots/data/{ANGLE_DRIFT}.csv yet (`make bench` writes it)."
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    steps = list(dict.fromkeys(r["steps"] for r in rows))
+    body = [[way] + [f"{number(r['angle_error_rad']):.1e}" for r in rows if r["way"] == way]
+            for way in dict.fromkeys(r["way"] for r in rows)]
+    lines = markdown_table(["θ summed in fp32 as"] + [f"{int(s):,} steps" for s in steps], "l" + "r" * len(steps), body)
+    return "\n".join(lines + ["", f"The largest |θ − θ_fp64| in radians over the lesson's angles; computed on the CPU "
+                                   f"(`plots/data/{ANGLE_DRIFT}.csv`, `08_mamba3/lessons.c`)."])
+
+
+EXTRA_BLOCKS = {"official": official_section, "angles": angles_section}
