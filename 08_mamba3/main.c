@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     const Chapter chapter = {
         .name = "08_mamba3", .title = "Mamba-3 SISO, the trapezoid rule and rotated q and k",
         .op = &OP_MAMBA3, .versions = versions, .nversions = COUNT(versions),
-        .bench_sets = BENCH_S6 | BENCH_S6_STEP,
+        .bench_sets = BENCH_S6 | BENCH_S6_STEP | BENCH_SERVING_S6,
         .prev_cpu = &versions[0].info,    // the chunked form also against the step form
         .prev_gpu = {&versions[0].info, &versions[1].info},  // the GPU versions also against both C forms
         .check_fixtures = true,

@@ -67,6 +67,10 @@ static void usage(unsigned allowed, const OpFlag *flags, int nflags, const char 
             for (int k = 0; k < nflags; k++) printf("  %-14s %s\n", flags[k].flag, flags[k].help);
     }
     printf("  %-14s %s\n", "--help", "this text");
+    if (allowed & ARG_BATCH)  // a program whose problems the command line sizes
+        printf("\nmemory: before anything is allocated, a problem's host bytes (its inputs in fp32, its outputs\n"
+               "        twice) are held against the machine's memory, and its device bytes (the smallest GPU\n"
+               "        version's inputs, outputs and workspace) against the GPU's free memory: over either, exit 2\n");
     printf("\nexit codes: 0 all checks passed, 1 a check failed, 2 bad usage or input,\n"
            "            3 passed but the GPU parts were skipped (no usable CUDA device)\n");
 }

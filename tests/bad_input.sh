@@ -111,6 +111,7 @@ for c in $CHAPTERS; do
         bad "$c: --batch given twice" "--batch" "$P" --check --batch 2 --batch 3
     fi
     takes --dstate && bad "$c: --dstate 0" "out of range" "$P" --check --dstate 0
+    if takes --batch; then grep -q "^memory: before anything is allocated" "$tmp/help"; count "input: $c: --help states the memory budget" $?; fi
     if takes --reps; then
         bad "$c: --reps 2^32 + 20" "--reps" "$P" --bench --reps 4294967316
         bad "$c: --sampled without --bench" "--bench" "$P" --check --sampled

@@ -240,9 +240,13 @@ static const Problem CHECK_CASES[] = {
 #define S6_BASE {.dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true}
 /* S6's step: one token from the four states, no z (the official step's call). */
 #define S6_STEP_BASE {.dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_D = true, .has_h0 = true}
+/* S6 serving: the mix of ops/scan packed, each request from its four states; one sequence of its tokens. */
+#define S6_SERVING_BASE(packed) {.dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true, .nseq = (packed) ? SERVING_MIX_SEQS : 0, .seqlens = (packed) ? SERVING_MIX : NULL}
 static const BenchGrid BENCH[] = {
     {.base = S6_BASE, .batch = {1, 8}, .seqlen = {2048, 8192}},
     {.base = S6_STEP_BASE, .batch = {1, 64, 256}, .seqlen = {1}},
+    {.base = S6_SERVING_BASE(1), .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
+    {.base = S6_SERVING_BASE(0), .batch = {1}, .seqlen = {SERVING_MIX_TOKENS}},
 };
 static const BenchGrid QUICK[] = {{.base = S6_BASE, .batch = {1}, .seqlen = {512}}};
 

@@ -34,6 +34,7 @@ extern const Op OP_MAMBA3;  // versions are Mamba3Version
 enum {
     BENCH_S6 = 1 << 0,       // OP_MAMBA3: h 32, g 1, N 128, p 64, S 32, z, D, L 2048 and 8192, batch 1 and 8
     BENCH_S6_STEP = 1 << 1,  // OP_MAMBA3: the same shape, one token from the four states, no z, batch 1, 64, 256
+    BENCH_SERVING_S6 = 3 << 2,  // OP_MAMBA3: S6, states in: the serving mix packed; one sequence of its tokens
 };
 
 /* The fp64 oracle, the step form, one (sequence, head) at a time: sequence

@@ -32,6 +32,10 @@ def time_targets(chapter):
              lambda r: is_s6_step(r) and r["batch"] == 1 and "graph" in r["flags"], ("fp32",), 0.004)]
 
 
+def serving(chapter):
+    return True
+
+
 def official_targets(chapter):
     return [("never slower than the official kernel (S6 and its step)", lambda r: is_s6(r) or is_s6_step(r),
              ("fp32", "fp16", "bf16"))]
