@@ -11,7 +11,7 @@
 #   python3 plots/roofline.py (matplotlib) -> plots/roofline.png
 #   python3 plots/ssd.py (matplotlib)     -> plots/05_ssd_mamba2_seqlen.png, _memory.png, _crossover.png
 #   python3 plots/bidir.py (matplotlib)   -> plots/06_bidirectional_seqlen.png, _memory.png
-#   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _slots_drafts.png, _state_vs_kv.png
+#   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _slots_drafts.png, _state_vs_kv.png, _state_precision.png
 #   python3 plots/serving.py (matplotlib) -> plots/<chapter>_serving.png for 03, 04, 05 where the serving mix was timed
 #   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
 # A figure draws at most 8 versions: where it has more, the chapter's landmark
@@ -43,7 +43,8 @@ for f in "$data"/*.csv; do
         "$header_chapter"*) chapters="$chapters $f" ;;
         "$header_official"*) official="$official $f" ;;
         "seqlen,width,kv_cache_mib,"*) ;;  # 07's state-vs-KV-cache table: plots/decode.py
-        "state_dtype,state_bytes,"*) ;;    # 07's 16-bit-state accuracy: plots/tables.py
+        "state,bytes_per_value,"*) ;;      # 07's 16- and 8-bit-state accuracy: plots/tables.py, plots/decode.py
+        "way,steps,angle_error_rad"*) ;;   # 08's angle drift: plots/tables.py
         "sweep,version,tile,"*) ;;         # 04's plan and tile sweeps: read in 04's README, not drawn
         "sweep,version,rows_per_unit,"*) ;;  # 07's staged units and early-load sweeps: read in 07's README, not drawn
         "operand,products_per_mac,"*) ;;   # 05's operand precisions: quoted in 05's README, not drawn
