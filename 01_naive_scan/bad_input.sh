@@ -6,10 +6,15 @@ bad "$c: --dim 10 --groups 4" "groups" "$P" --check --dim 10 --groups 4
 bad "$c: a flag of another op" "--heads" "$P" --heads 4
 bad_lean "$c: host memory past the machine's, refused before it allocates" "host memory" \
     "$P" 2 --check --batch 100000 --dim 100000 --seqlen 100000 --dstate 1
-bad "$c: --bench past the GPU's memory" "device memory" "$P" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
-# 155 GB of workspace for 0.3 GB of inputs: the device's budget refuses it before the host allocates.
-bad_lean "$c: --check past the GPU's memory, refused before the host allocates" "device memory" \
-    "$P" 3 --check --batch 1 --dim 4096 --seqlen 1152 --dstate 4096
+bad_gpu "$c: --bench past the GPU's memory" "device memory" "$P" 3 --bench --batch 16 --dim 2048 --dstate 256 --seqlen 65536
+# 275 GB of workspace for under 0.5 GB of inputs: the device's budget refuses it before the host allocates.
+bad_lean_gpu "$c: --check past the GPU's memory, refused before the host allocates" "device memory" \
+    "$P" 3 --check --batch 1 --dim 4096 --seqlen 2048 --dstate 4096
+# A reference that overflows from finite inputs (A > 0) fails, whatever the version gives there.
+cp -r "$tmp/ok" "$tmp/apos" && for i in $(seq 0 29); do npy_set_f32 "$tmp/apos/A.npy" "$i" 90; done  # A (6, 5)
+"$P" 2 --load "$tmp/apos" >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "reference itself is not finite" "$tmp/out"
+count "input: $c: a reference that overflows from finite inputs fails" $?
 cp -r "$tmp/ok" "$tmp/trunc" && head -c 200 "$tmp/ok/u.npy" >"$tmp/trunc/u.npy"
 bad "$c: --load a truncated .npy" "u.npy" "$P" 2 --load "$tmp/trunc"
 cp -r "$tmp/ok" "$tmp/f8" && LC_ALL=C sed -i '1s/<f4/<f8/' "$tmp/f8/u.npy"
@@ -27,6 +32,7 @@ cp -r "$tmp/ok" "$tmp/ainf" && npy_set_f32 "$tmp/ainf/A.npy" 7 -inf
 bad "$c: --load -inf in A" "A.npy element 7 is -inf" "$P" 2 --load "$tmp/ainf"
 cp -r "$tmp/ok" "$tmp/uodd" && npy_empty "$tmp/uodd/u.npy" "2, 6, 8" && truncate -s $((128 + 2 * 6 * 8 * 4)) "$tmp/uodd/u.npy"
 bad "$c: --load u.npy one step short: the file the sizes came from named" "read from u.npy" "$P" 2 --load "$tmp/uodd"
+bad "$c: --dump where no folder can be made (/proc), before the checks" "cannot create" "$P" 2 --check --dump /proc/dump
 # A program finds the fixtures from any folder it is run in.
 abs_bin=$(cd "$BIN" && pwd)
 (cd "$tmp" && "$abs_bin/$c" 2 --check >"$tmp/out" 2>&1) && grep -q "fixture mamba1: y .*PASS" "$tmp/out"

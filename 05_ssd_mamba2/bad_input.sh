@@ -48,6 +48,10 @@ bad "$c: --dump whose x.npy cannot be written" "nothing written" sh -c 'ulimit -
 grep -q "FILE_precision.csv" "$tmp/help"; count "input: $c: --help names the table beside --csv FILE" $?
 mkdir "$tmp/rows" && echo old >"$tmp/rows/r_precision.csv"
 ok "$c: --csv's table replaced, with a line" "r_precision.csv: replaced" "$P" 3 --bench --csv "$tmp/rows/r.csv"
+bad "$c: --csv inside --dump's folder" "inside --dump's folder" \
+    "$P" 3 --check --bench --dump "$tmp/rows/dd" --csv "$tmp/rows/dd/rows.csv"
+touch "$tmp/rows/l.csv" && ln -s l.csv "$tmp/rows/l_precision.csv"
+bad "$c: --csv whose table is a link to FILE" "is FILE itself" "$P" 3 --bench --csv "$tmp/rows/l.csv"
 bad "$c: --csv whose table is --dump's path" "--dump's path" \
     "$P" 3 --check --bench --csv "$tmp/rows/s.csv" --dump "$tmp/rows/s_precision.csv"
 # packed folders: the headers checked against the other files before any data is read

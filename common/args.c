@@ -61,7 +61,7 @@ static void usage(unsigned allowed, const OpFlag *flags, int nflags, const char 
         if ((allowed & FLAGS[i].bit) && FLAGS[i].bit == ARG_CSV && csv_tables && csv_tables[0]) {
             printf("  %-14s and writes these tables beside it, replacing them:", "");
             for (int k = 0; k < CSV_MAX_TABLES && csv_tables[k]; k++) printf(" FILE_%s.csv", csv_tables[k]);
-            printf("\n  %-14s (FILE_ is FILE without .csv)\n", "");
+            printf("\n  %-14s (FILE_ is FILE without its extension)\n", "");
         }
         if (FLAGS[i].bit == ARG_H0)
             for (int k = 0; k < nflags; k++) printf("  %-14s %s\n", flags[k].flag, flags[k].help);

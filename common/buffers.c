@@ -133,22 +133,27 @@ void need_inputs(HostProblem *hp, int set) {
     if (set != PLAIN && !hp->rounded[set]) host_round(hp, set);
 }
 
+void problem_budget(const Session *se, const Problem *p, const TensorSpec *t, int n) {
+    device_budget(se, p);
+    /* The least any run of p holds at once: the inputs in fp32 and each output
+     * twice in fp32 (a version's result and the one it is compared with); a
+     * check's fp64 oracle comes on top, each allocation checked again. */
+    double need = 0.0;
+    for (int k = 0; k < n; k++)
+        if (t[k].present) need += (double)tensor_numel(&t[k]) * (is_input(&t[k]) ? 4.0 : 8.0);
+    char flags[256];
+    snprintf(flags, sizeof(flags), "--batch, %s%s or the sizes of the op's own flags", op_seqlen_flag(se->op),
+             (se->op->args & ARG_SEQLENS) ? ", --seqlens" : "");
+    host_budget(need, "the problem", flags);
+}
+
 /* Random inputs in the op's ranges, drawn in table order from one seed. */
 void host_random(const Session *se, HostProblem *hp, const Problem *p, uint64_t seed) {
     memset(hp, 0, sizeof(*hp));
     hp->p = *p;
     hp->n = problem_table(se->op, p, hp->t);
-    /* The least any run of p holds at once: the inputs in fp32 and each output
-     * twice in fp32 (a version's result and the one it is compared with); a
-     * check's fp64 oracle comes on top, each allocation checked again. */
-    device_budget(se, p);
-    double need = 0.0;
-    for (int k = 0; k < hp->n; k++)
-        if (hp->t[k].present) need += (double)tensor_numel(&hp->t[k]) * (is_input(&hp->t[k]) ? 4.0 : 8.0);
-    char flags[256];
-    snprintf(flags, sizeof(flags), "--batch, %s%s or the sizes of the op's own flags", op_seqlen_flag(se->op),
-             (se->op->args & ARG_SEQLENS) ? ", --seqlens" : "");
-    host_budget(need, "the problem", flags);
+    problem_budget(se, p, hp->t, hp->n);
+    check_inputs_finite(true);
     Rng r;
     rng_seed(&r, seed);
     for (int k = 0; k < hp->n; k++) {

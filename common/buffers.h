@@ -104,6 +104,10 @@ void run_cpu(const Session *se, const VersionInfo *v, HostProblem *hp, int set, 
 size_t device_bytes(const Op *op, const VersionInfo *v, const Problem *p, const TensorSpec *t, int n);
 /* Exit 2 naming the bytes needed and free. */
 void device_too_small(const Op *op, const VersionInfo *v, const Problem *p, size_t need, size_t free_b);
+/* Before any allocation of problem p (its tensors t, n of them): exit 2
+ * where its device bytes (device_budget) or its host bytes (inputs in fp32,
+ * outputs twice) are more than the device's free memory or the machine's. */
+void problem_budget(const Session *se, const Problem *p, const TensorSpec *t, int n);
 /* Exit 2 (device_too_small) when even the smallest of the session's GPU
  * versions that take p needs more device memory than is free: before any
  * allocation, as host_budget does for host memory. */

@@ -32,7 +32,7 @@ typedef struct {
     double rel_l2;       // ||got - ref|| / ||ref||
     int64_t n, n_bad;    // elements compared, elements out of tolerance
     bool pass;
-    int64_t ref_not_finite;  // reference elements that are NaN or inf (a match where the version gives the same)
+    int64_t ref_not_finite;  // reference elements that are NaN or inf (a match only where the inputs hold some)
     bool scaled;             // rtol was taken of the summed terms' magnitude, not of |ref|
     double worst;            // the largest |got - ref| / (atol + rtol*scale) (NaN if any is NaN): > 1 fails
     int64_t worst_i;         // where it is (index into the compared values)
@@ -42,6 +42,11 @@ typedef struct {
 } CheckResult;
 
 /* Compare n values; got is fp32 or fp64, ref is fp64. NaN in got or ref fails. */
+/* Whether the problem being checked has only finite inputs: where it does not
+ * (a loaded folder with NaN or inf), a NaN or inf of the reference that the
+ * version gives too is a match; else every non-finite reference value fails. */
+void check_inputs_finite(bool finite);
+
 CheckResult compare_f32(const float *got, const double *ref, int64_t n, Tol tol);
 CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol);
 /* The same with each element's rtol taken of scale[i] instead of |ref[i]|:

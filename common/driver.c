@@ -4,6 +4,7 @@
  * and none of them calls back. */
 #include "driver.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,13 @@ static void load_problem(const Session *se, const char *dir, HostProblem *hp) {
     se->op->infer(&hp->p, &f);
     hp->n = problem_table(se->op, &hp->p, hp->t);
     folder_expect_shapes(&f, hp->t, hp->n);
+    problem_budget(se, &hp->p, hp->t, hp->n);
     folder_read_data(&f, names, n, file);  // only once every shape is what the problem expects
+    bool finite = true;  // the inputs as read: NaN or inf in them lets the check match the reference's
+    for (int k = 0; k < n; k++)
+        for (int64_t i = 0; file[k] && is_input(&names[k]) && names[k].dtype != INDEX_INT32 && i < tensor_numel(&hp->t[k]); i++)
+            finite = finite && isfinite(file[k][i]);
+    check_inputs_finite(finite);
     reference_keep(hp, &hp->given, file);
     for (int k = 0; k < hp->n; k++) {
         if (is_input(&hp->t[k])) hp->in[PLAIN][k] = file[k];
@@ -255,6 +262,8 @@ static void check_output_paths(const Chapter *ch, const Args *a) {
         die_usage("--csv %s and --dump %s name the same path", a->csv, a->dump);
     if (a->dump) folder_check_target(a->dump, a->load);
     if (!a->csv) return;
+    if (a->dump && path_in_folder(a->csv, a->dump))
+        die_usage("--csv %s is inside --dump's folder %s: a dump holds the problem's files only", a->csv, a->dump);
     check_output_file("--csv", a->csv);
     for (int k = 0; k < CSV_MAX_TABLES && ch->csv_tables[k]; k++) {  // the tables beside it
         char path[4096];

@@ -61,6 +61,8 @@ bool parent_writable(const char *path) {
 }
 
 bool same_path(const char *a, const char *b) {
+    struct stat sa, sb;  // both there: one file (or folder) however reached, links included
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
     char pa[4096], na[4096], pb[4096], nb[4096], ra[PATH_MAX], rb[PATH_MAX];
     split_path(a, pa, sizeof(pa), na, sizeof(na));
     split_path(b, pb, sizeof(pb), nb, sizeof(nb));
@@ -79,8 +81,17 @@ void check_output_file(const char *flag, const char *path) {
      * at (a missing or read-only folder, /sys) is refused before the work. */
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) die_usage("%s: cannot create %s (%s)", flag, path, strerror(errno));
+    struct stat made, now;  // removed only while the name is still the file made here
+    const bool ours = fstat(fd, &made) == 0 && lstat(path, &now) == 0 && made.st_dev == now.st_dev &&
+                      made.st_ino == now.st_ino;
     close(fd);
-    unlink(path);
+    if (ours) unlink(path);
+}
+
+bool path_in_folder(const char *path, const char *dir) {
+    char parent[4096], name[4096];
+    split_path(path, parent, sizeof(parent), name, sizeof(name));
+    return same_path(parent, dir);
 }
 
 void folder_check_target(const char *dir, const char *load_dir) {
@@ -97,6 +108,14 @@ void folder_check_target(const char *dir, const char *load_dir) {
                       "(name a new folder, or remove it)", dir);
     }
     if (!parent_writable(dir)) die_usage("--dump: cannot create %s (its folder is missing or not writable)", dir);
+    /* A folder made and removed now beside it, as folder_write makes one:
+     * where none can be made (/proc, /sys, even as root) the refusal comes
+     * before the work. */
+    char probe[4200], plain[4096];
+    strip_slashes(plain, sizeof(plain), dir);
+    snprintf(probe, sizeof(probe), "%s.part%ld", plain, (long)getpid());
+    if (mkdir(probe, 0755) != 0) die_usage("--dump: cannot create %s (%s)", dir, strerror(errno));
+    rmdir(probe);
 }
 
 /* The files folder_write wrote into tmp (the table's present tensors and
@@ -117,6 +136,14 @@ void folder_write(const char *target, const TensorSpec *t, int n, const float *c
     strip_slashes(dir, sizeof(dir), target);
     char tmp[4200];  // the folder the dump is written in, renamed to dir once whole
     snprintf(tmp, sizeof(tmp), "%s.part%ld", dir, (long)getpid());
+    int64_t most = 1;  // the most elements of a 16-bit tensor: its buffers are taken before the folder is made
+    for (int k = 0; k < n; k++)
+        if (t[k].present && t[k].dtype != INDEX_INT32 && tensor_elem_bytes(&t[k], dt) == 2) {
+            NpyShape shape = npy_shape_of(&t[k]);
+            if (npy_numel(&shape) > most) most = npy_numel(&shape);
+        }
+    uint16_t *h = host_alloc(most * 2, "the dump's 16-bit values");  // (most,) fp16 | bf16 bits
+    float *f16 = host_alloc(most * 4, "the dump's bf16 values");     // (most,) fp32: bf16 values widened
     if (mkdir(tmp, 0755) != 0) die_usage("--dump: cannot create folder %s (%s)", tmp, strerror(errno));
     char path[4400], err[512], names[512] = "";
     for (int k = 0; k < n; k++) {
@@ -132,18 +159,14 @@ void folder_write(const char *target, const TensorSpec *t, int n, const float *c
             ok = npy_write_i32(path, (const int32_t *)x[k], &shape, err, sizeof(err));
         } else if (half) {
             int64_t e = npy_numel(&shape);
-            uint16_t *h = host_alloc(e * 2, t[k].name);  // (t's shape) fp16 | bf16 bits of x[k]
             if (dtype_bf16(dt)) {
-                float *f = host_alloc(e * 4, t[k].name);  // (t's shape) fp32: the bf16 values
                 floats_to_bf16s(x[k], h, e);
-                bf16s_to_floats(h, f, e);
-                ok = npy_write_f32(path, f, &shape, err, sizeof(err));
-                free(f);
+                bf16s_to_floats(h, f16, e);
+                ok = npy_write_f32(path, f16, &shape, err, sizeof(err));
             } else {
                 floats_to_halves(x[k], h, e);
                 ok = npy_write_f16(path, h, &shape, err, sizeof(err));
             }
-            free(h);
         } else {
             ok = npy_write_f32(path, x[k], &shape, err, sizeof(err));
         }
@@ -153,6 +176,7 @@ void folder_write(const char *target, const TensorSpec *t, int n, const float *c
         }
         snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? "," : "", t[k].name);
     }
+    free(h), free(f16);
     snprintf(path, sizeof(path), "%s/meta.json", tmp);
     FILE *f = fopen(path, "w");
     bool ok = f && fprintf(f, "%s\n", meta) > 0;
@@ -294,8 +318,8 @@ void folder_expect_shapes(const LoadFolder *f, const TensorSpec *t, int n) {
     if (off == 1)
         die_usage("--load: %s/%s.npy has shape (%s), expected (%s) from the shapes of %s", f->dir, t[first].name, g, w,
                   from[0] ? from : "the folder's other files");
-    die_usage("--load: %s: %s.npy has shape (%s), expected (%s), and %d other file%s do not fit the sizes read from "
-              "%s: is one of those the odd one out?", f->dir, t[first].name, g, w, off - 1, off == 2 ? "" : "s",
+    die_usage("--load: %s: %s.npy has shape (%s), expected (%s), and %d other file%s not fit the sizes read from "
+              "%s: is one of those the odd one out?", f->dir, t[first].name, g, w, off - 1, off == 2 ? " does" : "s do",
               from[0] ? from : "the folder's files");
 }
 

@@ -42,6 +42,8 @@ bool same_path(const char *a, const char *b);
  * is a regular file it can write, or a new file it can create (made and
  * removed at once: a device, a FIFO, a folder, /sys are refused). */
 void check_output_file(const char *flag, const char *path);
+/* Whether path names a file in the folder dir (however either is spelled). */
+bool path_in_folder(const char *path, const char *dir);
 /* --dump DIR, before any work: exit 2 where DIR exists and is not an empty
  * folder (a dump is never mixed with an older one), is --load's folder
  * (load_dir, or NULL), or cannot be created. */

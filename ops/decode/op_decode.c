@@ -441,7 +441,7 @@ static void decode_infer(Problem *p, const LoadFolder *f) {
     decode_infer_sizes(p, f, st, x, B);
     p->opt[DECODE_INTERMEDIATE] = f->given[T_INTERMEDIATE_STATES];
     if (f->given[T_STATE_BATCH_INDICES]) {  // a pool: the state's rows are slots, the batch is x's
-        const NpyShape *idx = &f->shape[T_STATE_BATCH_INDICES];
+        const NpyShape *idx = folder_shape(f, T_STATE_BATCH_INDICES);
         if (idx->ndim != 1 || idx->shape[0] != x->shape[0])
             die_usage("--load: %s/state_batch_indices.npy must be (batch=%lld,), x.npy's first size", f->dir,
                       (long long)x->shape[0]);

@@ -143,7 +143,7 @@ static void scan_big_delta(const Problem *p, void *const *t) {
 
 void packed_infer(Problem *p, const LoadFolder *f, int k) {
     if (!f->given[k]) return;
-    const NpyShape *cu = &f->shape[k];
+    const NpyShape *cu = folder_shape(f, k);
     if (cu->ndim != 1 || cu->shape[0] < 2)
         die_usage("--load: %s/cu_seqlens.npy must be (nseq + 1,) with nseq >= 1", f->dir);
     p->nseq = cu->shape[0] - 1;

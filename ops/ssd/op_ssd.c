@@ -287,7 +287,7 @@ static void ssd_infer(Problem *p, const LoadFolder *f) {
     if (!p->nseq || !f->given[T_CHUNK_STATES]) return;
     /* Σ ceil(length / Q) over the sequences is at most nseq + L / Q: more is
      * refused from the header, before the file's data is read. */
-    const NpyShape *cs = &f->shape[T_CHUNK_STATES];
+    const NpyShape *cs = folder_shape(f, T_CHUNK_STATES);
     if (cs->ndim != 4)
         die_usage("--load: %s/chunk_states.npy has %d dimensions; expected 4 (chunks, heads, headdim, dstate)", f->dir,
                   cs->ndim);
