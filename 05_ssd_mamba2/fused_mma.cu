@@ -287,12 +287,7 @@ static size_t fused_smem_bytes(const SsdShape *s) {
 extern "C" const char *ssd_fused_mma_unsupported(const SsdShape *s) {
     if (s->dstate > FUSED_NMAX) return "register tiles hold N <= 128";
     if (s->headdim > FUSED_PMAX) return "register tiles hold p <= 64";
-    int dev = 0, optin = 227 * 1024;  // sm_90's opt-in limit, when no device answers
-    if (cudaGetDevice(&dev) == cudaSuccess)
-        cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    else
-        (void)cudaGetLastError();
-    if (fused_smem_bytes(s) > (size_t)optin) return "chunk x (2N + p) does not fit in shared memory";
+    if (fused_smem_bytes(s) > smem_optin_bytes()) return "chunk x (2N + p) does not fit in shared memory";
     if (ssd_n_chunks(s) * s->batch * s->heads > INT_MAX) return "more than 2^31 (chunk, b, h) work items";
     return NULL;
 }

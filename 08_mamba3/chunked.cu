@@ -305,8 +305,10 @@ static size_t output_smem(const Mamba3Shape *s) {
 }
 
 extern "C" const char *mamba3_chunked_gpu_unsupported(const Mamba3Shape *s) {
-    if (output_smem(s) > 200 * 1024 || state_smem(s) > 200 * 1024)
-        return "a chunk's rotated q and k and its scores, or its keys and values, over 200 KiB of shared memory";
+    const size_t most = smem_optin_bytes() < 200 * 1024 ? smem_optin_bytes() : 200 * 1024;  // the device's, at most 200 KiB
+    if (output_smem(s) > most || state_smem(s) > most)
+        return "a chunk's rotated q and k and its scores, or its keys and values, over 200 KiB of shared memory "
+               "(or the device's opt-in, if less)";
     if (s->heads > 65535) return "more than 65,535 heads (one a block on the grid's y dimension)";
     if (max_chunks(s) > 2147483647) return "more than 2^31 - 1 chunks (one a block on the grid's x dimension)";
     return NULL;

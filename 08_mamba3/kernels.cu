@@ -105,8 +105,10 @@ __global__ void __launch_bounds__(THREADS) step_kernel(Mamba3Tensors t) {
 }
 
 const char *mamba3_step_gpu_unsupported(const Mamba3Shape *s) {
-    if (smem_floats(s) * sizeof(float) > 200 * 1024)
-        return "a block's state (p x N, with q, k, the last key and v) over 200 KiB of shared memory";
+    const size_t most = smem_optin_bytes() < 200 * 1024 ? smem_optin_bytes() : 200 * 1024;  // the device's, at most 200 KiB
+    if (smem_floats(s) * sizeof(float) > most)
+        return "a block's state (p x N, with q, k, the last key and v) over 200 KiB of shared memory "
+               "(or the device's opt-in, if less)";
     if (s->heads > 65535) return "more than 65,535 heads (one a block on the grid's y dimension)";
     return NULL;
 }

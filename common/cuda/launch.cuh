@@ -1,7 +1,7 @@
 /* Small helpers that the kernels' launchers (and some kernels) share: a
  * rounded-up division, the next power of two, a workspace piece's size
- * rounded to 256 bytes, the opt-in to more than 48 KiB of dynamic shared
- * memory, and the GPU's SM count. */
+ * rounded to 256 bytes, the most shared memory a block may opt in to, the
+ * opt-in to more than 48 KiB of dynamic shared memory, and the GPU's SM count. */
 #ifndef LAUNCH_CUH
 #define LAUNCH_CUH
 
@@ -30,6 +30,18 @@ static inline int sm_count(void) {
         cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
     }
     return count;
+}
+
+/* The most dynamic shared memory a block may opt in to on the device in use
+ * (sm_90's 227 KiB where no device answers: a version's unsupported() is
+ * asked on machines without one too). */
+static inline size_t smem_optin_bytes(void) {
+    int dev = 0, optin = 227 * 1024;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    else
+        (void)cudaGetLastError();
+    return (size_t)optin;
 }
 
 /* Opt a kernel in to more than 48 KiB of dynamic shared memory (once per size). */
