@@ -77,19 +77,13 @@ extern "C" size_t mamba3_chunked_gpu_workspace(const Mamba3Shape *s) {
     return work_floats(s) * sizeof(float) + (size_t)(2 * max_chunks(s) + n + 1) * sizeof(int64_t);
 }
 
-/* Sequence n's row and steps [t0, t1). */
-__device__ static void sequence_of(const Mamba3Tensors &t, int64_t n, int64_t *r, int64_t *t0, int64_t *t1) {
-    *r = n, *t0 = 0, *t1 = t.s.seqlen;
-    if (t.s.nseq) *r = 0, *t0 = t.cu_seqlens[n], *t1 = t.cu_seqlens[n + 1];
-}
-
 /* 0. One thread lists the chunks: sequence by sequence, Q steps each from the sequence's first. */
 __global__ void chunk_map_kernel(Mamba3Tensors t, Work w) {
     const int64_t n_seq = t.s.nseq ? t.s.nseq : t.s.batch, C = max_chunks(&t.s), Q = t.s.chunk;
     int64_t c = 0;
     for (int64_t n = 0; n < n_seq; n++) {
         int64_t r, t0, t1;
-        sequence_of(t, n, &r, &t0, &t1);
+        mamba3_sequence(&t, n, &r, &t0, &t1);
         w.first[n] = c;
         for (int64_t c0 = t0; c0 < t1; c0 += Q, c++) w.map[2 * c] = n, w.map[2 * c + 1] = c0;
     }
@@ -102,7 +96,7 @@ __global__ void angles_kernel(Mamba3Tensors t, Work w) {
     const Mamba3Shape s = t.s;
     const int64_t L = s.seqlen, H = s.heads, S = s.angles, n = blockIdx.x, h = blockIdx.y, o = n * H + h;
     int64_t r, t0, t1;
-    sequence_of(t, n, &r, &t0, &t1);
+    mamba3_sequence(&t, n, &r, &t0, &t1);
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
         float th = t.angle_state ? t.angle_state[o * S + i] : 0.0f;
         // the step's angle and dt are loaded a step ahead, so that the chain should wait on its
@@ -143,6 +137,19 @@ __device__ static void rotated_row(const Mamba3Tensors &t, const Work &w, const 
     }
 }
 
+/* Chunk c of the map: its row r and steps [c0, c0 + m); false for a slot
+ * the map left empty. */
+__device__ static bool chunk_of(const Mamba3Tensors &t, const Work &w, int64_t c, int64_t *r, int64_t *c0,
+                                 int64_t *m) {
+    const int64_t n = w.map[2 * c];
+    if (n < 0) return false;
+    int64_t t0, t1;
+    mamba3_sequence(&t, n, r, &t0, &t1);
+    *c0 = w.map[2 * c + 1];
+    *m = t1 - *c0 < t.s.chunk ? t1 - *c0 : t.s.chunk;
+    return true;
+}
+
 /* The chunk's scalars into cum, gam, w (m of each) by one thread; returns entering. */
 __device__ static float chunk_scalars(const Mamba3Tensors &t, int64_t r, int64_t h, int64_t c0, int64_t m, float *cum,
                                       float *gam, float *wt) {
@@ -168,11 +175,9 @@ __global__ void __launch_bounds__(THREADS) chunk_state_kernel(Mamba3Tensors t, W
     extern __shared__ float smem[];
     const Mamba3Shape s = t.s;
     const int64_t L = s.seqlen, H = s.heads, P = s.headdim, N = s.dstate, Q = s.chunk;
-    const int64_t c = blockIdx.x, h = blockIdx.y, n = w.map[2 * c], c0 = w.map[2 * c + 1];
-    if (n < 0) return;
-    int64_t r, t0, t1;
-    sequence_of(t, n, &r, &t0, &t1);
-    const int64_t m = t1 - c0 < Q ? t1 - c0 : Q;
+    const int64_t c = blockIdx.x, h = blockIdx.y;
+    int64_t r, c0, m;  // the chunk: row r, steps [c0, c0 + m)
+    if (!chunk_of(t, w, c, &r, &c0, &m)) return;
     // shared: kc (Q, N) the rotated keys, vc (Q, p) the values, cum, gam, wt (Q,) the scalars; fp32
     float *kc = smem, *vc = kc + Q * N, *cum = vc + Q * P, *gam = cum + Q, *wt = gam + Q;
     const float *k_in = (const float *)t.k, *v_in = (const float *)t.v;  // (b, L, g, N), (b, L, h, p) fp32
@@ -206,7 +211,7 @@ __global__ void __launch_bounds__(PASS_THREADS) state_pass_kernel(Mamba3Tensors 
     const Mamba3Shape s = t.s;
     const int64_t L = s.seqlen, H = s.heads, P = s.headdim, N = s.dstate, n = blockIdx.x, h = blockIdx.y, o = n * H + h;
     int64_t r, t0, t1;
-    sequence_of(t, n, &r, &t0, &t1);
+    mamba3_sequence(&t, n, &r, &t0, &t1);
     float *kp = smem, *vp = kp + N;  // (N,) the last rotated key, (p,) the last v; fp32
     const float *v_in = (const float *)t.v;  // (b, L, h, p) fp32
     float *hs = t.final_ssm_state + o * P * N;  // (p, N) fp32, the running state
@@ -245,11 +250,9 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
     extern __shared__ float smem[];
     const Mamba3Shape s = t.s;
     const int64_t L = s.seqlen, H = s.heads, P = s.headdim, N = s.dstate, Q = s.chunk;
-    const int64_t c = blockIdx.x, h = blockIdx.y, n = w.map[2 * c], c0 = w.map[2 * c + 1];
-    if (n < 0) return;
-    int64_t r, t0, t1;
-    sequence_of(t, n, &r, &t0, &t1);
-    const int64_t m = t1 - c0 < Q ? t1 - c0 : Q;
+    const int64_t c = blockIdx.x, h = blockIdx.y;
+    int64_t r, c0, m;  // the chunk: row r, steps [c0, c0 + m)
+    if (!chunk_of(t, w, c, &r, &c0, &m)) return;
     // shared: qc, kc (Q, N + 1) rotated q and k, sc (Q, Q + 1) the weighted scores, cum, gam,
     // wt (Q,); fp32. The rows are one float longer than their data, so that a warp reading
     // one column of consecutive rows reads 32 banks, not one.

@@ -33,12 +33,8 @@ __global__ void __launch_bounds__(THREADS) step_kernel(Mamba3Tensors t) {
     const int64_t L = s.seqlen, H = s.heads, G = s.heads_qk, P = s.headdim, N = s.dstate, S = s.angles;
     const int64_t n = blockIdx.x, h = blockIdx.y, g = h / (H / G), o = n * H + h;
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    int64_t r = n, t0 = 0, t1 = L;  // the sequence: row r, steps [t0, t1)
-    if (s.nseq) {
-        r = 0;
-        t0 = t.cu_seqlens[n];
-        t1 = t.cu_seqlens[n + 1];
-    }
+    int64_t r, t0, t1;  // the sequence: row r, steps [t0, t1)
+    mamba3_sequence(&t, n, &r, &t0, &t1);
     // shared: hs (p, N) the state, q and k (N,) this step's rotated q and k, kp (N,) the last
     // rotated key, vp (p,) the last v, th (S,) the angles; all fp32
     float *hs = smem, *q = hs + P * N, *k = q + N, *kp = k + N, *vp = kp + N, *th = vp + P;

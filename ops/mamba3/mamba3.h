@@ -54,4 +54,14 @@ typedef struct {
     float *final_v_state;             // (n, h, p)     fp32, written
 } Mamba3Tensors;
 
+/* The steps [*t0, *t1) of sequence n on its row *row: batch entry n whole,
+ * or a packed row's sequence n (cu_seqlens). C and CUDA alike. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline void mamba3_sequence(const Mamba3Tensors *t, int64_t n, int64_t *row, int64_t *t0, int64_t *t1) {
+    *row = n, *t0 = 0, *t1 = t->s.seqlen;
+    if (t->s.nseq) *row = 0, *t0 = t->cu_seqlens[n], *t1 = t->cu_seqlens[n + 1];
+}
+
 #endif

@@ -53,9 +53,6 @@ void oracle_mamba3_chunked_head(const Mamba3Tensors *t, int64_t Q, int64_t n, in
  * (n, h, N), (n, h, p), all fp64. */
 void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v);
 
-/* The steps [*t0, *t1) of sequence n on its row *row. */
-void mamba3_sequence(const Mamba3Tensors *t, int64_t n, int64_t *row, int64_t *t0, int64_t *t1);
-
 /* The oracle against the official fixtures in <root>/ops/mamba3/fixtures. */
 void fixtures_check_mamba3(const char *root);
 

@@ -9,18 +9,6 @@
 
 static const double PI = 3.14159265358979323846;
 
-void mamba3_sequence(const Mamba3Tensors *t, int64_t n, int64_t *row, int64_t *t0, int64_t *t1) {
-    if (t->s.nseq) {
-        *row = 0;
-        *t0 = t->cu_seqlens[n];
-        *t1 = t->cu_seqlens[n + 1];
-    } else {
-        *row = n;
-        *t0 = 0;
-        *t1 = t->s.seqlen;
-    }
-}
-
 /* x (N,) rotated by the angles th (S,) on the pairs (2i, 2i+1), i < S. */
 static void rotate(double *x, const double *th, int64_t S) {
     for (int64_t i = 0; i < S; i++) {
