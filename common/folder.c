@@ -54,12 +54,6 @@ static void split_path(const char *path, char *parent, size_t plen, char *name, 
     else snprintf(parent, plen, ".");
 }
 
-bool parent_writable(const char *path) {
-    char parent[4096], name[4096];
-    split_path(path, parent, sizeof(parent), name, sizeof(name));
-    return access(parent, W_OK) == 0;
-}
-
 bool same_path(const char *a, const char *b) {
     struct stat sa, sb;  // both there: one file (or folder) however reached, links included
     if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -107,10 +101,9 @@ void folder_check_target(const char *dir, const char *load_dir) {
             die_usage("--dump: %s exists and is not empty: a dump is written whole, never over another "
                       "(name a new folder, or remove it)", dir);
     }
-    if (!parent_writable(dir)) die_usage("--dump: cannot create %s (its folder is missing or not writable)", dir);
     /* A folder made and removed now beside it, as folder_write makes one:
-     * where none can be made (/proc, /sys, even as root) the refusal comes
-     * before the work. */
+     * where none can be made (a missing or read-only folder, /proc, /sys,
+     * even as root) the refusal comes before the work. */
     char probe[4200], plain[4096];
     strip_slashes(plain, sizeof(plain), dir);
     snprintf(probe, sizeof(probe), "%s.part%ld", plain, (long)getpid());
@@ -270,8 +263,9 @@ void folder_read(LoadFolder *f, const char *dir, const TensorSpec *t, int n) {
     f->ntable = n;
 }
 
-void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x) {
+bool folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x) {
     char path[4096], err[512];
+    bool finite = true;  // every input value read
     for (int k = 0; k < n; k++) {
         x[k] = NULL;
         if (!f->given[k]) continue;
@@ -280,14 +274,17 @@ void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x
         x[k] = t[k].dtype == INDEX_INT32 ? (float *)npy_read_i32(path, &shape, err, sizeof(err))
                                           : npy_read_f32(path, &shape, err, sizeof(err));
         if (!x[k]) die_usage("--load: %s", err);
-        if (!t[k].finite) continue;
-        int64_t numel = 1;
-        for (int i = 0; i < shape.ndim; i++) numel *= shape.shape[i];
-        for (int64_t i = 0; i < numel; i++)
-            if (!isfinite(x[k][i]))
+        if (t[k].role == OUTPUT || t[k].dtype == INDEX_INT32) continue;
+        const int64_t numel = npy_numel(&shape);
+        for (int64_t i = 0; i < numel; i++) {
+            if (isfinite(x[k][i])) continue;
+            if (t[k].finite)
                 die_usage("--load: %s element %lld is %g: %s is a model's parameter and must be finite (versions "
                           "that subtract its running sums turn an inf into NaN)", path, (long long)i, x[k][i], t[k].name);
+            finite = false;
+        }
     }
+    return finite;
 }
 
 const NpyShape *folder_shape(const LoadFolder *f, int k) {

@@ -32,9 +32,6 @@ typedef struct {
  * DIR/meta.json holding `meta`: all into DIR.part<pid> beside it, renamed
  * to DIR once whole (a dump that fails leaves nothing). */
 void folder_write(const char *dir, const TensorSpec *t, int n, const float *const *x, DType dt, const char *meta);
-/* Whether the folder that a new file or folder named path would be made in
- * is writable ("out/" names "out"; a name without a slash: the current folder). */
-bool parent_writable(const char *path);
 /* Whether two paths name the same place, however spelled ("d/x", "d/./x",
  * "./d//x/"), whether or not it exists yet. */
 bool same_path(const char *a, const char *b);
@@ -61,8 +58,9 @@ const NpyShape *folder_shape(const LoadFolder *f, int k);
 void folder_expect_shapes(const LoadFolder *f, const TensorSpec *t, int n);
 /* The data of every file folder_read found: x[k] fp32 (malloc'd), NULL where
  * absent; read once every shape has been checked. Exit 2 at a NaN or inf in
- * a tensor the table marks finite. */
-void folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x);
+ * a tensor the table marks finite; returns whether every input value read is
+ * finite. */
+bool folder_read_data(const LoadFolder *f, const TensorSpec *t, int n, float **x);
 /* meta.json values; dflt (NULL for a string) when the key is absent; exit 2
  * when it holds another kind of value. */
 bool meta_bool(const LoadFolder *f, const char *key, bool dflt);
