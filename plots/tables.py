@@ -14,7 +14,7 @@ would write.
                            results    the fastest version of each dtype at a few shapes
                            targets    the chapter's targets, met or not, with the number
                            and the blocks of the chapter's op (tablelib/ops/<op>.py:
-                           EXTRA_BLOCKS): 05's crossover, 07's 16-bit-state precision
+                           EXTRA_BLOCKS): 05's crossover, 07's state precision, 08's official kernels and angle drift
   README.md              between <!-- headline:begin --> and <!-- headline:end -->:
                          each chapter's fastest version at its headline shape,
                          from the front page's run alone (plots/data/front.csv,
@@ -60,7 +60,7 @@ def chapter_outputs(chapter, rows, chapters, official, front, problems):
     if rows:
         blocks.append(("results", chapter_summary(chapter, rows, official)))
     blocks.append(("targets", targets_section(chapter, chapters, official, front)))
-    blocks += [(marker, make(chapter, chapters)) for marker, make in spec(chapter).EXTRA_BLOCKS.items()
+    blocks += [(marker, make(chapter, chapters, official)) for marker, make in spec(chapter).EXTRA_BLOCKS.items()
                if has_block(text, marker)]
     for marker, body in blocks:
         text = replace_block(text, marker, body) or text

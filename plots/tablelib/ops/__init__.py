@@ -14,7 +14,7 @@ and, where it has them (DEFAULTS stands in for the rest):
   no_target(c)         the line for a chapter without targets, or None
   target_notes(c)      lines under the targets table
 and optionally targets_section(chapter, chapters, official, front) in place
-of the generic targets table, and EXTRA_BLOCKS {marker: make(chapters)}.
+of the generic targets table, and EXTRA_BLOCKS {marker: make(chapter, chapters, official)}.
 A chapter without an op (00) gets NONE's answers."""
 import importlib
 import re

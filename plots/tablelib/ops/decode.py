@@ -58,10 +58,10 @@ def read_state_precision():
 PRECISION_WINDOWS = ((1, 64), (65, 512), (513, 4096))  # tokens, first and last: the table's columns
 
 
-def precision_section(chapter, chapters):
+def precision_section(chapter, chapters, official):
     """The text between 07's precision markers: plots/data/07_decode_kernel_state_precision.csv,
     y's error over a few windows of tokens (summed from its windows of 64) and the final state's."""
-    del chapter, chapters  # a CPU computation of its own (plots/data/..._state_precision.csv)
+    del chapter, chapters, official  # a CPU computation of its own (plots/data/..._state_precision.csv)
     rows = read_state_precision()
     if rows is None:
         return f"No plots/data/{STATE_PRECISION}.csv yet (`make bench` writes it)."

@@ -1,7 +1,7 @@
 """Mamba-3 SISO (OP_MAMBA3, chapter 08): S6, its prefill and its step."""
 import csv
 
-from ..data import CALL_COMMIT, DATA, SOURCE, load_data, number, short_device
+from ..data import CALL_COMMIT, DATA, SOURCE, number, short_device
 from ..markdown import label, markdown_table, sig
 from ..sets import at, fastest, is_s6, is_s6_step
 
@@ -46,11 +46,10 @@ def target_notes(chapter):
             "device call, so it waits for this chapter's bf16 version. Their times: the table under Results."]
 
 
-def official_section(chapter, chapters):
+def official_section(chapter, chapters, official):
     """The text between 08's official markers: the official kernels' times on
     an H200 (bf16), and this chapter's fastest version at each shape (its own
     dtype and call: no speed-up is read from it)."""
-    _, official = load_data()
     rows = [r for r in chapters.get(chapter, []) if r["ms_median"] is not None]
     body, sources, ours = [], set(), set()
     for o in official:
@@ -80,9 +79,9 @@ def official_section(chapter, chapters):
 ANGLE_DRIFT = "08_mamba3_angle_drift"  # the angle state summed four ways in fp32 (CPU), this op's table
 
 
-def angles_section(chapter, chapters):
+def angles_section(chapter, chapters, official):
     """The text between 08's angles markers: plots/data/08_mamba3_angle_drift.csv."""
-    del chapter, chapters  # a CPU computation of its own
+    del chapter, chapters, official  # a CPU computation of its own
     path = DATA / f"{ANGLE_DRIFT}.csv"
     if not path.is_file():
         return f"No plots/data/{ANGLE_DRIFT}.csv yet (`make bench` writes it)."
