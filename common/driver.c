@@ -264,8 +264,8 @@ static void check_output_paths(const Chapter *ch, const Args *a) {
     for (int k = 0; k < CSV_MAX_TABLES && ch->csv_tables[k]; k++) {  // the tables beside it
         char path[4096];
         csv_sibling_path(a->csv, ch->csv_tables[k], path, sizeof(path));
-        if (same_path(path, a->csv) || (a->dump && same_path(path, a->dump)))
-            die_usage("--csv %s: its table %s is %s", a->csv, path, same_path(path, a->csv) ? "FILE itself" : "--dump's path");
+        if (same_path(path, a->csv)) die_usage("--csv %s: its table %s is FILE itself", a->csv, path);
+        if (a->dump && same_path(path, a->dump)) die_usage("--csv %s: its table %s is --dump's path", a->csv, path);
         check_output_file("--csv (a table beside FILE)", path);
     }
 }

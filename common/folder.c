@@ -90,11 +90,8 @@ bool path_in_folder(const char *path, const char *dir) {
 
 void folder_check_target(const char *dir, const char *load_dir) {
     struct stat st;
-    if (load_dir) {
-        char a[PATH_MAX], b[PATH_MAX];
-        if (realpath(load_dir, a) && realpath(dir, b) && strcmp(a, b) == 0)
-            die_usage("--dump %s is --load's folder: the dump would replace what it is checked against", dir);
-    }
+    if (load_dir && same_path(load_dir, dir))
+        die_usage("--dump %s is --load's folder: the dump would replace what it is checked against", dir);
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) die_usage("--dump: %s exists and is not a folder", dir);
         if (!empty_folder(dir))
