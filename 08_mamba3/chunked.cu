@@ -28,6 +28,7 @@
  * are mamba3_siso_fwd_ref's, the chunked reference. */
 #include "kernels.h"
 
+#include "chunk_map.cuh"
 #include "cuda_check.h"
 #include "launch.cuh"
 
@@ -36,22 +37,14 @@
 
 static const float TWO_PI = 6.283185307179586f;
 
-/* The chunks a problem can have at most: each sequence one partial chunk
- * beyond its length / Q (a rectangle: ceil(L / Q) a batch entry). */
-__host__ __device__ static int64_t max_chunks(const Mamba3Shape *s) {
-    const int64_t Q = s->chunk;
-    return s->nseq ? s->nseq + s->seqlen / Q : s->batch * ((s->seqlen + Q - 1) / Q);
-}
-
 /* The workspace, one after another:
  *   theta  (b, L, h, S)            fp32  θ at every step
  *   cs     (chunks, h, p, N)       fp32  a chunk's own state, then its H_0'
  *   scal   (chunks, h, 2)          fp32  entering (1 - λ_0) dt_0, e^{cum_last}
- *   map    (chunks, 2)             int64 the chunk's sequence (-1: none) and first step
- *   first  (n + 1,)                int64 sequence n's chunks are [first[n], first[n + 1]) */
+ *   chunks                         int64 the chunk map (chunk_map.cuh) */
 typedef struct {
     float *theta, *cs, *scal;
-    int64_t *map, *first;
+    ChunkMap chunks;
 } Work;
 
 /* The floats of theta, cs and scal, rounded up to an even count: the int64 parts start 8-byte aligned. */
@@ -67,28 +60,12 @@ static Work work_of(const Mamba3Shape *s, void *workspace) {
     w.theta = (float *)workspace;
     w.cs = w.theta + s->batch * s->seqlen * s->heads * s->angles;
     w.scal = w.cs + C * s->heads * s->headdim * s->dstate;
-    w.map = (int64_t *)((float *)workspace + work_floats(s));
-    w.first = w.map + 2 * C;
+    w.chunks = chunk_map_at(s, (int64_t *)((float *)workspace + work_floats(s)));
     return w;
 }
 
 extern "C" size_t mamba3_chunked_gpu_workspace(const Mamba3Shape *s) {
-    const int64_t n = s->nseq ? s->nseq : s->batch;
-    return work_floats(s) * sizeof(float) + (size_t)(2 * max_chunks(s) + n + 1) * sizeof(int64_t);
-}
-
-/* 0. One thread lists the chunks: sequence by sequence, Q steps each from the sequence's first. */
-__global__ void chunk_map_kernel(Mamba3Tensors t, Work w) {
-    const int64_t n_seq = t.s.nseq ? t.s.nseq : t.s.batch, C = max_chunks(&t.s), Q = t.s.chunk;
-    int64_t c = 0;
-    for (int64_t n = 0; n < n_seq; n++) {
-        int64_t r, t0, t1;
-        mamba3_sequence(&t, n, &r, &t0, &t1);
-        w.first[n] = c;
-        for (int64_t c0 = t0; c0 < t1; c0 += Q, c++) w.map[2 * c] = n, w.map[2 * c + 1] = c0;
-    }
-    w.first[n_seq] = c;
-    for (; c < C; c++) w.map[2 * c] = -1, w.map[2 * c + 1] = 0;
+    return work_floats(s) * sizeof(float) + chunk_map_words(s) * sizeof(int64_t);
 }
 
 /* 1. θ along a sequence, a thread per angle pair. */
@@ -137,19 +114,6 @@ __device__ static void rotated_row(const Mamba3Tensors &t, const Work &w, const 
     }
 }
 
-/* Chunk c of the map: its row r and steps [c0, c0 + m); false for a slot
- * the map left empty. */
-__device__ static bool chunk_of(const Mamba3Tensors &t, const Work &w, int64_t c, int64_t *r, int64_t *c0,
-                                 int64_t *m) {
-    const int64_t n = w.map[2 * c];
-    if (n < 0) return false;
-    int64_t t0, t1;
-    mamba3_sequence(&t, n, r, &t0, &t1);
-    *c0 = w.map[2 * c + 1];
-    *m = t1 - *c0 < t.s.chunk ? t1 - *c0 : t.s.chunk;
-    return true;
-}
-
 /* The chunk's scalars into cum, gam, w (m of each) by one thread; returns entering. */
 __device__ static float chunk_scalars(const Mamba3Tensors &t, int64_t r, int64_t h, int64_t c0, int64_t m, float *cum,
                                       float *gam, float *wt) {
@@ -177,7 +141,7 @@ __global__ void __launch_bounds__(THREADS) chunk_state_kernel(Mamba3Tensors t, W
     const int64_t L = s.seqlen, H = s.heads, P = s.headdim, N = s.dstate, Q = s.chunk;
     const int64_t c = blockIdx.x, h = blockIdx.y;
     int64_t r, c0, m;  // the chunk: row r, steps [c0, c0 + m)
-    if (!chunk_of(t, w, c, &r, &c0, &m)) return;
+    if (!chunk_of(t, w.chunks, c, &r, &c0, &m)) return;
     // shared: kc (Q, N) the rotated keys, vc (Q, p) the values, cum, gam, wt (Q,) the scalars; fp32
     float *kc = smem, *vc = kc + Q * N, *cum = vc + Q * P, *gam = cum + Q, *wt = gam + Q;
     const float *k_in = (const float *)t.k, *v_in = (const float *)t.v;  // (b, L, g, N), (b, L, h, p) fp32
@@ -216,8 +180,8 @@ __global__ void __launch_bounds__(PASS_THREADS) state_pass_kernel(Mamba3Tensors 
     const float *v_in = (const float *)t.v;  // (b, L, h, p) fp32
     float *hs = t.final_ssm_state + o * P * N;  // (p, N) fp32, the running state
     for (int64_t e = threadIdx.x; e < P * N; e += PASS_THREADS) hs[e] = t.ssm_state ? t.ssm_state[o * P * N + e] : 0.0f;
-    for (int64_t c = w.first[n]; c <= w.first[n + 1]; c++) {
-        const int64_t last = c < w.first[n + 1] ? w.map[2 * c + 1] - 1 : t1 - 1;  // the step before chunk c
+    for (int64_t c = w.chunks.first[n]; c <= w.chunks.first[n + 1]; c++) {
+        const int64_t last = c < w.chunks.first[n + 1] ? w.chunks.map[2 * c + 1] - 1 : t1 - 1;  // the step before chunk c
         if (last < t0) {  // the sequence's first chunk: the states it came with
             for (int64_t i = threadIdx.x; i < N; i += PASS_THREADS) kp[i] = t.k_state ? t.k_state[o * N + i] : 0.0f;
             for (int64_t i = threadIdx.x; i < P; i += PASS_THREADS) vp[i] = t.v_state ? t.v_state[o * P + i] : 0.0f;
@@ -226,7 +190,7 @@ __global__ void __launch_bounds__(PASS_THREADS) state_pass_kernel(Mamba3Tensors 
             for (int64_t i = threadIdx.x; i < P; i += PASS_THREADS) vp[i] = v_in[((r * L + last) * H + h) * P + i];
         }
         __syncthreads();
-        if (c == w.first[n + 1]) {  // past the last chunk: the last step's key and v are the final ones
+        if (c == w.chunks.first[n + 1]) {  // past the last chunk: the last step's key and v are the final ones
             for (int64_t i = threadIdx.x; i < N; i += PASS_THREADS) t.final_k_state[o * N + i] = kp[i];
             for (int64_t i = threadIdx.x; i < P; i += PASS_THREADS) t.final_v_state[o * P + i] = vp[i];
             break;
@@ -252,7 +216,7 @@ __global__ void __launch_bounds__(THREADS) chunk_output_kernel(Mamba3Tensors t, 
     const int64_t L = s.seqlen, H = s.heads, P = s.headdim, N = s.dstate, Q = s.chunk;
     const int64_t c = blockIdx.x, h = blockIdx.y;
     int64_t r, c0, m;  // the chunk: row r, steps [c0, c0 + m)
-    if (!chunk_of(t, w, c, &r, &c0, &m)) return;
+    if (!chunk_of(t, w.chunks, c, &r, &c0, &m)) return;
     // shared: qc, kc (Q, N + 1) rotated q and k, sc (Q, Q + 1) the weighted scores, cum, gam,
     // wt (Q,); fp32. The rows are one float longer than their data, so that a warp reading
     // one column of consecutive rows reads 32 banks, not one.
@@ -325,7 +289,7 @@ extern "C" void mamba3_chunked_gpu(const Mamba3Tensors *t, void *workspace) {
     const dim3 chunks((unsigned)max_chunks(s), H), sequences(n, H);
     allow_smem(chunk_state_kernel, state_smem(s), &allowed_state);
     allow_smem(chunk_output_kernel, output_smem(s), &allowed_output);
-    chunk_map_kernel<<<1, 1>>>(*t, w);
+    chunk_map_kernel<<<1, 1>>>(*t, w.chunks);
     cuda_check_launch();
     angles_kernel<<<sequences, 32>>>(*t, w);
     cuda_check_launch();

@@ -25,6 +25,16 @@ size_t mamba3_chunked_gpu_workspace(const Mamba3Shape *s);
 const char *mamba3_chunked_gpu_unsupported(const Mamba3Shape *s);
 void mamba3_chunked_gpu(const Mamba3Tensors *t, void *workspace);
 
+/* 5, 6: the chunked form fused into one kernel on mma.sync tensor cores, a
+ * block per (chunk, head), the state handed from chunk to chunk in L2; fp16
+ * (5) and bf16 (6) I/O, fp32 states. SKIPs N > 128, p > 64, chunks over 128
+ * steps, shared memory past the device's opt-in, or more than 2^31 - 1
+ * (chunk, head) items. */
+size_t mamba3_fused_mma_workspace(const Mamba3Shape *s);
+const char *mamba3_fused_mma_unsupported(const Mamba3Shape *s);
+void mamba3_fused_mma(const Mamba3Tensors *t, void *workspace);
+void mamba3_fused_mma_bf16(const Mamba3Tensors *t, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

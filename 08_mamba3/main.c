@@ -1,7 +1,8 @@
 /* 08_mamba3: Mamba-3 SISO (mamba3_siso_combined), first in C. Its recurrence
  * adds three things to Mamba-2's: a trapezoid rule (two rank-1 terms a step),
  * rotated q and k (data-dependent angles), and a qk head shared by several v
- * heads. The step form, then the chunked form that the GPU kernels will take.
+ * heads. The step form, then the chunked form, in C and on the GPU, then the
+ * chunked form fused into one tensor-core kernel (16-bit I/O).
  *   build/08_mamba3            check lines + a short timing table
  *   build/08_mamba3 --list     the numbered versions
  *   build/08_mamba3 1 --check  check version 1 */
@@ -34,6 +35,18 @@ static const Mamba3Version versions[] = {
      .workspace_bytes = mamba3_chunked_gpu_workspace,
      .unsupported = mamba3_chunked_gpu_unsupported,
      .run = mamba3_chunked_gpu},
+    {.info = {.name = "mamba3_fused_mma",
+              .what = "one kernel on tensor cores, a block per (chunk, head); products in the chunk's own frame",
+              .gpu = true, .dtype = DT_FP16},
+     .workspace_bytes = mamba3_fused_mma_workspace,
+     .unsupported = mamba3_fused_mma_unsupported,
+     .run = mamba3_fused_mma},
+    {.info = {.name = "mamba3_fused_mma_bf16",
+              .what = "version 5 with bf16 I/O (the official kernel's dtype)",
+              .gpu = true, .dtype = DT_BF16},
+     .workspace_bytes = mamba3_fused_mma_workspace,
+     .unsupported = mamba3_fused_mma_unsupported,
+     .run = mamba3_fused_mma_bf16},
 };
 
 int main(int argc, char **argv) {

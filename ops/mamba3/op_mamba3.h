@@ -41,17 +41,21 @@ enum {
  * n is batch entry n, or of a packed problem the steps [cu_seqlens[n],
  * cu_seqlens[n + 1]) of the one row. t's tensors are fp32 host arrays. y
  * gets the sequence's outputs of the head, (len, p) fp64; the final states
- * go to angle (S,), ssm (p, N), k (N,), v (p,) fp64. */
+ * go to angle (S,), ssm (p, N), k (N,), v (p,) fp64. y_terms (len, p), unless
+ * NULL, gets each output's Σ|term|: the state's recurrence run on the
+ * magnitudes of its terms, against |q̃|, plus |D v|, times |silu(z)| (what the
+ * 16-bit versions' rtol is taken of: they round q̃, k̃ and the products' terms). */
 void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
-                        double *k, double *v);
+                        double *k, double *v, double *y_terms);
 /* The same from the chunked form (oracle_mamba3.c says how it is derived),
  * chunks of Q steps counted from the sequence's first: what make check
  * compares with the step form, to about 1e-12. */
 void oracle_mamba3_chunked_head(const Mamba3Tensors *t, int64_t Q, int64_t n, int64_t h, double *y, double *angle,
                                 double *ssm, double *k, double *v);
 /* Every (sequence, head): y (b, L, h, p), final states (n, h, S), (n, h, p, N),
- * (n, h, N), (n, h, p), all fp64. */
-void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v);
+ * (n, h, N), (n, h, p), all fp64; y_terms (b, L, h, p) unless NULL. */
+void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v,
+                   double *y_terms);
 
 /* The oracle against the official fixtures in <root>/ops/mamba3/fixtures. */
 void fixtures_check_mamba3(const char *root);

@@ -29,7 +29,7 @@ static void states_in(const Mamba3Tensors *t, int64_t o, double *angle, double *
 }
 
 void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
-                        double *k, double *v) {
+                        double *k, double *v, double *y_terms) {
     const Mamba3Shape *s = &t->s;
     const int64_t L = s->seqlen, H = s->heads, G = s->heads_qk, P = s->headdim, N = s->dstate, S = s->angles;
     const int64_t g = h / (H / G);  // this head's qk head
@@ -38,7 +38,9 @@ void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y,
     mamba3_sequence(t, n, &row, &t0, &t1);
     double *q = host_alloc(N * 8, "oracle head");   // (N,) fp64: this step's rotated query
     double *kt = host_alloc(N * 8, "oracle head");  // (N,) fp64: this step's rotated key
+    double *mag = y_terms ? host_alloc(P * N * 8, "oracle head") : NULL;  // (p, N) fp64: the state's Σ|term|
     states_in(t, n * H + h, angle, ssm, k, v);
+    for (int64_t i = 0; mag && i < P * N; i++) mag[i] = fabs(ssm[i]);
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = row * L + l, hl = (row * H + h) * L + l;
         const double dt = t->dt[hl], alpha = exp((double)t->adt[hl]), lambda = 1.0 / (1.0 + exp(-(double)t->trap[hl]));
@@ -57,41 +59,54 @@ void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y,
         const double before = (1.0 - lambda) * dt * alpha, now = lambda * dt;
         for (int64_t pi = 0; pi < P; pi++) {
             const double vt = v_in[(bl * H + h) * P + pi];
-            double acc = 0.0;
+            double acc = 0.0, terms = 0.0;
             for (int64_t i = 0; i < N; i++) {
                 double *hs = &ssm[pi * N + i];
                 *hs = alpha * *hs + before * v[pi] * k[i] + now * vt * kt[i];
                 acc += *hs * q[i];
+                if (mag) {  // the same recurrence on the terms' magnitudes
+                    double *m = &mag[pi * N + i];
+                    *m = alpha * *m + fabs(before * v[pi] * k[i]) + fabs(now * vt * kt[i]);
+                    terms += *m * fabs(q[i]);
+                }
             }
-            if (t->D) acc += (double)t->D[h] * vt;
+            if (t->D) acc += (double)t->D[h] * vt, terms += fabs((double)t->D[h] * vt);
             if (z_in) {
-                const double z = z_in[(bl * H + h) * P + pi];
-                acc *= z / (1.0 + exp(-z));
+                const double z = z_in[(bl * H + h) * P + pi], gate = z / (1.0 + exp(-z));
+                acc *= gate, terms *= fabs(gate);
             }
             y[(l - t0) * P + pi] = acc;
+            if (y_terms) y_terms[(l - t0) * P + pi] = terms;
         }
         for (int64_t pi = 0; pi < P; pi++) v[pi] = v_in[(bl * H + h) * P + pi];
         memcpy(k, kt, (size_t)N * sizeof(double));
     }
     free(q);
     free(kt);
+    free(mag);
 }
 
-void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v) {
+void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v,
+                   double *y_terms) {
     const Mamba3Shape *s = &t->s;
     const int64_t H = s->heads, P = s->headdim, N = s->dstate, S = s->angles, L = s->seqlen;
     const int64_t nseq = s->nseq ? s->nseq : s->batch;
-    double *yh = host_alloc(L * P * 8, "oracle");  // (len, p) fp64: one head's outputs
+    double *yh = host_alloc(L * P * 8, "oracle");                         // (len, p) fp64: one head's outputs
+    double *th = y_terms ? host_alloc(L * P * 8, "oracle") : NULL;        // (len, p) fp64: their Σ|term|
     for (int64_t n = 0; n < nseq; n++)
         for (int64_t h = 0; h < H; h++) {
             const int64_t o = n * H + h;
-            oracle_mamba3_head(t, n, h, yh, angle + o * S, ssm + o * P * N, k + o * N, v + o * P);
+            oracle_mamba3_head(t, n, h, yh, angle + o * S, ssm + o * P * N, k + o * N, v + o * P, th);
             int64_t row, t0, t1;
             mamba3_sequence(t, n, &row, &t0, &t1);
-            for (int64_t l = t0; l < t1; l++)
-                memcpy(y + ((row * L + l) * H + h) * P, yh + (l - t0) * P, (size_t)P * sizeof(double));
+            for (int64_t l = t0; l < t1; l++) {
+                const int64_t at = ((row * L + l) * H + h) * P;
+                memcpy(y + at, yh + (l - t0) * P, (size_t)P * sizeof(double));
+                if (th) memcpy(y_terms + at, th + (l - t0) * P, (size_t)P * sizeof(double));
+            }
         }
     free(yh);
+    free(th);
 }
 
 /* The chunked form. Write β_t = (1 - λ_t) dt_t α_t and γ_t = λ_t dt_t, and

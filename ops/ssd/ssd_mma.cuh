@@ -1,5 +1,6 @@
 /* The tensor-core steps the fused SSD kernels of 05 (causal) and 06
- * (bidirectional) share, on shared-memory fp16 tiles and mma_sm80.cuh's
+ * (bidirectional) share, and 08's Mamba-3 chunk, on shared-memory 16-bit
+ * tiles (F: __half by default, or __nv_bfloat16) and mma_sm80.cuh's
  * fragments: a chunk's own state xᵀ·diag(w)·B, one 16×16 tile of C·Bᵀ, a
  * 16×16 tile of the decay-weighted matrix times x, and the output epilogue.
  * FULL: N and p padded are exactly SSD_MMA_NMAX and SSD_MMA_PMAX, so every
@@ -30,9 +31,9 @@ struct ChunkStateBlocks {
  * lane's ldmatrix row addresses in x (row pitch PS) and B (row pitch NS);
  * wts (Q,) fp16 the weight of each step.
  * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs) (_chunk_state_fwd_kernel) */
-template <bool FULL, int WARPS>
+template <bool FULL, int WARPS, typename F = __half>
 static __device__ __forceinline__ void accumulate_chunk_state(float (&st)[2 * ChunkStateBlocks<WARPS>::n][4],
-                                                              uint32_t xs_b, uint32_t bs_a, const __half *wts,
+                                                              uint32_t xs_b, uint32_t bs_a, const F *wts,
                                                               int Q, int NS, int PS, int Np, int Pp) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, mp = warp % 4;
     if (mp * 16 >= Pp) return;
@@ -40,9 +41,10 @@ static __device__ __forceinline__ void accumulate_chunk_state(float (&st)[2 * Ch
         uint32_t xa[4];  // xᵀ tile (p 16 x j 16), transposed on load: A operand
         ldsm_x4_trans(xa, xs_b + (j0 * PS + mp * 16) * 2);
         /* scale column j of xᵀ by wts_j: this thread's k are 2(lane%4)+{0,1} and +8 */
-        const __half2 w_lo = *reinterpret_cast<const __half2 *>(wts + j0 + (lane % 4) * 2);
-        const __half2 w_hi = *reinterpret_cast<const __half2 *>(wts + j0 + 8 + (lane % 4) * 2);
-        __half2 *xh = reinterpret_cast<__half2 *>(xa);
+        using F2 = typename Pair<F>::type;
+        const F2 w_lo = *reinterpret_cast<const F2 *>(wts + j0 + (lane % 4) * 2);
+        const F2 w_hi = *reinterpret_cast<const F2 *>(wts + j0 + 8 + (lane % 4) * 2);
+        F2 *xh = reinterpret_cast<F2 *>(xa);
         xh[0] = __hmul2(xh[0], w_lo);
         xh[1] = __hmul2(xh[1], w_lo);
         xh[2] = __hmul2(xh[2], w_hi);
@@ -53,8 +55,8 @@ static __device__ __forceinline__ void accumulate_chunk_state(float (&st)[2 * Ch
             if (!FULL && n0 >= Np) continue;
             uint32_t bb[4];  // B rows j (mma k) x n (mma n), transposed on load: two n8-tiles
             ldsm_x4_trans(bb, bs_a + (j0 * NS + n0) * 2);
-            mma_16816(st[2 * k], xa, bb[0], bb[1]);
-            mma_16816(st[2 * k + 1], xa, bb[2], bb[3]);
+            mma_16816_of<F>(st[2 * k], xa, bb[0], bb[1]);
+            mma_16816_of<F>(st[2 * k + 1], xa, bb[2], bb[3]);
         }
     }
 }
@@ -64,7 +66,7 @@ static __device__ __forceinline__ void accumulate_chunk_state(float (&st)[2 * Ch
  * row pitch NS). s[0..3]: columns j0..7, s[4..7]: j0+8..15, each as an mma
  * accumulator (rows lane/4 and +8, columns 2(lane%4) and +1).
  * cb = tl.dot(C, B) */
-template <bool FULL>
+template <bool FULL, typename F = __half>
 static __device__ __forceinline__ void cb_tile(float (&s)[8], const uint32_t (&cf)[SSD_MMA_NMAX / 16][4],
                                                uint32_t bs_b, int j0, int NS, int Np) {
     float s0[2][4] = {}, s1[2][4] = {};  // columns j0..7, j0+8..15; even and odd k-steps
@@ -73,8 +75,8 @@ static __device__ __forceinline__ void cb_tile(float (&s)[8], const uint32_t (&c
         if (!FULL && kk * 16 >= Np) continue;
         uint32_t bb[4];  // B rows j (mma n) x n (mma k)
         ldsm_x4(bb, bs_b + (j0 * NS + kk * 16) * 2);
-        mma_16816(s0[kk & 1], cf[kk], bb[0], bb[1]);
-        mma_16816(s1[kk & 1], cf[kk], bb[2], bb[3]);
+        mma_16816_of<F>(s0[kk & 1], cf[kk], bb[0], bb[1]);
+        mma_16816_of<F>(s1[kk & 1], cf[kk], bb[2], bb[3]);
     }
 #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -83,32 +85,32 @@ static __device__ __forceinline__ void cb_tile(float (&s)[8], const uint32_t (&c
     }
 }
 
-/* acc (16 x Pp) += p (16×16, rounded to fp16) · x rows j0..j0+15 (xs_a: this
+/* acc (16 x Pp) += p (16×16, rounded to F) · x rows j0..j0+15 (xs_a: this
  * lane's ldmatrix row address in x, row pitch PS); p laid out as cb_tile's s.
  * acc += tl.dot(cb, x) */
-template <bool FULL>
+template <bool FULL, typename F = __half>
 static __device__ __forceinline__ void px_tile(float (&acc)[SSD_MMA_PMAX / 8][4], const float (&p)[8],
                                                uint32_t xs_a, int j0, int PS, int Pp) {
-    const uint32_t pa[4] = {pack_half2(p[0], p[1]), pack_half2(p[2], p[3]), pack_half2(p[4], p[5]),
-                            pack_half2(p[6], p[7])};
+    const uint32_t pa[4] = {pack_pair<F>(p[0], p[1]), pack_pair<F>(p[2], p[3]), pack_pair<F>(p[4], p[5]),
+                            pack_pair<F>(p[6], p[7])};
 #pragma unroll
     for (int np = 0; np < SSD_MMA_PMAX / 16; np++) {
         if (!FULL && np * 16 >= Pp) continue;
         uint32_t xb[4];  // x rows j (mma k) x p (mma n), transposed on load
         ldsm_x4_trans(xb, xs_a + (j0 * PS + np * 16) * 2);
-        mma_16816(acc[2 * np], pa, xb[0], xb[1]);
-        mma_16816(acc[2 * np + 1], pa, xb[2], xb[3]);
+        mma_16816_of<F>(acc[2 * np], pa, xb[0], xb[1]);
+        mma_16816_of<F>(acc[2 * np + 1], pa, xb[2], xb[3]);
     }
 }
 
-/* y = acc + D·x, then y *= silu(z), stored fp16, for this thread's rows
+/* y = acc + D·x, then y *= silu(z), stored as F, for this thread's rows
  * row0 and row0 + 8 of a 16-row tile (those below len) and its two columns of
  * each n8-tile. Row i of the chunk is y[at + i·stride .. + p); x_i is read
  * from shared memory (Xs, row pitch PS) as given; D is (h,) or (h, p). */
-template <bool FULL>
+template <bool FULL, typename F = __half>
 static __device__ __forceinline__ void store_y_tile(const float (&acc)[SSD_MMA_PMAX / 8][4], int row0, int len,
-                                                    __half *y, const __half *z, int64_t at, int64_t stride,
-                                                    const __half *Xs, int PS, const float *D, bool D_per_channel,
+                                                    F *y, const F *z, int64_t at, int64_t stride,
+                                                    const F *Xs, int PS, const float *D, bool D_per_channel,
                                                     int64_t h, int64_t P) {
     const int lane = threadIdx.x % 32;
     const bool pairs = P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
@@ -118,8 +120,8 @@ static __device__ __forceinline__ void store_y_tile(const float (&acc)[SSD_MMA_P
         const int i = row0 + half_row * 8;
         if (i >= len) continue;
         const int64_t row = at + i * stride;  // offset of y[b, t0+i, h, 0]
-        const __half *zrow = z ? z + row : nullptr;
-        __half *yrow = y + row;
+        const F *zrow = z ? z + row : nullptr;
+        F *yrow = y + row;
 #pragma unroll
         for (int nt = 0; nt < SSD_MMA_PMAX / 8; nt++) {
             const int pi = nt * 8 + (lane % 4) * 2;
@@ -130,10 +132,10 @@ static __device__ __forceinline__ void store_y_tile(const float (&acc)[SSD_MMA_P
             for (int e = 0; e < 2; e++) {
                 if (e >= ncol) continue;
                 // out = acc + x * D
-                if (D) v[e] += (D_per_channel ? D[h * P + pi + e] : D_head) * __half2float(Xs[i * PS + pi + e]);
+                if (D) v[e] += (D_per_channel ? D[h * P + pi + e] : D_head) * to_float(Xs[i * PS + pi + e]);
                 if (zrow) {
                     // out = out * F.silu(z)
-                    const float zv = __half2float(zrow[pi + e]);
+                    const float zv = to_float(zrow[pi + e]);
                     v[e] *= silu_div(zv);
                 }
             }
