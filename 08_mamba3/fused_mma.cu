@@ -195,16 +195,17 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     __syncthreads();
 
     /* q + bias and k + bias, the pairs below 2S turned by φ_j, in place: a
-     * thread keeps one pair i (Np / 2 divides the block) over the steps. φ
+     * thread keeps one pair i over the steps (the first multiple of Np / 2
+     * threads of the block; Np / 2 need not divide it). φ
      * is taken mod 2π first, so that the fast sine and cosine (absolute
      * error about 2^-21 there) serve: the results are rounded to 16 bits.
      * Q_curr = Q_curr + Q_bias; Q_rot = apply_rotary_emb(Q_curr, Angles_Cumsum) (k alike) */
-    {
-        const int i = tid % (Np / 2), col = 2 * i;
+    if (const int pairs = Np / 2, busy = THREADS / pairs * pairs; tid < busy) {
+        const int i = tid % pairs, col = 2 * i;
         const bool two = col + 1 < N;
         const float qb0 = col < N ? t.q_bias[h * N + col] : 0.f, qb1 = two ? t.q_bias[h * N + col + 1] : 0.f;
         const float kb0 = col < N ? t.k_bias[h * N + col] : 0.f, kb1 = two ? t.k_bias[h * N + col + 1] : 0.f;
-        for (int j = tid / (Np / 2); col < N && j < m; j += THREADS / (Np / 2)) {  // padding stays zero
+        for (int j = tid / pairs; col < N && j < m; j += busy / pairs) {  // padding stays zero
             float sn = 0.f, cs = 1.f;
             if (i < S) {
                 const float ph = phi[j * AS + i];
