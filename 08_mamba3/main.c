@@ -2,7 +2,8 @@
  * adds three things to Mamba-2's: a trapezoid rule (two rank-1 terms a step),
  * rotated q and k (data-dependent angles), and a qk head shared by several v
  * heads. The step form, then the chunked form, in C and on the GPU, then the
- * chunked form fused into one tensor-core kernel (16-bit I/O).
+ * chunked form fused into one tensor-core kernel (16-bit I/O), and the
+ * decode step streamed.
  *   build/08_mamba3            check lines + a short timing table
  *   build/08_mamba3 --list     the numbered versions
  *   build/08_mamba3 1 --check  check version 1 */
@@ -47,6 +48,11 @@ static const Mamba3Version versions[] = {
      .workspace_bytes = mamba3_fused_mma_workspace,
      .unsupported = mamba3_fused_mma_unsupported,
      .run = mamba3_fused_mma_bf16},
+    {.info = {.name = "mamba3_step_stream",
+              .what = "the decode step (L 1) as a stream: 16 rows of H a block, a float4 a lane, loads in flight",
+              .gpu = true, .dtype = DT_FP32},
+     .unsupported = mamba3_step_stream_unsupported,
+     .run = mamba3_step_stream},
 };
 
 int main(int argc, char **argv) {
