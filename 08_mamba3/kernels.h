@@ -36,7 +36,7 @@ void mamba3_fused_mma(const Mamba3Tensors *t, void *workspace);
 void mamba3_fused_mma_bf16(const Mamba3Tensors *t, void *workspace);
 
 /* 7: the decode step (L = 1) as a stream: a block per (sequence, head) and
- * 32 rows of its state, a float4 a lane where N is a multiple of 128, fp32
+ * 16 rows of its state, a float4 a lane where N is a multiple of 128, fp32
  * I/O. SKIPs L > 1 (it is the step), and what its grid or 48 KiB of shared
  * memory cannot hold. */
 const char *mamba3_step_stream_unsupported(const Mamba3Shape *s);

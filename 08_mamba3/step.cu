@@ -1,12 +1,11 @@
 /* 08_mamba3, version 7: the decode step (one token from the four states)
  * as a stream: the p x N state of every (sequence, head) read once and
- * written once, a float4 a lane, a warp four rows of H, fp32 I/O.
+ * written once, a float4 a lane, a warp two rows of H, fp32 I/O.
  *
  * Version 3 at L = 1 is already the step, but its block walks the state row
  * by row behind four barriers, a warp per row, and reads H a float a lane;
- * here a block of eight warps takes 32 rows of one head, and every lane has
- * its rows' first loads in flight before the block rotates q and k (which
- * they do not wait for), the rest before it computes. What it should buy:
+ * here a block of eight warps takes 16 rows of one head, and every lane has
+ * both of its rows' loads in flight before it computes. What it should buy:
  * from batch 64 up, the state's bytes at the copy rate. Per (sequence, head):
  *   θ' = (θ + π·tanh(angles)·dt) mod 2π,   q̃ = R(θ')(q + q_bias),  k̃ = R(θ')(k + k_bias)
  *   H'[p] = α H[p] + (1 - λ) dt α v_prev[p] k̃_prev + λ dt v[p] k̃,   y[p] = H'[p]·q̃ + D v[p]
@@ -20,7 +19,7 @@
 #include "launch.cuh"
 
 #define STEP_WARPS 8
-#define ROWS_PER_WARP 4
+#define ROWS_PER_WARP 2
 #define ROWS_PER_BLOCK (STEP_WARPS * ROWS_PER_WARP)
 
 static const float PI_F = 3.14159265358979f, TWO_PI_F = 6.28318530717959f;
@@ -33,14 +32,6 @@ __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mam
     const int64_t L = s.seqlen, H = s.heads, G = s.heads_qk, P = s.headdim, N = s.dstate, S = s.angles;
     const int64_t n = blockIdx.x / H, h = blockIdx.x % H, g = h / (H / G), o = n * H + h;
     float *qt = sm, *kt = qt + N, *kp = kt + N, *cs = kp + N, *sn = cs + S;  // (N,) x3, (S,) x2 fp32
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t p0 = (int64_t)blockIdx.y * ROWS_PER_BLOCK + warp * ROWS_PER_WARP;
-    const float *h_in = t.ssm_state ? t.ssm_state + o * P * N : nullptr;  // (p, N) fp32
-    float4 head[ROWS_PER_WARP];  // this lane's first float4 of each row, loaded before anything else
-#pragma unroll
-    for (int k = 0; k < ROWS_PER_WARP; k++)
-        head[k] = VEC && h_in && p0 + k < P ? __ldcs(reinterpret_cast<const float4 *>(h_in + (p0 + k) * N + lane * 4))
-                                            : make_float4(0.f, 0.f, 0.f, 0.f);
     int64_t r, t0, t1;  // the sequence's row and its one step t0
     mamba3_sequence(&t, n, &r, &t0, &t1);
     const int64_t bl = r * L + t0, hl = (r * H + h) * L + t0;
@@ -77,6 +68,9 @@ __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mam
     // Trap = torch.sigmoid(Trap);  alpha = torch.exp(ADT)
     const float lambda = 1.f / (1.f + __expf(-t.trap[hl])), alpha = __expf(t.adt[hl]);
     const float before = (1.f - lambda) * dt * alpha, now = lambda * dt;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t p0 = (int64_t)blockIdx.y * ROWS_PER_BLOCK + warp * ROWS_PER_WARP;
+    const float *h_in = t.ssm_state ? t.ssm_state + o * P * N : nullptr;  // (p, N) fp32
     float *h_out = t.final_ssm_state + o * P * N;                          // (p, N) fp32
     float acc[ROWS_PER_WARP], vt[ROWS_PER_WARP], vb[ROWS_PER_WARP];
 #pragma unroll
@@ -88,12 +82,11 @@ __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mam
     }
     if (VEC) {
         for (int64_t c = lane * 4; c < N; c += 128) {
-            float4 hv[ROWS_PER_WARP];  // every row's loads in flight before any is used
+            float4 hv[ROWS_PER_WARP];  // both rows' loads in flight before either is used
 #pragma unroll
             for (int k = 0; k < ROWS_PER_WARP; k++)
-                hv[k] = c == lane * 4 ? head[k]
-                        : h_in && p0 + k < P ? __ldcs(reinterpret_cast<const float4 *>(h_in + (p0 + k) * N + c))
-                                             : make_float4(0.f, 0.f, 0.f, 0.f);
+                hv[k] = h_in && p0 + k < P ? __ldcs(reinterpret_cast<const float4 *>(h_in + (p0 + k) * N + c))
+                                           : make_float4(0.f, 0.f, 0.f, 0.f);
             const float4 q4 = *reinterpret_cast<const float4 *>(qt + c), k4 = *reinterpret_cast<const float4 *>(kt + c),
                          b4 = *reinterpret_cast<const float4 *>(kp + c);
 #pragma unroll
@@ -143,7 +136,7 @@ extern "C" const char *mamba3_step_stream_unsupported(const Mamba3Shape *s) {
     if (s->seqlen != 1) return "one token a sequence (the decode step): L must be 1";
     const int64_t n = s->nseq ? s->nseq : s->batch;
     if (n * s->heads > INT_MAX) return "more than 2^31 - 1 (sequence, head) blocks";
-    if ((s->headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK > 65535) return "more than 65,535 blocks of 32 rows a head";
+    if ((s->headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK > 65535) return "more than 65,535 blocks of 16 rows a head";
     if ((size_t)(3 * s->dstate + 2 * s->angles) * sizeof(float) > 48 * 1024)
         return "q̃, k̃ and the last key over 48 KiB of shared memory";
     return NULL;
