@@ -12,6 +12,7 @@
 #   python3 plots/ssd.py (matplotlib)     -> plots/05_ssd_mamba2_seqlen.png, _memory.png, _crossover.png
 #   python3 plots/bidir.py (matplotlib)   -> plots/06_bidirectional_seqlen.png, _memory.png
 #   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _slots_drafts.png, _state_vs_kv.png, _state_precision.png
+#   python3 plots/mamba3.py (matplotlib)  -> plots/08_mamba3_prefill.png, _angle_drift.png
 #   python3 plots/serving.py (matplotlib) -> plots/<chapter>_serving.png for 03, 04, 05 where the serving mix was timed
 #   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
 # A figure draws at most 8 versions: where it has more, the chapter's landmark
@@ -44,7 +45,7 @@ for f in "$data"/*.csv; do
         "$header_official"*) official="$official $f" ;;
         "seqlen,width,kv_cache_mib,"*) ;;  # 07's state-vs-KV-cache table: plots/decode.py
         "state,bytes_per_value,"*) ;;      # 07's 16- and 8-bit-state accuracy: plots/tables.py, plots/decode.py
-        "way,steps,angle_error_rad"*) ;;   # 08's angle drift: plots/tables.py
+        "way,steps,angle_error_rad"*) ;;   # 08's angle drift: plots/tables.py, plots/mamba3.py
         "sweep,version,tile,"*) ;;         # 04's plan and tile sweeps: read in 04's README, not drawn
         "sweep,version,rows_per_unit,"*) ;;  # 07's staged units and early-load sweeps: read in 07's README, not drawn
         "operand,products_per_mac,"*) ;;   # 05's operand precisions: quoted in 05's README, not drawn
@@ -363,7 +364,7 @@ if ! command -v python3 > /dev/null 2>&1; then
 fi
 
 if ! python3 -c 'import matplotlib' > /dev/null 2>&1; then
-    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary, roofline, SSD, bidirectional, decode and serving figures skipped"
+    echo "matplotlib not importable by python3: install it with \`python3 -m pip install matplotlib\` or Debian's \`sudo apt-get install python3-matplotlib\`; summary, roofline, SSD, bidirectional, decode, Mamba-3 and serving figures skipped"
     status=1
 else
     if [ -f "$front" ]; then
@@ -373,6 +374,7 @@ else
     python3 plots/ssd.py || status=1
     python3 plots/bidir.py || status=1
     python3 plots/decode.py || status=1
+    python3 plots/mamba3.py || status=1
     python3 plots/serving.py || status=1
 fi
 

@@ -268,10 +268,11 @@ def official_kernel_rows(official, r):
                 and o["impl"] == "official_triton_chunk_scan_combined" and o["dtype"] == r["dtype"]
                 and o["dim_or_heads"] == r["heads"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
     if spec(r["chapter"]).NAME == "mamba3" and (is_s6(r) or is_s6_step(r)):  # the official kernels are bf16
+        # the official step keeps an fp32 state whatever its I/O: a step of any dtype here is its match
         op, impl = ("mamba3_siso_step", "official_triton_mamba3_step") if is_s6_step(r) else \
             ("mamba3_siso_fwd", "official_triton_mamba3_combined_z")
         return [o for o in official if timed_here(o) and o["op"] == op and o["impl"] == impl
-                and o["dtype"] == r["dtype"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
+                and (o["dtype"] == r["dtype"] or is_s6_step(r)) and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
     if is_s4(r):
         op = "decode_mamba2" if decode_form(r) == "m2" else "decode_mamba1"
         return [o for o in official if timed_here(o) and o["op"] == op

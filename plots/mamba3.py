@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The figures of chapter 08 (Mamba-3 SISO), drawn from plots/data:
+
+  plots/08_mamba3_prefill.png      ms vs L at S6 (L 2048 and 8192), batch 1 and 8:
+                                   one line per GPU version, and the official
+                                   mamba3_siso_combined with z (bf16) timed in the
+                                   same device call, dashed
+  plots/08_mamba3_angle_drift.png  the angle state θ summed in fp32 four ways:
+                                   |θ − θ_fp64| against the steps summed
+                                   (plots/data/08_mamba3_angle_drift.csv, CPU)
+  plots/08_mamba3_all_prefill.png  where the prefill figure keeps to the landmark
+                                   versions (plots/landmarks.py): its appendix,
+                                   every version
+
+S6: h 32, g 1, p 64, N 128, z and D (sets.is_s6); the shape in the title is read
+from the rows. The official line comes from the official file of the same
+device call as the drawn rows (official_<device>_..._<commit>.csv, see
+sets.same_call), on the device most of the rows were timed on; without one the
+figure is drawn without it. Each version's line is drawn from one device (see
+sets.one_device).
+Needs matplotlib: python3 -m pip install matplotlib (or Debian's
+python3-matplotlib). Usage: python3 plots/mamba3.py
+"""
+import csv
+import sys
+
+sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ssd import (MARKERS, colors, line_style, log_axes, main_and_all, plot_version, save, series,  # noqa: E402
+                 titled, versions)
+from tablelib.data import DATA, SOURCE, load_data, number, short_device  # noqa: E402
+from tablelib.ops import chapter_of  # noqa: E402
+from tablelib.ops.mamba3 import ANGLE_DRIFT  # noqa: E402
+from tablelib.sets import OFFICIAL_NAMES, device_suffix, is_s6, main_device, one_device, same_call, timed  # noqa: E402
+
+MAMBA3 = chapter_of("mamba3")  # the chapter this script draws (its op's first)
+OFFICIAL_FWD = "official_triton_mamba3_combined_z"  # the official prefill with z, as S6's rows
+PREFILL_BATCHES = (1, 8)  # S6's prefill: batch 1 and 8 (a panel each), L 2048 and 8192
+PREFILL_LS = (2048, 8192)
+
+
+def official_prefill(official, rows, home):
+    """{(batch, L): official row} of the official prefill with z on home's
+    device, timed in the same device call as one of our rows at that point
+    (the last such row in file order)."""
+    device = short_device(home)
+    picked = {}
+    for o in official:
+        if (o["op"] != "mamba3_siso_fwd" or o["impl"] != OFFICIAL_FWD or o["device"] != device
+                or o["ms_median"] is None):
+            continue
+        if any(same_call(o, r) and r["batch"] == o["batch"] and r["seqlen"] == o["L"] for r in rows):
+            picked[(o["batch"], o["L"])] = o
+    return picked
+
+
+def shape_text(rows):
+    """S6's shape as the rows give it: 'h 32, p 64, N 128, g 1, chunk 64' (a value
+    each where the rows agree, the set of them where they do not)."""
+    parts = []
+    for key, name in (("heads", "h"), ("headdim", "p"), ("dstate", "N"), ("groups", "g"), ("chunk", "chunk")):
+        values = sorted({r[key] for r in rows if r[key] is not None})
+        if values:
+            parts.append(f"{name} {'/'.join(f'{v:g}' for v in values)}")
+    return ", ".join(parts)
+
+
+def draw_prefill(rows, official, home, name, note):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
+    vs = versions(rows)
+    sources = set()
+    for ax, batch in zip(axes, PREFILL_BATCHES):
+        here = [r for r in rows if r["batch"] == batch]
+        for i, (version, vname, dtype) in enumerate(vs):
+            pts = series(here, version, "seqlen")
+            if pts:
+                r0 = pts[0][1]
+                below = len(vs) - 1 - i  # thinner and smaller on top: versions of equal times stay visible
+                plot_version(ax, MAMBA3, r0, [x for x, _ in pts], [r["ms_median"] for _, r in pts],
+                             f"v{version:g} {vname} {dtype}{device_suffix(r0, home)}", line_style(r0, home),
+                             lw=2 + 0.5 * below, ms=6 + 0.75 * below)
+        ref = sorted(((L, o) for (b, L), o in official.items() if b == batch), key=lambda p: p[0])
+        if ref:
+            dtypes = sorted({o["dtype"] for _, o in ref})
+            ax.plot([L for L, _ in ref], [o["ms_median"] for _, o in ref], color="black", linestyle="--",
+                    marker=MARKERS.get(dtypes[0], "^"), mfc="none", lw=1.5,
+                    label=f"official {OFFICIAL_NAMES[OFFICIAL_FWD].replace('`', '')}, {'/'.join(dtypes)} "
+                          f"({short_device(home)}, same call)")
+            sources |= {o[SOURCE] for _, o in ref}
+        log_axes(ax, sorted({r["seqlen"] for r in here}) or [1], "L (sequence length)")
+        ax.set_title(f"batch {batch:g}")
+    axes[0].set_ylabel("ms (median, L2 flushed, log scale)")
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    title = f"08: S6 prefill time vs L ({shape_text(rows)}, z + D)"
+    if sources:
+        title += f"\nofficial kernel: plots/data/{', '.join(sorted(sources))}"
+    save(fig, titled(title, note), rows, name)
+
+
+def draw_angle_drift():
+    """|θ − θ_fp64| against the steps summed, a line per way of summing θ in
+    fp32 (plots/data/<ANGLE_DRIFT>.csv, computed on the CPU)."""
+    path = DATA / f"{ANGLE_DRIFT}.csv"
+    if not path.is_file():
+        print(f"mamba3: no plots/data/{ANGLE_DRIFT}.csv; angle drift figure not drawn")
+        return
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f)
+                if number(r["steps"]) and number(r["angle_error_rad"]) and number(r["angle_error_rad"]) > 0]
+    if not rows:
+        print(f"mamba3: no positive errors in plots/data/{ANGLE_DRIFT}.csv; angle drift figure not drawn")
+        return
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    palette = colors()
+    markers = ("o", "s", "D", "^", "v", "p", "X", "*")
+    for i, way in enumerate(dict.fromkeys(r["way"] for r in rows)):
+        mine = sorted((number(r["steps"]), number(r["angle_error_rad"])) for r in rows if r["way"] == way)
+        ax.plot(*zip(*mine), color=palette[i % len(palette)], marker=markers[i % len(markers)], lw=2, label=way)
+    log_axes(ax, sorted({number(r["steps"]) for r in rows}), "steps summed")
+    ax.set_ylabel("largest |θ − θ_fp64| over the angles, radians (log scale)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False, title="θ summed in fp32 as")
+    ax.set_title("08: the angle state θ summed in fp32, against the same sum in fp64\n"
+                 f"computed by build/{MAMBA3} on the CPU (plots/data/{ANGLE_DRIFT}.csv, {MAMBA3}/lessons.c)",
+                 fontsize=11)
+    fig.savefig(DATA.parent / f"{MAMBA3}_angle_drift.png", dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    print(f"figure: plots/{MAMBA3}_angle_drift.png")
+
+
+def main():
+    chapters, official = load_data()
+    rows = [r for r in timed(chapters.get(MAMBA3, [])) if is_s6(r) and r["batch"] in PREFILL_BATCHES
+            and r["seqlen"] in PREFILL_LS]
+    if not rows:
+        print(f"mamba3: no S6 rows in plots/data/{MAMBA3}.csv; prefill figure not drawn")
+    else:
+        home = main_device(rows)
+        rows = one_device(rows, home)
+        ref = official_prefill(official, [r for r in rows if r["device"] == home], home)
+        if not ref:
+            print(f"mamba3: no official {OFFICIAL_FWD} rows of the same device call as plots/data/{MAMBA3}.csv "
+                  "(official_<device>_..._<commit>.csv); prefill figure drawn without them")
+        main_and_all(MAMBA3, "prefill", rows, lambda picked, name, note: draw_prefill(picked, ref, home, name, note))
+    draw_angle_drift()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
