@@ -125,7 +125,8 @@ typedef struct {
     void (*fixtures)(const char *dir);
 
     /* In place (decode): when loops is not NULL, output loop_output may be
-     * written over input loop_input; every GPU version is also checked so, and
+     * written over input loop_input; every GPU version is also checked so
+     * (where the problem has that input: an optional one may be off), and
      * where loops(v, p) holds it is timed as LOOP_STEPS steps back to back in
      * place, launched one by one and as a CUDA graph (the token loop). */
     bool (*loops)(const VersionInfo *v, const Problem *p);

@@ -272,6 +272,15 @@ static double m3_flops(const Problem *p) {
     return 2.0 * (double)p->batch * (double)p->opt[M3_HEADS] * L * (Q * (N + P) + 2.0 * P * N);
 }
 
+/* The step (one token from the four states) in place, the SSM state's
+ * output over its input, as a server runs it: timed back to back, launched
+ * one by one and as a CUDA graph. The other three states are a few hundred
+ * bytes a head and keep their own outputs. */
+static bool m3_loops(const VersionInfo *v, const Problem *p) {
+    (void)v;
+    return p->seqlen == 1 && p->has_h0 && !p->nseq;
+}
+
 static const OpFlag M3_FLAGS[] = {
     {"--heads", "H  heads (of v, z, y; --groups is the qk heads)", OPT_SIZE, M3_HEADS, NULL, true, false, true, NULL},
     {"--headdim", "P  head dimension of v", OPT_SIZE, M3_HEADDIM, NULL, true, false, false, NULL},
@@ -308,6 +317,9 @@ const Op OP_MAMBA3 = {
     .infer = m3_infer,
     .meta_text = m3_meta_text,
     .fixtures = fixtures_check_mamba3,
+    .loops = m3_loops,
+    .loop_output = T_FINAL_SSM,
+    .loop_input = T_SSM_STATE,
     .check_cases = CHECK_CASES, .ncheck = COUNT(CHECK_CASES),
     .check_base = {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true},
     .bench_base = {.batch = 1, .seqlen = 2048, .dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true},
