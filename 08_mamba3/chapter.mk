@@ -1,3 +1,5 @@
+# Version 7 (the step) goes to the per-thread default stream, so its token loop can be captured in a CUDA graph.
+build/obj/08_mamba3/step.o: NVFLAGS += --default-stream per-thread
 # make sanitize: awkward shapes (L 1, 37, 300; qk heads shared; N 8, 16 and 40, whose 20 pairs do
 # not divide a block of 128 threads; S 2), the four states in, then packed sequences.
 SANITIZE_08_mamba3 = \

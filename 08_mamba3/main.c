@@ -52,7 +52,8 @@ static const Mamba3Version versions[] = {
               .what = "the decode step (L 1) as a stream: 16 rows of H a block, a float4 a lane, loads in flight",
               .gpu = true, .dtype = DT_FP32},
      .unsupported = mamba3_step_stream_unsupported,
-     .run = mamba3_step_stream},
+     .run = mamba3_step_stream,
+     .graph = true},
 };
 
 int main(int argc, char **argv) {

@@ -273,13 +273,15 @@ static double m3_flops(const Problem *p) {
 }
 
 /* The step (one token from the four states) in place, the SSM state's
- * output over its input, as a server runs it: timed back to back, launched
- * one by one and as a CUDA graph. The other three states are a few hundred
- * bytes a head and keep their own outputs. */
+ * output over its input, as a server runs it: a version that can be captured
+ * is timed back to back, launched one by one and as a CUDA graph. The other
+ * three states are a few hundred bytes a head and keep their own outputs. */
 static bool m3_loops(const VersionInfo *v, const Problem *p) {
-    (void)v;
-    return p->seqlen == 1 && p->has_h0 && !p->nseq;
+    return m3_version(v)->graph && p->seqlen == 1 && p->has_h0 && !p->nseq;
 }
+
+/* Versions that can be captured are built for the per-thread default stream. */
+static bool m3_per_thread(const VersionInfo *v) { return m3_version(v)->graph; }
 
 static const OpFlag M3_FLAGS[] = {
     {"--heads", "H  heads (of v, z, y; --groups is the qk heads)", OPT_SIZE, M3_HEADS, NULL, true, false, true, NULL},
@@ -320,6 +322,7 @@ const Op OP_MAMBA3 = {
     .loops = m3_loops,
     .loop_output = T_FINAL_SSM,
     .loop_input = T_SSM_STATE,
+    .per_thread = m3_per_thread,
     .check_cases = CHECK_CASES, .ncheck = COUNT(CHECK_CASES),
     .check_base = {.batch = 2, .seqlen = 100, .dstate = 16, .groups = 1, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true},
     .bench_base = {.batch = 1, .seqlen = 2048, .dstate = 128, .groups = 1, .opt = {[M3_HEADS] = 32, [M3_HEADDIM] = 64, [M3_ANGLES] = 32, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true},

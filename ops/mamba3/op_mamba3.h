@@ -14,6 +14,7 @@ typedef struct {
     size_t (*workspace_bytes)(const Mamba3Shape *s);
     const char *(*unsupported)(const Mamba3Shape *s);
     void (*run)(const Mamba3Tensors *t, void *workspace);
+    bool graph;  // launches on the per-thread default stream: its token loop is also timed as a CUDA graph
 } Mamba3Version;
 
 /* The common command-line flags (ARG_*, args.h) its chapter accepts: --groups
