@@ -5,7 +5,8 @@
  * One block per (chunk, head), four warps, taken in chunk-major ticket order
  * so that chunk c - 1 of a sequence always started before chunk c. What it
  * removes from version 4: the chunk states' four trips through DRAM, the
- * serial walk of the angles, five launches, and every product on CUDA cores.
+ * serial walk of the angles, three of its four compute kernels' launches (the
+ * four become one), and every product on CUDA cores.
  *
  * The one new idea is the chunk's own frame. θ_t = θ_in + φ_t, with θ_in the
  * angle entering the chunk (known only once chunk c - 1 is done) and φ_t the
@@ -18,20 +19,22 @@
  *   1 q + bias and k + bias rotated by φ (16-bit, in shared memory), the
  *     chunk's scalars; S_own = Vᵀ·diag(w e^{cum_last - cum})·K̃ on tensor cores
  *   2 waits for chunk c - 1 (a flag per (sequence, head)), takes θ_in (fp64)
- *     and H_in from a two-slot ring in L2, forms H' = (H_in + e v_prev k̃_prevᵀ)
- *     R(θ_in), and hands on (e^{cum_last} H' + S_own) R(θ_in)ᵀ and θ_in plus
+ *     and H_in from a two-slot ring in L2, forms H' = (H_in + (1 - λ_0) dt_0
+ *     v_prev k̃_prevᵀ) R(θ_in), and hands on (e^{cum_last} H' + S_own) R(θ_in)ᵀ and θ_in plus
  *     the chunk's increments, summed in fp64: only this step is serial along L
  *   3 y = e^{cum_t} H' q̃_t + Σ_{s<=t} (q̃_t·k̃_s) coef_ts v_s + D v_t, then
  *     silu(z), 16 rows a warp
- * θ stays exact: each chunk adds its increments to θ_in in fp64 and reduces
- * mod 2π there (08's lesson measures the alternatives over 2^20 steps).
+ * θ is carried in fp64: each chunk adds its increments, summed in fp64, to
+ * θ_in and reduces mod 2π there (08's lesson measures the alternatives over
+ * 2^20 steps); φ within a chunk is an fp32 running sum.
  * Notation as version 4's (chunked.cu): cum the running sum of dt·A in the
  * chunk (log2 units here), γ_t = λ_t dt_t, w_s = γ_s + (1 - λ_{s+1}) dt_{s+1},
  * "entering" (1 - λ_0) dt_0. coef_ts = e^{cum_t - cum_s} w_s below the
  * diagonal, γ_t on it. 16-bit roundings: q̃, k̃, the weighted scores and H'
  * before their products (relative 2^-11 fp16, 2^-8 bf16); sums in fp32.
  * What it leaves: row tile m of the causal product has m + 1 column tiles,
- * so warp 3 works four times as long as warp 0 on step 3. */
+ * so at chunk 64 the warp of the last row tile does four causal tiles to
+ * the first warp's one (the product with H' is equal work for all). */
 #include "kernels.h"
 
 #include <cuda_bf16.h>
@@ -195,8 +198,8 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     __syncthreads();
 
     /* q + bias and k + bias, the pairs below 2S turned by φ_j, in place: a
-     * thread keeps one pair i over the steps (the first multiple of Np / 2
-     * threads of the block; Np / 2 need not divide it). φ
+     * thread keeps one pair i over the steps (the block's first `busy`
+     * threads, the largest multiple of Np / 2 not over the block). φ
      * is taken mod 2π first, so that the fast sine and cosine (absolute
      * error about 2^-21 there) serve: the results are rounded to 16 bits.
      * Q_curr = Q_curr + Q_bias; Q_rot = apply_rotary_emb(Q_curr, Angles_Cumsum) (k alike) */
@@ -270,6 +273,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
         __syncthreads();
     }
     const float entering = shift[0], decay = exp2_approx(cum_last);
+    // (p, N) fp32: H_in (the sequence's ssm_state, or the ring), and where this chunk's end state goes
     const float *__restrict__ prev = first ? (t.ssm_state ? t.ssm_state + o * P * N : nullptr)
                                            : a.ring + in_slot * P * N;
     float *__restrict__ next = last ? t.final_ssm_state + o * P * N : a.ring + out_slot * P * N;
@@ -313,7 +317,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     __syncthreads();  // the block's ring writes happen before thread 0's release below
     if (tid == 0 && !last) store_release(a.published + o, (int)ci + 1);
     if (last) {  // the last step's rotated key and its v are the sequence's final k and v states
-        const F *klast = kg + (int64_t)(m - 1) * G * N;
+        const F *klast = kg + (int64_t)(m - 1) * G * N;  // (N,) F: the last step's k
         for (int i = tid; i < (N + 1) / 2; i += THREADS) {
             const int col = 2 * i;
             const float x = to_float(klast[col]) + t.k_bias[h * N + col];
@@ -333,7 +337,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
 #pragma unroll
         for (int kk = 0; kk < NMAX / 16; kk++)
             if (FULL || kk * 16 < Np) ldsm_x4(cf[kk], qs_a + (mt * 16 * NS + kk * 16) * 2);
-        float yacc[PMAX / 8][4] = {};
+        float yacc[PMAX / 8][4] = {};  // (16 x Pp) fp32: the tile's y, as mma accumulators
         // out = out + torch.einsum("hDd,thd,ht->thD", acc_states, Q_curr, exp_da_cs)
 #pragma unroll
         for (int kk = 0; kk < NMAX / 16; kk++) {

@@ -1,11 +1,12 @@
 /* 08_mamba3, version 7: the decode step (one token from the four states)
  * as a stream: the p x N state of every (sequence, head) read once and
- * written once, a float4 a lane, a warp two rows of H, fp32 I/O.
+ * written once, a warp two rows of H (a float4 a lane where N is a multiple
+ * of 128, else a float), fp32 I/O.
  *
  * Version 3 at L = 1 is already the step, but its block walks the state row
  * by row behind four barriers, a warp per row, and reads H a float a lane;
  * here a block of eight warps takes 16 rows of one head, and every lane has
- * both of its rows' loads in flight before it computes. What it should buy:
+ * both of its rows' float4 loads in flight before it computes. What it should buy:
  * from batch 64 up, the state's bytes at the copy rate. Per (sequence, head):
  *   θ' = (θ + π·tanh(angles)·dt) mod 2π,   q̃ = R(θ')(q + q_bias),  k̃ = R(θ')(k + k_bias)
  *   H'[p] = α H[p] + (1 - λ) dt α v_prev[p] k̃_prev + λ dt v[p] k̃,   y[p] = H'[p]·q̃ + D v[p]
@@ -46,6 +47,7 @@ __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mam
         if (writer) t.final_angle_state[o * S + i] = th;
     }
     __syncthreads();
+    // (N,) fp32 each: the step's q and k of the head's qk head g
     const float *q_in = (const float *)t.q + (bl * G + g) * N, *k_in = (const float *)t.k + (bl * G + g) * N;
     for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
         // q = q + q_bias; q = apply_rotary_emb(q, Angle_State)  (k alike)
