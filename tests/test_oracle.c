@@ -1,6 +1,6 @@
 /* build/test_oracle [ROOT]: checks the harness's own foundations, on the
  * CPU: fp16 rounding, the .npy reader and writer, the random generator, the
- * discretization rules, the magnitude of y's terms that the SSD checks take
+ * discretization rules, the magnitude of y's terms that the SSD and Mamba-3 checks take
  * rtol of, and every operation's fp64 oracle against its
  * official fixtures (ROOT/ops/<op>/fixtures; ROOT defaults to the repository
  * the program was built in). Exit 0 when every check passes, else 1. */
@@ -18,6 +18,7 @@
 #include "npy.h"
 #include "op_bidir.h"
 #include "op_decode.h"
+#include "op_mamba3.h"
 #include "op_scan.h"
 #include "rng.h"
 
@@ -319,6 +320,50 @@ static void check_terms(void) {
                       above && equal, NULL);
 }
 
+/* The same for Mamba-3's y (oracle_mamba3's y_terms, the state's recurrence
+ * run on its terms' magnitudes): at least |y| everywhere, and |y| when every
+ * term is positive (q, k, v, D and the states positive, no rotation, no z). */
+static void check_terms_mamba3(void) {
+    enum { L = 6, H = 2, P = 2, N = 4, S = 1 };
+    float q[L * N], k[L * N], qp[L * N], kp[L * N];  // (1, L, 1, N) fp32: q and k, then positive ones
+    float v[L * H * P], vp[L * H * P];               // (1, L, H, P) fp32: v, then a positive one
+    float adt[H * L], dt[H * L], trap[H * L], z[L * H * P];                        // (1, H, L), (1, L, H, P)
+    float bias0[H * N] = {0}, angles[L * H * S], D[H] = {0.5f, 1.5f};             // (H, N), (1, L, H, S), (H,)
+    float angle0[H * S] = {0.3f, 1.2f}, ssm0[H * P * N], k0[H * N], v0[H * P];     // the four states, (1, H, ...)
+    for (int i = 0; i < L * N; i++) {
+        q[i] = (float)((i * 7 % 11) - 5) / 4.0f, k[i] = (float)((i * 5 % 13) - 6) / 5.0f;
+        qp[i] = fabsf(q[i]) + 0.1f, kp[i] = fabsf(k[i]) + 0.2f;
+    }
+    for (int i = 0; i < L * H * P; i++) {
+        v[i] = (float)((i * 3 % 7) - 3) / 2.0f, vp[i] = fabsf(v[i]) + 0.1f;
+        z[i] = (float)((i * 5 % 9) - 4) / 3.0f;
+    }
+    for (int i = 0; i < H * L; i++) {
+        adt[i] = -0.05f * (float)(1 + i % 4), dt[i] = 0.02f * (float)(1 + i % 3);
+        trap[i] = 0.3f * (float)(i % 5) - 0.6f;
+    }
+    for (int i = 0; i < L * H * S; i++) angles[i] = 0.7f * (float)(i % 4) - 1.0f;
+    for (int i = 0; i < H * P * N; i++) ssm0[i] = 0.05f * (float)(1 + i % 6);
+    for (int i = 0; i < H * N; i++) k0[i] = 0.1f * (float)(1 + i % 3);
+    for (int i = 0; i < H * P; i++) v0[i] = 0.2f * (float)(1 + i % 2);
+    double y[L * H * P], terms[L * H * P];                      // (1, L, H, P) fp64: y and its Σ|term|
+    double angle[H * S], ssm[H * P * N], kf[H * N], vf[H * P];  // the four final states, fp64
+    Mamba3Tensors t = {.s = {.batch = 1, .seqlen = L, .heads = H, .heads_qk = 1, .headdim = P, .dstate = N,
+                             .angles = S, .chunk = 16, .has_z = true, .has_D = true, .has_states = true},
+                       .q = q, .k = k, .v = v, .z = z, .adt = adt, .dt = dt, .trap = trap, .q_bias = bias0,
+                       .k_bias = bias0, .angles = angles, .D = D, .angle_state = angle0, .ssm_state = ssm0,
+                       .k_state = k0, .v_state = v0};
+    oracle_mamba3(&t, y, angle, ssm, kf, vf, terms);
+    bool above = true;
+    for (int i = 0; i < L * H * P; i++) above = above && terms[i] >= fabs(y[i]);  // (silu(0) = 0 makes both 0)
+    t.q = qp, t.k = kp, t.v = vp, t.z = NULL, t.s.has_z = false, t.s.angles = 0;
+    oracle_mamba3(&t, y, angle, ssm, kf, vf, terms);
+    bool equal = true;
+    for (int i = 0; i < L * H * P; i++) equal = equal && fabs(terms[i] - y[i]) <= 1e-14 * y[i];
+    check_report_bool("oracle: Mamba-3 y's terms' magnitude is at least |y|, and |y| when every term is positive",
+                      above && equal, NULL);
+}
+
 /* A NaN error is the max_abs of a check, wherever it stands among finite
  * errors, and fails the check. */
 static void check_compare(void) {
@@ -356,6 +401,7 @@ int main(int argc, char **argv) {
     check_discretize();
     check_compare();
     check_terms();
+    check_terms_mamba3();
     printf("oracle vs the official fixtures (%s/ops)\n", root);
     fixtures_check_scan(root);
     fixtures_check_ssd(root);
