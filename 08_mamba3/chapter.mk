@@ -9,7 +9,10 @@ SANITIZE_08_mamba3 = \
 LONG_08_mamba3 = "08_mamba3" "b1 L 2^20" "--batch 1 --seqlen 1048576 --heads 4 --headdim 16 --dstate 32 --angles 8"
 # make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
 # "EXPECT" "DROP"), tests/run_checks.sh says how.
-CHECKS_08_mamba3 = "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0"
+CHECKS_08_mamba3 = \
+    "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
+    "S6's head: N 128, p 64, tails" "--check --batch 2 --seqlen 1,37,300 --heads 4 --groups 2 --headdim 64 --dstate 128 --angles 32 --h0" \
+    "the step at N 128, p 20" "--check --batch 3 --seqlen 1 --heads 4 --headdim 20 --dstate 128 --angles 16 --h0 --no-z"
 ROUNDTRIPS_08_mamba3 = \
     "mamba3" "2" "--batch 2 --seqlen 37 --heads 4 --groups 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
         "vs loaded out, final_angle_state, final_ssm_state, final_k_state, final_v_state.*PASS" "-" \

@@ -17,6 +17,7 @@
 #include "args.h"
 #include "gpu.h"
 #include "op_decode.h"
+#include "slots.h"
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
 enum { T_STATE, T_X, T_DT, T_A, T_B, T_C, T_D, T_Z, T_DT_BIAS, T_STATE_BATCH_INDICES, T_Y, T_STATE_OUT,
@@ -290,40 +291,16 @@ static void decode_big_delta(const Problem *p, void *const *t) {
     }
 }
 
-/* The slots of a pool, shuffled, every third batch entry padding (-1): a
- * fixed permutation of the S slots (a 64-bit LCG, so that every machine
- * draws the same), of which entry b takes the b-th. */
+/* The slots of a pool, shuffled, every third batch entry padding (slots.h). */
 static void decode_indices(const Problem *p, void *const *t) {
     int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
-    if (!idx) return;
-    int32_t *perm = host_alloc(p->opt[DECODE_SLOTS] * 4, "slot permutation");  // (S,) int32
-    for (int64_t i = 0; i < p->opt[DECODE_SLOTS]; i++) perm[i] = (int32_t)i;
-    uint64_t r = 0x9E3779B97F4A7C15ull;
-    for (int64_t i = p->opt[DECODE_SLOTS] - 1; i > 0; i--) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1));
-        int32_t x = perm[i];
-        perm[i] = perm[j], perm[j] = x;
-    }
-    for (int64_t b = 0; b < p->batch; b++) idx[b] = b % 3 == 2 ? -1 : perm[b];
-    free(perm);
+    if (idx) slot_indices_fill(idx, p->batch, p->opt[DECODE_SLOTS]);
 }
 
 /* A loaded state_batch_indices names slots of the pool, none twice (negative: padding). */
 static void decode_from_loaded(Problem *p, void *const *t) {
     const int32_t *idx = t[T_STATE_BATCH_INDICES];  // (b,) int32
-    if (!idx) return;
-    unsigned char *seen = calloc((size_t)p->opt[DECODE_SLOTS], 1);  // (S,) slot named already
-    if (!seen) die_usage("--load: cannot allocate %lld bytes", (long long)p->opt[DECODE_SLOTS]);
-    for (int64_t b = 0; b < p->batch; b++) {
-        if (idx[b] < 0) continue;
-        if (idx[b] >= p->opt[DECODE_SLOTS])
-            die_usage("--load: state_batch_indices.npy entry %lld is slot %d, past the pool's %lld", (long long)b,
-                      idx[b], (long long)p->opt[DECODE_SLOTS]);
-        if (seen[idx[b]]) die_usage("--load: state_batch_indices.npy names slot %d twice", idx[b]);
-        seen[idx[b]] = 1;
-    }
-    free(seen);
+    if (idx) slot_indices_check(idx, p->batch, p->opt[DECODE_SLOTS]);
 }
 
 /* Both problems through the server's oracle: without a pool or intermediate
