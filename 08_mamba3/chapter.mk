@@ -17,4 +17,6 @@ ROUNDTRIPS_08_mamba3 = \
     "mamba3" "2" "--batch 2 --seqlen 37 --heads 4 --groups 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
         "vs loaded out, final_angle_state, final_ssm_state, final_k_state, final_v_state.*PASS" "-" \
     "mamba3_packed" "1" "--seqlens 5,1,40,17 --heads 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
-        "vs loaded out, .*PASS" "-"
+        "vs loaded out, .*PASS" "-" \
+    "mamba3_pool" "2" "--batch 4 --seqlen 3 --slots 6 --heads 2 --headdim 4 --dstate 8 --angles 2 --chunk 16 --h0" \
+        "vs loaded out, final_angle_state, final_ssm_state, final_k_state, final_v_state.*PASS" "-"

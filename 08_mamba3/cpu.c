@@ -46,13 +46,47 @@ static void states_out(const Mamba3Tensors *t, int64_t o, const float *ws) {
     memcpy(t->final_v_state + o * P, ws + S + P * N + N, (size_t)P * sizeof(float));
 }
 
-/* One (sequence, head) n, h: its steps (mamba3_sequence), from its states to its final states. */
-static void head(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws) {
+/* A pool's slots that no batch entry names keep their states: every slot's
+ * four states copied to the final ones first, the named ones then written
+ * over. Without a pool, nothing. */
+static void pool_keep(const Mamba3Pool *pool) {
+    if (!pool->state_batch_indices) return;
+    const Mamba3Tensors *t = &pool->t;
+    const int64_t SH = pool->slots * t->s.heads, S = t->s.angles, P = t->s.headdim, N = t->s.dstate;
+    memcpy(t->final_angle_state, t->angle_state, (size_t)(SH * S) * sizeof(float));
+    memcpy(t->final_ssm_state, t->ssm_state, (size_t)(SH * P * N) * sizeof(float));
+    memcpy(t->final_k_state, t->k_state, (size_t)(SH * N) * sizeof(float));
+    memcpy(t->final_v_state, t->v_state, (size_t)(SH * P) * sizeof(float));
+}
+
+/* A padding entry n of a pool (mamba3_state_of < 0): its y is zeros. */
+static void padding_y(const Mamba3Tensors *t, int64_t n) {
+    const int64_t HP = t->s.heads * t->s.headdim;
+    memset((float *)t->y + n * t->s.seqlen * HP, 0, (size_t)(t->s.seqlen * HP) * sizeof(float));
+}
+
+/* Every (sequence, head) through one of this file's walks, a pool's slots kept first. */
+static void each_head(const Mamba3Pool *pool, float *ws,
+                      void (*walk)(const Mamba3Tensors *, int64_t, int64_t, int64_t, float *)) {
+    const Mamba3Tensors *t = &pool->t;
+    pool_keep(pool);
+    for (int64_t n = 0; n < (t->s.nseq ? t->s.nseq : t->s.batch); n++) {
+        const int64_t state = mamba3_state_of(pool, n);
+        if (state < 0) {
+            padding_y(t, n);
+            continue;
+        }
+        for (int64_t h = 0; h < t->s.heads; h++) walk(t, n, h, state * t->s.heads + h, ws);
+    }
+}
+
+/* One (sequence, head) n, h: its steps (mamba3_sequence), from its states o to its final states. */
+static void head(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t o, float *ws) {
     int64_t r, t0, t1;  // the sequence: row r, steps [t0, t1)
     mamba3_sequence(t, n, &r, &t0, &t1);
     const Mamba3Shape *s = &t->s;
     const int64_t L = s->seqlen, H = s->heads, G = s->heads_qk, P = s->headdim, N = s->dstate, S = s->angles;
-    const int64_t g = h / (H / G), o = n * H + h;
+    const int64_t g = h / (H / G);
     const float *q_in = t->q, *k_in = t->k, *v_in = t->v, *z_in = t->z;  // fp32 host arrays
     float *th = ws, *hs = th + S, *kp = hs + P * N, *vp = kp + N, *q = vp + P, *k = q + N;  // the workspace
     states_in(t, o, th);
@@ -90,9 +124,11 @@ static void head(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws) {
     states_out(t, o, th);
 }
 
+void mamba3_step_cpu_pool(const Mamba3Pool *t, void *workspace) { each_head(t, workspace, head); }
+
 void mamba3_step_cpu(const Mamba3Tensors *t, void *workspace) {
-    for (int64_t n = 0; n < (t->s.nseq ? t->s.nseq : t->s.batch); n++)
-        for (int64_t h = 0; h < t->s.heads; h++) head(t, n, h, workspace);
+    const Mamba3Pool pool = {*t, 0, NULL};
+    mamba3_step_cpu_pool(&pool, workspace);
 }
 
 size_t mamba3_chunked_cpu_workspace(const Mamba3Shape *s) {
@@ -100,13 +136,13 @@ size_t mamba3_chunked_cpu_workspace(const Mamba3Shape *s) {
     return (size_t)(s->angles + P * N + N + P + Q * (2 * N + 3)) * sizeof(float);
 }
 
-/* One (sequence, head) by chunks. */
-static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws) {
+/* One (sequence, head) by chunks, from its states o to its final states. */
+static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t o, float *ws) {
     int64_t r, t0, t1;  // the sequence: row r, steps [t0, t1)
     mamba3_sequence(t, n, &r, &t0, &t1);
     const Mamba3Shape *s = &t->s;
     const int64_t L = s->seqlen, H = s->heads, G = s->heads_qk, P = s->headdim, N = s->dstate, S = s->angles;
-    const int64_t Q = s->chunk, g = h / (H / G), o = n * H + h;
+    const int64_t Q = s->chunk, g = h / (H / G);
     const float *q_in = t->q, *k_in = t->k, *v_in = t->v, *z_in = t->z;  // fp32 host arrays
     float *th = ws, *hs = th + S, *kp = hs + P * N, *vp = kp + N;          // the states
     float *qc = vp + P, *kc = qc + Q * N, *cum = kc + Q * N, *w = cum + Q, *gam = w + Q;  // one chunk
@@ -173,7 +209,9 @@ static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, float *ws
     states_out(t, o, th);
 }
 
+void mamba3_chunked_cpu_pool(const Mamba3Pool *t, void *workspace) { each_head(t, workspace, head_chunked); }
+
 void mamba3_chunked_cpu(const Mamba3Tensors *t, void *workspace) {
-    for (int64_t n = 0; n < (t->s.nseq ? t->s.nseq : t->s.batch); n++)
-        for (int64_t h = 0; h < t->s.heads; h++) head_chunked(t, n, h, workspace);
+    const Mamba3Pool pool = {*t, 0, NULL};
+    mamba3_chunked_cpu_pool(&pool, workspace);
 }

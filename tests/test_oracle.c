@@ -353,11 +353,12 @@ static void check_terms_mamba3(void) {
                        .q = q, .k = k, .v = v, .z = z, .adt = adt, .dt = dt, .trap = trap, .q_bias = bias0,
                        .k_bias = bias0, .angles = angles, .D = D, .angle_state = angle0, .ssm_state = ssm0,
                        .k_state = k0, .v_state = v0};
-    oracle_mamba3(&t, y, angle, ssm, kf, vf, terms);
+    Mamba3Pool pool = {t, 0, NULL};
+    oracle_mamba3(&pool, y, angle, ssm, kf, vf, terms);
     bool above = true;
     for (int i = 0; i < L * H * P; i++) above = above && terms[i] >= fabs(y[i]);  // (silu(0) = 0 makes both 0)
-    t.q = qp, t.k = kp, t.v = vp, t.z = NULL, t.s.has_z = false, t.s.angles = 0;
-    oracle_mamba3(&t, y, angle, ssm, kf, vf, terms);
+    pool.t.q = qp, pool.t.k = kp, pool.t.v = vp, pool.t.z = NULL, pool.t.s.has_z = false, pool.t.s.angles = 0;
+    oracle_mamba3(&pool, y, angle, ssm, kf, vf, terms);
     bool equal = true;
     for (int i = 0; i < L * H * P; i++) equal = equal && fabs(terms[i] - y[i]) <= 1e-14 * y[i];
     check_report_bool("oracle: Mamba-3 y's terms' magnitude is at least |y|, and |y| when every term is positive",

@@ -130,7 +130,8 @@ static void check_mamba3_case(const char *folder, const char *name) {
     double *y_ref = fixture_alloc_f64(b * L * H * P);  // (b, L, h, p) fp64
     double *ref[4];                                    // the final states, fp64, shapes as FINALS
     for (int i = 0; i < 4; i++) ref[i] = fixture_alloc_f64(sizes[i]);
-    oracle_mamba3(&t, y_ref, ref[0], ref[1], ref[2], ref[3], NULL);
+    const Mamba3Pool pool = {t, 0, NULL};  // the fixtures keep a state a sequence
+    oracle_mamba3(&pool, y_ref, ref[0], ref[1], ref[2], ref[3], NULL);
     check_forms(&fx, &t, y_ref, ref);
     for (int i = 0; i < 4; i++) {
         fixture_report(&fx, FINALS[i], fin[i], ref[i], sizes[i]);

@@ -32,7 +32,7 @@ typedef struct {
  * rest is fp32. A pointer is NULL exactly when its flag is off. n, the
  * states' first dimension, is the batch, or the sequences of a packed
  * problem (batch 1, its sequences end to end on the row, each from its own
- * states to its own final states). */
+ * states to its own final states), or a pool's slots (Mamba3Pool). */
 typedef struct {
     Mamba3Shape s;
     const void *q, *k;                // (b, L, g, N)  fp32 | 16-bit
@@ -53,6 +53,23 @@ typedef struct {
     float *final_k_state;             // (n, h, N)     fp32, written
     float *final_v_state;             // (n, h, p)     fp32, written
 } Mamba3Tensors;
+
+/* What a server adds (07's --slots): the four states live in a pool of S
+ * slots, every state (S, h, ...) and the final states too; batch entry b
+ * reads and writes slot state_batch_indices[b], a negative index marking a
+ * padding entry that touches no state (its y is zeros). Slots no entry
+ * names keep their states. */
+typedef struct {
+    Mamba3Tensors t;
+    int64_t slots;                       // S; 0: no pool, state n is sequence n's
+    const int32_t *state_batch_indices;  // (b,) int32, NULL without a pool
+} Mamba3Pool;
+
+/* The states of sequence n: their row n, or in a pool its slot (negative:
+ * a padding entry, no state). */
+static inline int64_t mamba3_state_of(const Mamba3Pool *p, int64_t n) {
+    return p->state_batch_indices ? p->state_batch_indices[n] : n;
+}
 
 /* The steps [*t0, *t1) of sequence n on its row *row: batch entry n whole,
  * or a packed row's sequence n (cu_seqlens). C and CUDA alike. */

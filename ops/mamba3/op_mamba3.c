@@ -10,6 +10,7 @@
 
 #include "op_mamba3.h"
 #include "op_scan.h"
+#include "slots.h"
 
 #define CHUNK 64  // the official kernel's chunk; the check cases vary it
 /* The conventions, in the words of the official fixtures' meta.json. */
@@ -19,14 +20,16 @@ static const char ANGLES[] = "raw: theta += pi*tanh(Angles)*DT, mod 2 pi";
 
 /* The tensors in table order: inputs (random ones are drawn in this order), then outputs. */
 enum { T_Q, T_K, T_V, T_Z, T_ADT, T_DT, T_TRAP, T_Q_BIAS, T_K_BIAS, T_ANGLES, T_D, T_ANGLE_STATE, T_SSM_STATE,
-       T_K_STATE, T_V_STATE, T_CU_SEQLENS, T_Y, T_FINAL_ANGLE, T_FINAL_SSM, T_FINAL_K, T_FINAL_V, N_TENSORS };
+       T_K_STATE, T_V_STATE, T_CU_SEQLENS, T_STATE_BATCH_INDICES, T_Y, T_FINAL_ANGLE, T_FINAL_SSM, T_FINAL_K,
+       T_FINAL_V, N_TENSORS };
 
 /* Uniform draws in the ranges the official tests' inputs fall in, a little
  * wider: a decay α = exp(adt) in (0.24, 1), a step dt of 0.001..0.1, λ =
  * σ(trap) in (0.12, 0.88), angle rates of a few radians. */
 static int m3_tensors(const Problem *p, TensorSpec *t) {
     const int64_t b = p->batch, L = p->seqlen, h = p->opt[M3_HEADS], P = p->opt[M3_HEADDIM], g = p->groups,
-                  N = p->dstate, S = p->opt[M3_ANGLES], n = p->nseq ? p->nseq : b;  // n: one state a sequence
+                  N = p->dstate, S = p->opt[M3_ANGLES];
+    const int64_t n = p->opt[M3_SLOTS] ? p->opt[M3_SLOTS] : p->nseq ? p->nseq : b;  // n: a pool's slots, or a state a sequence
     const bool st = p->has_h0;
     //                                   name                 role            dtype          present      range          shape          finite
     t[T_Q]           = (TensorSpec){"Q",                 INPUT,          VERSION_DTYPE, true,        -1.5, 1.5,     4, {b, L, g, N}, false};
@@ -45,6 +48,7 @@ static int m3_tensors(const Problem *p, TensorSpec *t) {
     t[T_K_STATE]     = (TensorSpec){"k_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, N}, false};
     t[T_V_STATE]     = (TensorSpec){"v_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, P}, false};
     t[T_CU_SEQLENS]  = (TensorSpec){"cu_seqlens",        OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0, 0.0, 0.0,      1, {p->nseq + 1}, false};
+    t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->opt[M3_SLOTS] > 0, 0.0, 0.0, 1, {b}, false};
     t[T_Y]           = (TensorSpec){"out",               OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,      4, {b, L, h, P}, false};
     t[T_FINAL_ANGLE] = (TensorSpec){"final_angle_state", OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, S}, false};
     t[T_FINAL_SSM]   = (TensorSpec){"final_ssm_state",   OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      4, {n, h, P, N}, false};
@@ -62,6 +66,10 @@ static void m3_validate(const Problem *p) {
                   (long long)p->dstate);
     const int64_t Q = p->opt[M3_CHUNK];
     if (Q < 16 || Q > 256 || (Q & (Q - 1)) != 0) die_usage("--chunk %lld is not a power of two in 16..256", (long long)Q);
+    const int64_t slots = p->opt[M3_SLOTS];
+    if (slots && (slots < p->batch || slots > INT32_MAX || !p->has_h0 || p->nseq))
+        die_usage("--slots %lld: a pool holds the four states (--h0) of at least one slot a batch entry (--batch "
+                  "%lld), at most 2^31 - 1, and not with --seqlens", (long long)slots, (long long)p->batch);
     packed_validate(p);
 }
 
@@ -99,6 +107,11 @@ static Mamba3Tensors m3_view(const Problem *p, void *const *t) {
     return m;
 }
 
+static Mamba3Pool m3_pool_view(const Problem *p, void *const *t) {
+    Mamba3Pool pool = {m3_view(p, t), p->opt[M3_SLOTS], t[T_STATE_BATCH_INDICES]};
+    return pool;
+}
+
 /* A chapter of this op lists Mamba3Versions, whose first member is the info. */
 static const Mamba3Version *m3_version(const VersionInfo *v) { return (const Mamba3Version *)v; }
 
@@ -108,27 +121,37 @@ static size_t m3_workspace(const VersionInfo *v, const Problem *p) {
 }
 
 static const char *m3_unsupported(const VersionInfo *v, const Problem *p) {
+    if (p->opt[M3_SLOTS] && !m3_version(v)->run_pool) return "takes no pool of state slots";
     Mamba3Shape s = m3_shape(p);
     return m3_version(v)->unsupported ? m3_version(v)->unsupported(&s) : NULL;
 }
 
 static void m3_run(const VersionInfo *v, const Problem *p, void *const *t, void *workspace) {
+    if (p->opt[M3_SLOTS]) {
+        Mamba3Pool pool = m3_pool_view(p, t);
+        m3_version(v)->run_pool(&pool, workspace);
+        return;
+    }
     Mamba3Tensors m = m3_view(p, t);
     m3_version(v)->run(&m, workspace);
 }
 
 /* ------------------------------------------------------ oracle and checks */
 
-static void m3_indices(const Problem *p, void *const *t) { cu_seqlens_fill(p, t[T_CU_SEQLENS]); }
+static void m3_indices(const Problem *p, void *const *t) {
+    cu_seqlens_fill(p, t[T_CU_SEQLENS]);
+    if (t[T_STATE_BATCH_INDICES]) slot_indices_fill(t[T_STATE_BATCH_INDICES], p->batch, p->opt[M3_SLOTS]);
+}
 
 static void m3_from_loaded(Problem *p, void *const *t) {
     if (t[T_CU_SEQLENS]) cu_seqlens_check(p, t[T_CU_SEQLENS]);
+    if (t[T_STATE_BATCH_INDICES]) slot_indices_check(t[T_STATE_BATCH_INDICES], p->batch, p->opt[M3_SLOTS]);
 }
 
 /* ref, and y's terms' magnitude in y_terms unless NULL (Op.oracle_terms). */
 static void m3_oracle_terms(const Problem *p, void *const *t, double *const *ref, double *y_terms) {
-    Mamba3Tensors m = m3_view(p, t);
-    oracle_mamba3(&m, ref[T_Y], ref[T_FINAL_ANGLE], ref[T_FINAL_SSM], ref[T_FINAL_K], ref[T_FINAL_V], y_terms);
+    Mamba3Pool pool = m3_pool_view(p, t);
+    oracle_mamba3(&pool, ref[T_Y], ref[T_FINAL_ANGLE], ref[T_FINAL_SSM], ref[T_FINAL_K], ref[T_FINAL_V], y_terms);
 }
 
 static void m3_oracle(const Problem *p, void *const *t, double *const *ref) { m3_oracle_terms(p, t, ref, NULL); }
@@ -144,7 +167,8 @@ static int64_t m3_rows(const Problem *p) { return (p->nseq ? p->nseq : p->batch)
 
 /* Row (n, h): its outputs and its four final states against the oracle's. */
 static CheckResult m3_check_row(const Problem *p, void *const *t, int64_t row, Tol tol) {
-    Mamba3Tensors m = m3_view(p, t);
+    const Mamba3Pool pool = m3_pool_view(p, t);
+    const Mamba3Tensors m = pool.t;
     const int64_t L = p->seqlen, H = p->opt[M3_HEADS], P = p->opt[M3_HEADDIM], N = p->dstate, S = p->opt[M3_ANGLES];
     const int64_t n = row / H, h = row % H, nfin = S + P * N + N + P;
     int64_t r, t0, t1;
@@ -153,17 +177,17 @@ static CheckResult m3_check_row(const Problem *p, void *const *t, int64_t row, T
     double *terms = host_alloc((t1 - t0) * P * 8, "oracle row");  // (len, p) fp64: y's Σ|term|
     double *fin = host_alloc(nfin * 8, "oracle row");             // angle, ssm, k, v fp64
     float *got = host_alloc(((t1 - t0) * P + nfin) * 4, "row");   // the same, the version's, fp32
-    oracle_mamba3_head(&m, n, h, y, fin, fin + S, fin + S + P * N, fin + S + P * N + N, terms);
+    oracle_mamba3_head(&pool, n, h, y, fin, fin + S, fin + S + P * N, fin + S + P * N + N, terms);
     for (int64_t l = t0; l < t1; l++)
         for (int64_t pi = 0; pi < P; pi++) got[(l - t0) * P + pi] = ((const float *)m.y)[((r * L + l) * H + h) * P + pi];
     float *g = got + (t1 - t0) * P;
-    const int64_t o = n * H + h;
-    for (int64_t i = 0; i < S; i++) g[i] = m.final_angle_state[o * S + i];
-    for (int64_t i = 0; i < P * N; i++) g[S + i] = m.final_ssm_state[o * P * N + i];
-    for (int64_t i = 0; i < N; i++) g[S + P * N + i] = m.final_k_state[o * N + i];
-    for (int64_t i = 0; i < P; i++) g[S + P * N + N + i] = m.final_v_state[o * P + i];
-    CheckResult res = check_merge(compare_f32_scaled(got, y, tol.of_terms ? terms : NULL, (t1 - t0) * P, tol),
-                                  compare_f32(g, fin, nfin, tol));
+    const int64_t state = mamba3_state_of(&pool, n), o = state * H + h;  // a pool's padding entry: no state
+    for (int64_t i = 0; state >= 0 && i < S; i++) g[i] = m.final_angle_state[o * S + i];
+    for (int64_t i = 0; state >= 0 && i < P * N; i++) g[S + i] = m.final_ssm_state[o * P * N + i];
+    for (int64_t i = 0; state >= 0 && i < N; i++) g[S + P * N + i] = m.final_k_state[o * N + i];
+    for (int64_t i = 0; state >= 0 && i < P; i++) g[S + P * N + N + i] = m.final_v_state[o * P + i];
+    CheckResult res = compare_f32_scaled(got, y, tol.of_terms ? terms : NULL, (t1 - t0) * P, tol);
+    if (state >= 0) res = check_merge(res, compare_f32(g, fin, nfin, tol));
     free(y);
     free(terms);
     free(fin);
@@ -219,6 +243,10 @@ static void m3_infer(Problem *p, const LoadFolder *f) {
         die_usage("--load: %s: the four initial states come together (angle_state, ssm_state, k_state, v_state): "
                   "%d of 4 given", f->dir, states);
     p->has_h0 = states == 4;
+    if (f->given[T_STATE_BATCH_INDICES]) {  // a pool: its slots are the states' first dimension
+        if (!p->has_h0) die_usage("--load: %s: state_batch_indices names slots of a pool the folder lacks (its four states)", f->dir);
+        p->opt[M3_SLOTS] = folder_shape(f, T_SSM_STATE)->shape[0];
+    }
     packed_infer(p, f, T_CU_SEQLENS);
 }
 
@@ -236,7 +264,8 @@ static const int64_t SEQS_EDGES[] = {16, 32, 15, 1, 17, 40};  // 121 tokens
 /* Small and awkward: L 1, 37 and 4097, qk heads shared by 1, 2 or 4 heads,
  * S below and at N/2, p not a multiple of the GPU version's 4 warps and N
  * odd and over a warp's 32 lanes, with and without z, D and the states,
- * packed rows. */
+ * packed rows, and a pool of state slots (one step and 37, padding entries
+ * and slots no entry names). */
 static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 1, .dstate = 8, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 4, [M3_ANGLES] = 2, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true},
     {.batch = 2, .seqlen = 37, .dstate = 16, .groups = 2, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = 16}, .has_z = true, .has_D = true, .has_h0 = true},
@@ -246,6 +275,8 @@ static const Problem CHECK_CASES[] = {
     {.batch = 1, .seqlen = 4097, .dstate = 16, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 8, [M3_ANGLES] = 8, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true},
     {.batch = 1, .seqlen = 63, .dstate = 8, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 4, [M3_ANGLES] = 2, [M3_CHUNK] = CHUNK}, .has_z = true, .has_D = true, .has_h0 = true, .nseq = 4, .seqlens = SEQS_MIX},
     {.batch = 1, .seqlen = 121, .dstate = 16, .groups = 2, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = 16}, .has_z = true, .has_h0 = true, .nseq = 6, .seqlens = SEQS_EDGES},
+    {.batch = 5, .seqlen = 1, .dstate = 16, .groups = 1, .opt = {[M3_HEADS] = 2, [M3_HEADDIM] = 4, [M3_ANGLES] = 4, [M3_CHUNK] = CHUNK, [M3_SLOTS] = 8}, .has_D = true, .has_h0 = true},
+    {.batch = 4, .seqlen = 37, .dstate = 16, .groups = 2, .opt = {[M3_HEADS] = 4, [M3_HEADDIM] = 8, [M3_ANGLES] = 4, [M3_CHUNK] = 16, [M3_SLOTS] = 6}, .has_z = true, .has_D = true, .has_h0 = true},
 };
 
 /* Benchmark sets: S6, the official Mamba-3 timing's shape (bf16 there). */
@@ -288,6 +319,8 @@ static const OpFlag M3_FLAGS[] = {
     {"--headdim", "P  head dimension of v", OPT_SIZE, M3_HEADDIM, NULL, true, false, false, NULL},
     {"--angles", "S  rotated pairs of q and k (2S <= N)", OPT_SIZE, M3_ANGLES, NULL, true, false, false, NULL},
     {"--chunk", "Q  chunk of the chunked forms (a power of two, 16..256)", OPT_SIZE, M3_CHUNK, NULL, true, false, false, NULL},
+    {"--slots", "S  the four states in a pool of S slots (with --h0), each batch entry naming its own", OPT_SIZE,
+     M3_SLOTS, NULL, true, false, false, "slots"},
 };
 
 const Op OP_MAMBA3 = {

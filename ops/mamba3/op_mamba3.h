@@ -15,6 +15,9 @@ typedef struct {
     const char *(*unsupported)(const Mamba3Shape *s);
     void (*run)(const Mamba3Tensors *t, void *workspace);
     bool graph;  // launches on the per-thread default stream: its token loop is also timed as a CUDA graph
+    /* NULL (the version takes no pool of state slots), or the forward of a
+     * Mamba3Pool problem (mamba3.h). */
+    void (*run_pool)(const Mamba3Pool *t, void *workspace);
 } Mamba3Version;
 
 /* The common command-line flags (ARG_*, args.h) its chapter accepts: --groups
@@ -27,8 +30,9 @@ enum {
 };
 
 /* Its own sizes in Problem.opt (op.h): heads h, headdim p of v, angle pairs
- * S, and the chunk Q of the chunked form (the official kernel's 64). */
-enum { M3_HEADS, M3_HEADDIM, M3_ANGLES, M3_CHUNK, M3_NOPTS };
+ * S, the chunk Q of the chunked form (the official kernel's 64), and the
+ * slots of a pool of states (0: none). */
+enum { M3_HEADS, M3_HEADDIM, M3_ANGLES, M3_CHUNK, M3_SLOTS, M3_NOPTS };
 
 extern const Op OP_MAMBA3;  // versions are Mamba3Version
 
@@ -46,16 +50,17 @@ enum {
  * NULL, gets each output's Σ|term|: the state's recurrence run on the
  * magnitudes of its terms, against |q̃|, plus |D v|, times |silu(z)| (what the
  * 16-bit versions' rtol is taken of: they round q̃, k̃ and the products' terms). */
-void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
+void oracle_mamba3_head(const Mamba3Pool *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
                         double *k, double *v, double *y_terms);
 /* The same from the chunked form (oracle_mamba3.c says how it is derived),
  * chunks of Q steps counted from the sequence's first: what make check
- * compares with the step form, to about 1e-12. */
+ * compares with the step form, to about 1e-12 (no pool of slots). */
 void oracle_mamba3_chunked_head(const Mamba3Tensors *t, int64_t Q, int64_t n, int64_t h, double *y, double *angle,
                                 double *ssm, double *k, double *v);
 /* Every (sequence, head): y (b, L, h, p), final states (n, h, S), (n, h, p, N),
- * (n, h, N), (n, h, p), all fp64; y_terms (b, L, h, p) unless NULL. */
-void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v,
+ * (n, h, N), (n, h, p), all fp64 (n: a pool's slots, whose unnamed ones keep
+ * their states); y_terms (b, L, h, p) unless NULL. */
+void oracle_mamba3(const Mamba3Pool *t, double *y, double *angle, double *ssm, double *k, double *v,
                    double *y_terms);
 
 /* The oracle against the official fixtures in <root>/ops/mamba3/fixtures. */

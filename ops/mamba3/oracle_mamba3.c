@@ -28,8 +28,9 @@ static void states_in(const Mamba3Tensors *t, int64_t o, double *angle, double *
     for (int64_t i = 0; i < P; i++) v[i] = t->v_state ? t->v_state[o * P + i] : 0.0;
 }
 
-void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y, double *angle, double *ssm,
+void oracle_mamba3_head(const Mamba3Pool *pool, int64_t n, int64_t h, double *y, double *angle, double *ssm,
                         double *k, double *v, double *y_terms) {
+    const Mamba3Tensors *t = &pool->t;
     const Mamba3Shape *s = &t->s;
     const int64_t L = s->seqlen, H = s->heads, G = s->heads_qk, P = s->headdim, N = s->dstate, S = s->angles;
     const int64_t g = h / (H / G);  // this head's qk head
@@ -39,7 +40,14 @@ void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y,
     double *q = host_alloc(N * 8, "oracle head");   // (N,) fp64: this step's rotated query
     double *kt = host_alloc(N * 8, "oracle head");  // (N,) fp64: this step's rotated key
     double *mag = y_terms ? host_alloc(P * N * 8, "oracle head") : NULL;  // (p, N) fp64: the state's Σ|term|
-    states_in(t, n * H + h, angle, ssm, k, v);
+    const int64_t state = mamba3_state_of(pool, n);
+    if (state < 0) {  // a pool's padding entry: y and its terms zeros, no state
+        for (int64_t i = 0; i < (t1 - t0) * P; i++) y[i] = 0.0;
+        for (int64_t i = 0; y_terms && i < (t1 - t0) * P; i++) y_terms[i] = 0.0;
+        free(q), free(kt), free(mag);
+        return;
+    }
+    states_in(t, state * H + h, angle, ssm, k, v);
     for (int64_t i = 0; mag && i < P * N; i++) mag[i] = fabs(ssm[i]);
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = row * L + l, hl = (row * H + h) * L + l;
@@ -86,17 +94,26 @@ void oracle_mamba3_head(const Mamba3Tensors *t, int64_t n, int64_t h, double *y,
     free(mag);
 }
 
-void oracle_mamba3(const Mamba3Tensors *t, double *y, double *angle, double *ssm, double *k, double *v,
+void oracle_mamba3(const Mamba3Pool *pool, double *y, double *angle, double *ssm, double *k, double *v,
                    double *y_terms) {
+    const Mamba3Tensors *t = &pool->t;
     const Mamba3Shape *s = &t->s;
     const int64_t H = s->heads, P = s->headdim, N = s->dstate, S = s->angles, L = s->seqlen;
     const int64_t nseq = s->nseq ? s->nseq : s->batch;
     double *yh = host_alloc(L * P * 8, "oracle");                         // (len, p) fp64: one head's outputs
     double *th = y_terms ? host_alloc(L * P * 8, "oracle") : NULL;        // (len, p) fp64: their Σ|term|
+    if (pool->state_batch_indices)  // a pool: the slots no entry names keep their states
+        for (int64_t o = 0; o < pool->slots * H; o++) {
+            for (int64_t i = 0; i < S; i++) angle[o * S + i] = t->angle_state[o * S + i];
+            for (int64_t i = 0; i < P * N; i++) ssm[o * P * N + i] = t->ssm_state[o * P * N + i];
+            for (int64_t i = 0; i < N; i++) k[o * N + i] = t->k_state[o * N + i];
+            for (int64_t i = 0; i < P; i++) v[o * P + i] = t->v_state[o * P + i];
+        }
     for (int64_t n = 0; n < nseq; n++)
         for (int64_t h = 0; h < H; h++) {
-            const int64_t o = n * H + h;
-            oracle_mamba3_head(t, n, h, yh, angle + o * S, ssm + o * P * N, k + o * N, v + o * P, th);
+            // a padding entry writes no state: its head gets the pool's first row to leave as it is
+            const int64_t o = (mamba3_state_of(pool, n) < 0 ? 0 : mamba3_state_of(pool, n)) * H + h;
+            oracle_mamba3_head(pool, n, h, yh, angle + o * S, ssm + o * P * N, k + o * N, v + o * P, th);
             int64_t row, t0, t1;
             mamba3_sequence(t, n, &row, &t0, &t1);
             for (int64_t l = t0; l < t1; l++) {
