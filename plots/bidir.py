@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ssd import (MARKERS, S3_MAX_L, draw_scalings, inputs_outputs, line_style, log_axes, main_and_all,  # noqa: E402
-                 plot_version, save, series, titled, versions)
+                 plot_version, plot_versions, save, series, titled, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.sets import (CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
@@ -57,12 +57,7 @@ def draw_seqlen(rows, causal, home, name, note):
     for row_axes, (form, pick) in zip(axes, (("default", is_s3), ("Hydra", is_s3_hydra))):
         for ax, batch in zip(row_axes, (1, 8)):
             here = [r for r in rows if pick(r) and r["batch"] == batch]
-            for version, vname, dtype in vs:
-                pts = series(here, version, "seqlen")
-                if pts:
-                    r0 = pts[0][1]
-                    plot_version(ax, BIDIR, r0, [x for x, _ in pts], [r["ms_median"] for _, r in pts],
-                                 f"v{version:g} {vname} {dtype}{device_suffix(r0, home)}", line_style(r0, home))
+            plot_versions(ax, BIDIR, here, vs, home)
             pts = sorted((r["seqlen"], r["ms_median"]) for r in causal if r["batch"] == batch)
             if pts:
                 on = f" ({short_device(home)})" if len({r["device"] for r in rows}) > 1 else ""

@@ -31,12 +31,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, colors, line_style, log_axes, main_and_all, plot_version, save, series,  # noqa: E402
-                 titled, versions)
+from ssd import MARKERS, colors, log_axes, main_and_all, plot_versions, save, titled, versions  # noqa: E402
 from tablelib.data import DATA, SOURCE, load_data, number, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.ops.mamba3 import ANGLE_DRIFT  # noqa: E402
-from tablelib.sets import OFFICIAL_NAMES, device_suffix, is_s6, main_device, one_device, same_call, timed  # noqa: E402
+from tablelib.sets import OFFICIAL_NAMES, is_s6, main_device, one_device, same_call, timed  # noqa: E402
 
 MAMBA3 = chapter_of("mamba3")  # the chapter this script draws (its op's first)
 OFFICIAL_FWD = "official_triton_mamba3_combined_z"  # the official prefill with z, as S6's rows
@@ -76,14 +75,7 @@ def draw_prefill(rows, official, home, name, note):
     sources = set()
     for ax, batch in zip(axes, PREFILL_BATCHES):
         here = [r for r in rows if r["batch"] == batch]
-        for i, (version, vname, dtype) in enumerate(vs):
-            pts = series(here, version, "seqlen")
-            if pts:
-                r0 = pts[0][1]
-                below = len(vs) - 1 - i  # thinner and smaller on top: versions of equal times stay visible
-                plot_version(ax, MAMBA3, r0, [x for x, _ in pts], [r["ms_median"] for _, r in pts],
-                             f"v{version:g} {vname} {dtype}{device_suffix(r0, home)}", line_style(r0, home),
-                             lw=2 + 0.5 * below, ms=6 + 0.75 * below)
+        plot_versions(ax, MAMBA3, here, vs, home, widen=True)
         ref = sorted(((L, o) for (b, L), o in official.items() if b == batch), key=lambda p: p[0])
         if ref:
             dtypes = sorted({o["dtype"] for _, o in ref})

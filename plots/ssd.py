@@ -83,6 +83,22 @@ def plot_version(ax, chapter, r0, xs, ys, label, linestyle="-", **extra):
     return ax.plot(xs, ys, linestyle=linestyle, label=label, **kw)
 
 
+def plot_versions(ax, chapter, here, vs, home, x="seqlen", y="ms_median", what="", widen=False):
+    """Each version of vs (versions()) over x in rows `here`, in its own style,
+    labelled as the ladder names it (what: a word after the dtype). widen:
+    the earlier versions drawn thicker, so that versions of equal times stay
+    visible one over the other."""
+    for i, (version, vname, dtype) in enumerate(vs):
+        pts = series(here, version, x)
+        if pts:
+            r0 = pts[0][1]
+            below = len(vs) - 1 - i if widen else 0
+            extra = {"lw": 2 + 0.5 * below, "ms": 6 + 0.75 * below} if widen else {}
+            plot_version(ax, chapter, r0, [p for p, _ in pts], [r[y] for _, r in pts],
+                         f"v{version:g} {vname} {dtype}{what}{device_suffix(r0, home)}", line_style(r0, home),
+                         **extra)
+
+
 def main_and_all(chapter, what, rows, draw):
     """Draws plots/<chapter>_<what>.png by draw(rows, name, note) from the rows
     of at most 8 versions (landmarks.pick) and, where that leaves a version
@@ -154,12 +170,7 @@ def draw_seqlen(rows, official, home, name, note):
     vs = versions(rows)
     for ax, batch in zip(axes, (1, 8)):
         here = [r for r in rows if r["batch"] == batch]
-        for version, vname, dtype in vs:
-            pts = series(here, version, "seqlen")
-            if pts:
-                r0 = pts[0][1]
-                plot_version(ax, CHAPTER, r0, [x for x, _ in pts], [r["ms_median"] for _, r in pts],
-                             f"v{version:g} {vname} {dtype}{device_suffix(r0, home)}", line_style(r0, home))
+        plot_versions(ax, CHAPTER, here, vs, home)
         best = fastest([r for r in here if r["device"] == home])
         if best:
             pts = series(here, best["version"], "seqlen")
