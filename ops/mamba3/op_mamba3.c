@@ -245,7 +245,14 @@ static void m3_infer(Problem *p, const LoadFolder *f) {
     p->has_h0 = states == 4;
     if (f->given[T_STATE_BATCH_INDICES]) {  // a pool: its slots are the states' first dimension
         if (!p->has_h0) die_usage("--load: %s: state_batch_indices names slots of a pool the folder lacks (its four states)", f->dir);
-        p->opt[M3_SLOTS] = folder_shape(f, T_SSM_STATE)->shape[0];
+        const NpyShape *pool = folder_shape(f, T_SSM_STATE);
+        if (pool->ndim != 4)
+            die_usage("--load: %s: ssm_state.npy must be (slots, heads, headdim, dstate), not %d-dimensional", f->dir,
+                      pool->ndim);
+        if (pool->shape[0] < p->batch)
+            die_usage("--load: %s: ssm_state.npy holds %lld slots, fewer than the batch's %lld entries", f->dir,
+                      (long long)pool->shape[0], (long long)p->batch);
+        p->opt[M3_SLOTS] = pool->shape[0];
     }
     packed_infer(p, f, T_CU_SEQLENS);
 }
