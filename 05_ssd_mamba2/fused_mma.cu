@@ -276,8 +276,6 @@ __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(Fuse
                        ((b * a.L + t0) * a.H + h) * a.P, a.H * a.P, Xs, PS, a.D, a.D_per_channel, h, a.P);
 }
 
-static int round16(int64_t v) { return (int)((v + 15) / 16 * 16); }
-
 static size_t fused_smem_bytes(const SsdShape *s) {
     const int Q = (int)s->chunk, Np = round16(s->dstate), Pp = round16(s->headdim);
     return (size_t)(2 * Q * (Np + 8) + Q * (Pp + 8) + Pp * (Np + 8)) * 2 + (size_t)Q * 12 + (size_t)Q * 2 +

@@ -448,8 +448,6 @@ __global__ void __launch_bounds__(OUTPUT_WARPS * 32, 1) bidir_chunk_output_kerne
 
 /* ---- host side of the fused pair ---- */
 
-static int round16(int64_t v) { return (int)((v + 15) / 16 * 16); }
-
 static size_t states_smem_bytes(const SsdShape *s) {
     const int Q = (int)s->chunk, Np = round16(s->dstate), Pp = round16(s->headdim);
     return (size_t)(Q * (Np + 8) + Q * (Pp + 8) + Q) * 2;

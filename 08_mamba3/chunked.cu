@@ -35,8 +35,6 @@
 #define THREADS 128
 #define PASS_THREADS 256
 
-static const float TWO_PI = 6.283185307179586f;
-
 /* The workspace, one after another:
  *   theta  (b, L, h, S)            fp32  θ at every step
  *   cs     (chunks, h, p, N)       fp32  a chunk's own state, then its H_0'
@@ -84,9 +82,7 @@ __global__ void angles_kernel(Mamba3Tensors t, Work w) {
             const float a_now = ang, dt_now = dt;
             if (l + 1 < t1) ang = t.angles[((bl + 1) * H + h) * S + i], dt = t.dt[(r * H + h) * L + l + 1];
             // Angles = torch.tanh(Angles) * math.pi;  Angles_Cumsum = torch.cumsum(Angles_scaled, dim=0)
-            // Angles_Cumsum = Angles_Cumsum - TWO_PI * torch.floor(Angles_Cumsum / TWO_PI)
-            const float a = fmodf(th + (TWO_PI / 2) * tanhf(a_now) * dt_now, TWO_PI);
-            th = a < 0.0f ? a + TWO_PI : a;
+            th = mamba3_angle_step(th, a_now, dt_now);
             w.theta[(bl * H + h) * S + i] = th;
         }
         t.final_angle_state[o * S + i] = th;

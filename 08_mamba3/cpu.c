@@ -10,8 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static const float TWO_PI = 6.283185307179586f;
-
 size_t mamba3_step_cpu_workspace(const Mamba3Shape *s) {
     return (size_t)(s->angles + s->headdim * s->dstate + 3 * s->dstate + s->headdim) * sizeof(float);
 }
@@ -93,11 +91,7 @@ static void head(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t o, float 
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = r * L + l, hl = (r * H + h) * L + l;
         const float dt = t->dt[hl], alpha = expf(t->adt[hl]), lambda = 1.0f / (1.0f + expf(-t->trap[hl]));
-        // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
-        for (int64_t i = 0; i < S; i++) {
-            const float a = fmodf(th[i] + (TWO_PI / 2) * tanhf(t->angles[(bl * H + h) * S + i]) * dt, TWO_PI);
-            th[i] = a < 0.0f ? a + TWO_PI : a;
-        }
+        for (int64_t i = 0; i < S; i++) th[i] = mamba3_angle_step(th[i], t->angles[(bl * H + h) * S + i], dt);
         biased_rotated(q, q_in + (bl * G + g) * N, t->q_bias + h * N, th, S, N);
         biased_rotated(k, k_in + (bl * G + g) * N, t->k_bias + h * N, th, S, N);
         // H = alpha H + (1 - lambda) dt alpha v_prev k_prev^T + lambda dt v k^T;  y = H q + D v
@@ -158,10 +152,7 @@ static void head_chunked(const Mamba3Tensors *t, int64_t n, int64_t h, int64_t o
             if (j == 0) entering = (1.0f - lambda) * dt;
             else w[j - 1] += (1.0f - lambda) * dt;
             w[j] = gam[j];
-            for (int64_t i = 0; i < S; i++) {
-                const float a = fmodf(th[i] + (TWO_PI / 2) * tanhf(t->angles[(bl * H + h) * S + i]) * dt, TWO_PI);
-                th[i] = a < 0.0f ? a + TWO_PI : a;
-            }
+            for (int64_t i = 0; i < S; i++) th[i] = mamba3_angle_step(th[i], t->angles[(bl * H + h) * S + i], dt);
             biased_rotated(qc + j * N, q_in + (bl * G + g) * N, t->q_bias + h * N, th, S, N);
             biased_rotated(kc + j * N, k_in + (bl * G + g) * N, t->k_bias + h * N, th, S, N);
         }

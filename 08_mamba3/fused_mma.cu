@@ -384,8 +384,6 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     }
 }
 
-static int round16(int64_t v) { return (int)((v + 15) / 16 * 16); }
-
 static size_t fused_smem_bytes(const Mamba3Shape *s) {
     const size_t Q = (size_t)s->chunk, NS = (size_t)round16(s->dstate) + 8, PS = (size_t)round16(s->headdim) + 8;
     return (2 * Q * NS + Q * PS + (PS - 8) * NS + Q) * 2 + (6 * Q + Q * (size_t)(s->angles + 1)) * sizeof(float);

@@ -20,8 +20,6 @@
 
 #define THREADS 128
 
-static const float TWO_PI = 6.283185307179586f;
-
 /* The floats of shared memory a block takes: H, q̃, k̃, the last k̃, the last v, θ. */
 static size_t smem_floats(const Mamba3Shape *s) {
     return (size_t)(s->headdim * s->dstate + 3 * s->dstate + s->headdim + s->angles);
@@ -48,11 +46,7 @@ __global__ void __launch_bounds__(THREADS) step_kernel(Mamba3Tensors t) {
     for (int64_t l = t0; l < t1; l++) {
         const int64_t bl = r * L + l, hl = (r * H + h) * L + l;
         const float dt = t.dt[hl], alpha = __expf(t.adt[hl]), lambda = 1.0f / (1.0f + __expf(-t.trap[hl]));
-        // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
-        for (int64_t i = tid; i < S; i += THREADS) {
-            const float a = fmodf(th[i] + (TWO_PI / 2) * tanhf(t.angles[(bl * H + h) * S + i]) * dt, TWO_PI);
-            th[i] = a < 0.0f ? a + TWO_PI : a;
-        }
+        for (int64_t i = tid; i < S; i += THREADS) th[i] = mamba3_angle_step(th[i], t.angles[(bl * H + h) * S + i], dt);
         __syncthreads();  // θ_t is in; the last step's q̃ and k̃ are read
         for (int64_t i = tid; i < N; i += THREADS) {
             q[i] = q_in[(bl * G + g) * N + i] + t.q_bias[h * N + i];

@@ -23,8 +23,6 @@
 #define ROWS_PER_WARP 2
 #define ROWS_PER_BLOCK (STEP_WARPS * ROWS_PER_WARP)
 
-static const float PI_F = 3.14159265358979f, TWO_PI_F = 6.28318530717959f;
-
 /* VEC: N a multiple of 128 (a float4 a lane covers a row in N / 128 loads). */
 template <bool VEC>
 __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mamba3Tensors t) {
@@ -39,10 +37,8 @@ __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mam
     const float dt = t.dt[hl];
     const bool writer = blockIdx.y == 0;  // the block that writes the head's small states
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
-        // Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI)
         const float th0 = t.angle_state ? t.angle_state[o * S + i] : 0.f;
-        const float a = fmodf(th0 + PI_F * tanhf(t.angles[(bl * H + h) * S + i]) * dt, TWO_PI_F);
-        const float th = a < 0.f ? a + TWO_PI_F : a;
+        const float th = mamba3_angle_step(th0, t.angles[(bl * H + h) * S + i], dt);
         sincosf(th, &sn[i], &cs[i]);
         if (writer) t.final_angle_state[o * S + i] = th;
     }

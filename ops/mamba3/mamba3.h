@@ -14,6 +14,7 @@
 #ifndef MAMBA3_H
 #define MAMBA3_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -69,6 +70,19 @@ typedef struct {
  * a padding entry, no state). */
 static inline int64_t mamba3_state_of(const Mamba3Pool *p, int64_t n) {
     return p->state_batch_indices ? p->state_batch_indices[n] : n;
+}
+
+/* One angle advanced by one step, in fp32, reduced mod 2π at every step into
+ * [0, 2π) (the official step reference's order; 08's lesson measures its
+ * drift): versions 1 to 4 and 7. C and CUDA alike.
+ * Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI) */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline float mamba3_angle_step(float theta, float angle, float dt) {
+    const float two_pi = 6.283185307179586f;
+    const float a = fmodf(theta + (two_pi / 2) * tanhf(angle) * dt, two_pi);
+    return a < 0.0f ? a + two_pi : a;
 }
 
 /* The steps [*t0, *t1) of sequence n on its row *row: batch entry n whole,

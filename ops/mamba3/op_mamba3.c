@@ -66,10 +66,13 @@ static void m3_validate(const Problem *p) {
                   (long long)p->dstate);
     const int64_t Q = p->opt[M3_CHUNK];
     if (Q < 16 || Q > 256 || (Q & (Q - 1)) != 0) die_usage("--chunk %lld is not a power of two in 16..256", (long long)Q);
-    const int64_t slots = p->opt[M3_SLOTS];
-    if (slots && (slots < p->batch || slots > INT32_MAX || !p->has_h0 || p->nseq))
-        die_usage("--slots %lld: a pool holds the four states (--h0) of at least one slot a batch entry (--batch "
-                  "%lld), at most 2^31 - 1, and not with --seqlens", (long long)slots, (long long)p->batch);
+    const long long slots = p->opt[M3_SLOTS];
+    if (slots && !p->has_h0) die_usage("--slots %lld: a pool holds the four states: give them with --h0", slots);
+    if (slots && p->nseq) die_usage("--slots %lld: a pool's entries are batch entries, not with --seqlens", slots);
+    if (slots && slots < p->batch)
+        die_usage("--slots %lld: a pool holds at least one slot per batch entry (--batch %lld)", slots,
+                  (long long)p->batch);
+    if (slots > INT32_MAX) die_usage("--slots %lld: more than state_batch_indices (int32) can name", slots);
     packed_validate(p);
 }
 

@@ -19,6 +19,9 @@
 #define SSD_MMA_NMAX 128
 #define SSD_MMA_PMAX 64
 
+/* N or p rounded up to the 16 of an mma tile (the launchers' Np, Pp). */
+static inline int round16(int64_t v) { return (int)((v + 15) / 16 * 16); }
+
 /* The n16-blocks of N each warp of WARPS holds of a (p x N) chunk state:
  * warp w owns p-tile w % 4 and the n16-blocks w / 4 + (WARPS / 4)·k. */
 template <int WARPS>
