@@ -35,12 +35,18 @@ const char *mamba3_fused_mma_unsupported(const Mamba3Shape *s);
 void mamba3_fused_mma(const Mamba3Tensors *t, void *workspace);
 void mamba3_fused_mma_bf16(const Mamba3Tensors *t, void *workspace);
 
-/* 7: the decode step (L = 1) as a stream: a block per (sequence, head) and
- * 16 rows of its state, a float4 a lane where N is a multiple of 128, fp32
- * I/O. SKIPs L > 1 (it is the step), and what its grid or 48 KiB of shared
- * memory cannot hold. */
+/* 7, 8, 9: the decode step (L = 1) as a stream: a block per (sequence, head)
+ * and 16 rows of its state, four values a lane where N is a multiple of 128;
+ * fp32 I/O and state (7), fp16 I/O and state (8), bf16 (9). The _pool forms
+ * step a Mamba3Pool in place. SKIPs L > 1 (it is the step), and what its
+ * grid or 48 KiB of shared memory cannot hold. */
 const char *mamba3_step_stream_unsupported(const Mamba3Shape *s);
 void mamba3_step_stream(const Mamba3Tensors *t, void *workspace);
+void mamba3_step_stream_pool(const Mamba3Pool *pool, void *workspace);
+void mamba3_step_state16(const Mamba3Tensors *t, void *workspace);
+void mamba3_step_state16_pool(const Mamba3Pool *pool, void *workspace);
+void mamba3_step_state_bf16(const Mamba3Tensors *t, void *workspace);
+void mamba3_step_state_bf16_pool(const Mamba3Pool *pool, void *workspace);
 
 #ifdef __cplusplus
 }

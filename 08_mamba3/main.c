@@ -3,7 +3,7 @@
  * rotated q and k (data-dependent angles), and a qk head shared by several v
  * heads. The step form, then the chunked form, in C and on the GPU, then the
  * chunked form fused into one tensor-core kernel (16-bit I/O), and the
- * decode step streamed.
+ * decode step streamed, its state in fp32 or 16 bits.
  *   build/08_mamba3            check lines + a short timing table
  *   build/08_mamba3 --list     the numbered versions
  *   build/08_mamba3 1 --check  check version 1 */
@@ -55,7 +55,22 @@ static const Mamba3Version versions[] = {
               .gpu = true, .dtype = DT_FP32},
      .unsupported = mamba3_step_stream_unsupported,
      .run = mamba3_step_stream,
-     .graph = true},
+     .graph = true,
+     .run_pool = mamba3_step_stream_pool},
+    {.info = {.name = "mamba3_step_state16",
+              .what = "version 7 with H in fp16 (fp16 I/O too): half the state's bytes, an 8-byte access a lane",
+              .gpu = true, .dtype = DT_FP16_STATE16},
+     .unsupported = mamba3_step_stream_unsupported,
+     .run = mamba3_step_state16,
+     .graph = true,
+     .run_pool = mamba3_step_state16_pool},
+    {.info = {.name = "mamba3_step_state_bf16",
+              .what = "version 8 with bf16 H and I/O (the official kernel's input dtype)",
+              .gpu = true, .dtype = DT_BF16_STATE16},
+     .unsupported = mamba3_step_stream_unsupported,
+     .run = mamba3_step_state_bf16,
+     .graph = true,
+     .run_pool = mamba3_step_state_bf16_pool},
 };
 
 int main(int argc, char **argv) {

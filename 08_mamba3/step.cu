@@ -1,16 +1,23 @@
-/* 08_mamba3, version 7: the decode step (one token from the four states)
+/* 08_mamba3, versions 7-9: the decode step (one token from the four states)
  * as a stream: the p x N state of every (sequence, head) read once and
- * written once, a warp two rows of H (a float4 a lane where N is a multiple
- * of 128, else a float), fp32 I/O.
+ * written once, a warp two rows of H (four values a lane where N is a
+ * multiple of 128, else one).
  *
  * Version 3 at L = 1 is already the step, but its block walks the state row
  * by row behind four barriers, a warp per row, and reads H a float a lane;
  * here a block of eight warps takes 16 rows of one head, and every lane has
- * both of its rows' float4 loads in flight before it computes. What it should buy:
- * from batch 64 up, the state's bytes at the copy rate. Per (sequence, head):
+ * both of its rows' loads in flight before it computes. What it should buy:
+ * from batch 64 up, the state's bytes at the copy rate. Versions 8 and 9
+ * keep H in fp16 or bf16 (16-bit I/O too): half the bytes, arithmetic still
+ * fp32 in registers. Per (sequence, head):
  *   θ' = (θ + π·tanh(angles)·dt) mod 2π,   q̃ = R(θ')(q + q_bias),  k̃ = R(θ')(k + k_bias)
  *   H'[p] = α H[p] + (1 - λ) dt α v_prev[p] k̃_prev + λ dt v[p] k̃,   y[p] = H'[p]·q̃ + D v[p]
- * then y ·= silu(z); k̃, v and θ' are the new k, v and angle states. */
+ * then y ·= silu(z); k̃, v and θ' are the new k, v and angle states.
+ *
+ * A server's pool (Mamba3Pool): sequence n steps slot state_batch_indices[n]
+ * (negative: a padding entry, y zeros, no state touched), in place. Where the
+ * small states are in place, one block takes all p rows of a head: every
+ * block reads the old θ and k̃ that the head's writer replaces. */
 #include "kernels.h"
 
 #include <limits.h>
@@ -18,39 +25,83 @@
 
 #include "cuda_check.h"
 #include "launch.cuh"
+#include "mamba2_io.cuh"
 
 #define STEP_WARPS 8
 #define ROWS_PER_WARP 2
 #define ROWS_PER_BLOCK (STEP_WARPS * ROWS_PER_WARP)
 
-/* VEC: N a multiple of 128 (a float4 a lane covers a row in N / 128 loads). */
-template <bool VEC>
-__global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mamba3Tensors t) {
+/* Four consecutive values of H as fp32 and back: one 16-byte access (fp32)
+ * or one 8-byte access (16 bits), streamed (read once, written once). */
+template <typename ST>
+static __device__ __forceinline__ float4 load_state4(const ST *h) {
+    if constexpr (sizeof(ST) == 4) {
+        return __ldcs(reinterpret_cast<const float4 *>(h));
+    } else {
+        const uint2 u = __ldcs(reinterpret_cast<const uint2 *>(h));
+        const ST *v = reinterpret_cast<const ST *>(&u);
+        return make_float4(to_float(v[0]), to_float(v[1]), to_float(v[2]), to_float(v[3]));
+    }
+}
+template <typename ST>
+static __device__ __forceinline__ void store_state4(ST *h, float4 x) {
+    if constexpr (sizeof(ST) == 4) {
+        __stcs(reinterpret_cast<float4 *>(h), x);
+    } else {
+        uint2 u;
+        ST *v = reinterpret_cast<ST *>(&u);
+        v[0] = from_float<ST>(x.x), v[1] = from_float<ST>(x.y), v[2] = from_float<ST>(x.z), v[3] = from_float<ST>(x.w);
+        __stcs(reinterpret_cast<uint2 *>(h), u);
+    }
+}
+
+/* IO: q, k, v, z, y (float, __half, __nv_bfloat16); ST: H (the same set).
+ * VEC: N a multiple of 128 (four values a lane cover a row in N / 128 loads).
+ * slot_of: (b,) int32, a pool's slot of each sequence; NULL: state n is sequence n's. */
+template <typename IO, typename ST, bool VEC>
+__global__ void __launch_bounds__(STEP_WARPS * 32)
+    mamba3_step_stream_kernel(Mamba3Tensors t, const int32_t *slot_of) {
     extern __shared__ float sm[];
     const Mamba3Shape s = t.s;
     const int64_t L = s.seqlen, H = s.heads, G = s.heads_qk, P = s.headdim, N = s.dstate, S = s.angles;
-    const int64_t n = blockIdx.x / H, h = blockIdx.x % H, g = h / (H / G), o = n * H + h;
-    float *qt = sm, *kt = qt + N, *kp = kt + N, *cs = kp + N, *sn = cs + S;  // (N,) x3, (S,) x2 fp32
+    const int64_t n = blockIdx.x / H, h = blockIdx.x % H, g = h / (H / G);
     int64_t r, t0, t1;  // the sequence's row and its one step t0
     mamba3_sequence(&t, n, &r, &t0, &t1);
     const int64_t bl = r * L + t0, hl = (r * H + h) * L + t0;
+    IO *y_out = (IO *)t.y + (bl * H + h) * P;  // (p,) this step's y of the head
+    const int64_t slot = slot_of ? slot_of[n] : n;
+    if (slot < 0) {  // a pool's padding entry: y zeros, no state
+        if (threadIdx.x < ROWS_PER_BLOCK)
+            for (int64_t p = (int64_t)blockIdx.y * ROWS_PER_BLOCK + threadIdx.x; p < P; p += (int64_t)gridDim.y * ROWS_PER_BLOCK)
+                y_out[p] = from_float<IO>(0.f);
+        return;
+    }
+    const int64_t o = slot * H + h;
+    float *qt = sm, *kt = qt + N, *kp = kt + N, *vp = kp + N, *cs = vp + P, *sn = cs + S;  // (N,) x3, (p,), (S,) x2 fp32
     const float dt = t.dt[hl];
     const bool writer = blockIdx.y == 0;  // the block that writes the head's small states
+    /* Each old small state is read, then its new value written, by the same
+     * thread at the same index: in place too. */
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
         const float th0 = t.angle_state ? t.angle_state[o * S + i] : 0.f;
         const float th = mamba3_angle_step(th0, t.angles[(bl * H + h) * S + i], dt);
         sincosf(th, &sn[i], &cs[i]);
         if (writer) t.final_angle_state[o * S + i] = th;
     }
+    const IO *v_in = (const IO *)t.v + (bl * H + h) * P;  // (p,) this step's v
+    for (int64_t i = threadIdx.x; i < P; i += blockDim.x) {
+        vp[i] = t.v_state ? t.v_state[o * P + i] : 0.f;
+        if (writer) t.final_v_state[o * P + i] = to_float(v_in[i]);
+    }
     __syncthreads();
-    // (N,) fp32 each: the step's q and k of the head's qk head g
-    const float *q_in = (const float *)t.q + (bl * G + g) * N, *k_in = (const float *)t.k + (bl * G + g) * N;
+    // (N,) each: the step's q and k of the head's qk head g
+    const IO *q_in = (const IO *)t.q + (bl * G + g) * N, *k_in = (const IO *)t.k + (bl * G + g) * N;
     for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
         // q = q + q_bias; q = apply_rotary_emb(q, Angle_State)  (k alike)
         const int64_t pair = i / 2, j = i ^ 1;
-        float qv = q_in[i] + t.q_bias[h * N + i], kv = k_in[i] + t.k_bias[h * N + i];
+        float qv = to_float(q_in[i]) + t.q_bias[h * N + i], kv = to_float(k_in[i]) + t.k_bias[h * N + i];
         if (pair < S) {  // x' = x c - y s (even), x s + y c (odd), with its partner
-            const float qo = q_in[j] + t.q_bias[h * N + j], ko = k_in[j] + t.k_bias[h * N + j];
+            const float qo = to_float(q_in[j]) + t.q_bias[h * N + j], ko = to_float(k_in[j]) + t.k_bias[h * N + j];
             const float c = cs[pair], e = i % 2 == 0 ? -sn[pair] : sn[pair];
             qv = qv * c + qo * e, kv = kv * c + ko * e;
         }
@@ -58,95 +109,142 @@ __global__ void __launch_bounds__(STEP_WARPS * 32) mamba3_step_stream_kernel(Mam
         kp[i] = t.k_state ? t.k_state[o * N + i] : 0.f;
         if (writer) t.final_k_state[o * N + i] = kv;
     }
-    const float *v_in = (const float *)t.v + (bl * H + h) * P;  // (p,) fp32: this step's v
-    if (writer)
-        for (int64_t i = threadIdx.x; i < P; i += blockDim.x) t.final_v_state[o * P + i] = v_in[i];
     __syncthreads();
 
     // Trap = torch.sigmoid(Trap);  alpha = torch.exp(ADT)
     const float lambda = 1.f / (1.f + __expf(-t.trap[hl])), alpha = __expf(t.adt[hl]);
     const float before = (1.f - lambda) * dt * alpha, now = lambda * dt;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t p0 = (int64_t)blockIdx.y * ROWS_PER_BLOCK + warp * ROWS_PER_WARP;
-    const float *h_in = t.ssm_state ? t.ssm_state + o * P * N : nullptr;  // (p, N) fp32
-    float *h_out = t.final_ssm_state + o * P * N;                          // (p, N) fp32
-    float acc[ROWS_PER_WARP], vt[ROWS_PER_WARP], vb[ROWS_PER_WARP];
+    const ST *h_in = t.ssm_state ? (const ST *)t.ssm_state + o * P * N : nullptr;  // (p, N)
+    ST *h_out = (ST *)t.final_ssm_state + o * P * N;                                  // (p, N)
+    for (int64_t p0 = (int64_t)blockIdx.y * ROWS_PER_BLOCK + warp * ROWS_PER_WARP; p0 < P;
+         p0 += (int64_t)gridDim.y * ROWS_PER_BLOCK) {
+        float acc[ROWS_PER_WARP], vt[ROWS_PER_WARP], vb[ROWS_PER_WARP];
 #pragma unroll
-    for (int k = 0; k < ROWS_PER_WARP; k++) {
-        const int64_t p = p0 + k;
-        acc[k] = 0.f;
-        vt[k] = p < P ? v_in[p] : 0.f;
-        vb[k] = p < P && t.v_state ? t.v_state[o * P + p] : 0.f;
-    }
-    if (VEC) {
-        for (int64_t c = lane * 4; c < N; c += 128) {
-            float4 hv[ROWS_PER_WARP];  // both rows' loads in flight before either is used
-#pragma unroll
-            for (int k = 0; k < ROWS_PER_WARP; k++)
-                hv[k] = h_in && p0 + k < P ? __ldcs(reinterpret_cast<const float4 *>(h_in + (p0 + k) * N + c))
-                                           : make_float4(0.f, 0.f, 0.f, 0.f);
-            const float4 q4 = *reinterpret_cast<const float4 *>(qt + c), k4 = *reinterpret_cast<const float4 *>(kt + c),
-                         b4 = *reinterpret_cast<const float4 *>(kp + c);
-#pragma unroll
-            for (int k = 0; k < ROWS_PER_WARP; k++) {
-                if (p0 + k >= P) continue;
-                // ssm_state = ssm_state * alpha + (1 - trap) * dt * alpha * v_prev k_prev^T + trap * dt * v k^T
-                float4 x = hv[k];
-                x.x = alpha * x.x + before * vb[k] * b4.x + now * vt[k] * k4.x;
-                x.y = alpha * x.y + before * vb[k] * b4.y + now * vt[k] * k4.y;
-                x.z = alpha * x.z + before * vb[k] * b4.z + now * vt[k] * k4.z;
-                x.w = alpha * x.w + before * vb[k] * b4.w + now * vt[k] * k4.w;
-                // out = ssm_state @ q
-                acc[k] += x.x * q4.x + x.y * q4.y + x.z * q4.z + x.w * q4.w;
-                __stcs(reinterpret_cast<float4 *>(h_out + (p0 + k) * N + c), x);
-            }
+        for (int k = 0; k < ROWS_PER_WARP; k++) {
+            const int64_t p = p0 + k;
+            acc[k] = 0.f;
+            vt[k] = p < P ? to_float(v_in[p]) : 0.f;
+            vb[k] = p < P ? vp[p] : 0.f;
         }
-    } else {
-        for (int64_t c = lane; c < N; c += 32)
+        if (VEC) {
+            for (int64_t c = lane * 4; c < N; c += 128) {
+                float4 hv[ROWS_PER_WARP];  // both rows' loads in flight before either is used
 #pragma unroll
-            for (int k = 0; k < ROWS_PER_WARP; k++) {
-                if (p0 + k >= P) continue;
-                const float hv = h_in ? h_in[(p0 + k) * N + c] : 0.f;
-                const float x = alpha * hv + before * vb[k] * kp[c] + now * vt[k] * kt[c];
-                acc[k] += x * qt[c];
-                h_out[(p0 + k) * N + c] = x;
+                for (int k = 0; k < ROWS_PER_WARP; k++)
+                    hv[k] = h_in && p0 + k < P ? load_state4(h_in + (p0 + k) * N + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+                const float4 q4 = *reinterpret_cast<const float4 *>(qt + c), k4 = *reinterpret_cast<const float4 *>(kt + c),
+                             b4 = *reinterpret_cast<const float4 *>(kp + c);
+#pragma unroll
+                for (int k = 0; k < ROWS_PER_WARP; k++) {
+                    if (p0 + k >= P) continue;
+                    // ssm_state = ssm_state * alpha + (1 - trap) * dt * alpha * v_prev k_prev^T + trap * dt * v k^T
+                    float4 x = hv[k];
+                    x.x = alpha * x.x + before * vb[k] * b4.x + now * vt[k] * k4.x;
+                    x.y = alpha * x.y + before * vb[k] * b4.y + now * vt[k] * k4.y;
+                    x.z = alpha * x.z + before * vb[k] * b4.z + now * vt[k] * k4.z;
+                    x.w = alpha * x.w + before * vb[k] * b4.w + now * vt[k] * k4.w;
+                    // out = ssm_state @ q
+                    acc[k] += x.x * q4.x + x.y * q4.y + x.z * q4.z + x.w * q4.w;
+                    store_state4(h_out + (p0 + k) * N + c, x);
+                }
             }
-    }
+        } else {
+            for (int64_t c = lane; c < N; c += 32)
 #pragma unroll
-    for (int k = 0; k < ROWS_PER_WARP; k++) {
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], off);
-        const int64_t p = p0 + k;
-        if (lane != 0 || p >= P) continue;
-        float y = acc[k];
-        // out = out + D * v
-        if (t.D) y += t.D[h] * vt[k];
-        // out = out * z * torch.sigmoid(z)
-        if (t.z) {
-            const float z = ((const float *)t.z)[(bl * H + h) * P + p];
-            y *= z / (1.f + __expf(-z));
+                for (int k = 0; k < ROWS_PER_WARP; k++) {
+                    if (p0 + k >= P) continue;
+                    const float hv = h_in ? to_float(h_in[(p0 + k) * N + c]) : 0.f;
+                    const float x = alpha * hv + before * vb[k] * kp[c] + now * vt[k] * kt[c];
+                    acc[k] += x * qt[c];
+                    h_out[(p0 + k) * N + c] = from_float<ST>(x);
+                }
         }
-        ((float *)t.y)[(bl * H + h) * P + p] = y;
+#pragma unroll
+        for (int k = 0; k < ROWS_PER_WARP; k++) {
+#pragma unroll
+            for (int off = 16; off > 0; off /= 2) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], off);
+            const int64_t p = p0 + k;
+            if (lane != 0 || p >= P) continue;
+            float y = acc[k];
+            // out = out + D * v
+            if (t.D) y += t.D[h] * vt[k];
+            // out = out * z * torch.sigmoid(z)
+            if (t.z) {
+                const float z = to_float(((const IO *)t.z)[(bl * H + h) * P + p]);
+                y *= z / (1.f + __expf(-z));
+            }
+            y_out[p] = from_float<IO>(y);
+        }
     }
 }
+
+static size_t step_smem(const Mamba3Shape *s) { return (size_t)(3 * s->dstate + s->headdim + 2 * s->angles) * sizeof(float); }
 
 extern "C" const char *mamba3_step_stream_unsupported(const Mamba3Shape *s) {
     if (s->seqlen != 1) return "one token a sequence (the decode step): L must be 1";
     const int64_t n = s->nseq ? s->nseq : s->batch;
     if (n * s->heads > INT_MAX) return "more than 2^31 - 1 (sequence, head) blocks";
     if ((s->headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK > 65535) return "more than 65,535 blocks of 16 rows a head";
-    if ((size_t)(3 * s->dstate + 2 * s->angles) * sizeof(float) > 48 * 1024)
-        return "q̃, k̃ and the last key over 48 KiB of shared memory";
+    if (step_smem(s) > 48 * 1024) return "q̃, k̃, the last key and value over 48 KiB of shared memory";
     return NULL;
+}
+
+/* A grid of (sequence, head) x blocks of 16 rows, or one block a head where
+ * a small state is stepped in place. */
+template <typename IO, typename ST>
+static void launch_step(const Mamba3Tensors *t, const int32_t *slot_of) {
+    const Mamba3Shape *s = &t->s;
+    const int64_t n = s->nseq ? s->nseq : s->batch;
+    const bool small_in_place = t->angle_state == t->final_angle_state || t->k_state == t->final_k_state ||
+                                t->v_state == t->final_v_state;
+    const unsigned rows = small_in_place ? 1 : (unsigned)((s->headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    const dim3 grid((unsigned)(n * s->heads), rows);
+    if (s->dstate % 128 == 0) mamba3_step_stream_kernel<IO, ST, true><<<grid, STEP_WARPS * 32, step_smem(s)>>>(*t, slot_of);
+    else mamba3_step_stream_kernel<IO, ST, false><<<grid, STEP_WARPS * 32, step_smem(s)>>>(*t, slot_of);
+    cuda_check_launch();
+}
+
+/* A pool stepped in place: handed separate final states, the pool is copied
+ * there first (slots no entry names keep their states) and stepped there. */
+template <typename IO, typename ST>
+static void launch_pool(const Mamba3Pool *pool) {
+    Mamba3Tensors t = pool->t;
+    const int64_t SH = pool->slots * t.s.heads, P = t.s.headdim, N = t.s.dstate, S = t.s.angles;
+    const struct { const void *from; void *to; size_t bytes; } states[] = {
+        {t.angle_state, t.final_angle_state, (size_t)(SH * S) * sizeof(float)},
+        {t.ssm_state, t.final_ssm_state, (size_t)(SH * P * N) * sizeof(ST)},
+        {t.k_state, t.final_k_state, (size_t)(SH * N) * sizeof(float)},
+        {t.v_state, t.final_v_state, (size_t)(SH * P) * sizeof(float)},
+    };
+    for (const auto &st : states)
+        if (st.from != st.to) cuda_check(cudaMemcpyAsync(st.to, st.from, st.bytes, cudaMemcpyDeviceToDevice, 0));
+    t.angle_state = t.final_angle_state, t.ssm_state = t.final_ssm_state;
+    t.k_state = t.final_k_state, t.v_state = t.final_v_state;
+    launch_step<IO, ST>(&t, pool->state_batch_indices);
 }
 
 extern "C" void mamba3_step_stream(const Mamba3Tensors *t, void *workspace) {
     (void)workspace;
-    const Mamba3Shape *s = &t->s;
-    const int64_t n = s->nseq ? s->nseq : s->batch;
-    const dim3 grid((unsigned)(n * s->heads), (unsigned)((s->headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK));
-    const size_t smem = (size_t)(3 * s->dstate + 2 * s->angles) * sizeof(float);
-    if (s->dstate % 128 == 0) mamba3_step_stream_kernel<true><<<grid, STEP_WARPS * 32, smem>>>(*t);
-    else mamba3_step_stream_kernel<false><<<grid, STEP_WARPS * 32, smem>>>(*t);
-    cuda_check_launch();
+    launch_step<float, float>(t, nullptr);
+}
+extern "C" void mamba3_step_stream_pool(const Mamba3Pool *pool, void *workspace) {
+    (void)workspace;
+    launch_pool<float, float>(pool);
+}
+extern "C" void mamba3_step_state16(const Mamba3Tensors *t, void *workspace) {
+    (void)workspace;
+    launch_step<__half, __half>(t, nullptr);
+}
+extern "C" void mamba3_step_state16_pool(const Mamba3Pool *pool, void *workspace) {
+    (void)workspace;
+    launch_pool<__half, __half>(pool);
+}
+extern "C" void mamba3_step_state_bf16(const Mamba3Tensors *t, void *workspace) {
+    (void)workspace;
+    launch_step<__nv_bfloat16, __nv_bfloat16>(t, nullptr);
+}
+extern "C" void mamba3_step_state_bf16_pool(const Mamba3Pool *pool, void *workspace) {
+    (void)workspace;
+    launch_pool<__nv_bfloat16, __nv_bfloat16>(pool);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Chapter 08 on a GPU machine, in one call, each step optional:
 #   check     08's checks with the GPU required, the 1000 packed sequences, and the
-#             GPU versions at S6-like shapes with tails (N 128, p 64, L 1, 37, 4097)
+#             GPU versions at S6-like shapes with tails (N 128, p 64, L 1, 37, 4097) and a pool
 #   sanitize  make sanitize for 08 (compute-sanitizer's four tools)
 #   ncu       Nsight Compute on the GPU versions at S6 b 1 L 8192, one forward each
 #   bench     make bench for 08 (S6, its step, the serving mix), COMMIT required
@@ -31,6 +31,7 @@ for step in $steps; do
                   --angles 32 --h0
               $bin "$v" --check --seqlens 1,37,300,129,1000,64 --heads 4 --groups 2 --headdim 64 --dstate 128 \
                   --angles 16 --h0
+              $bin "$v" --check --batch 6 --seqlen 1 --slots 9 --heads 4 --headdim 64 --dstate 128 --angles 32 --h0
           done; } >"$logs/check.log" 2>&1
         grep -E "FAIL|checks:" "$logs/check.log" | tail -n 12
         grep -q FAIL "$logs/check.log" && status=1 ;;

@@ -29,8 +29,9 @@ typedef struct {
 } Mamba3Shape;
 
 /* One forward's tensors, host or device pointers (the version says which).
- * q, k, v, z and y hold fp32 or 16-bit values per the version's dtype; the
- * rest is fp32. A pointer is NULL exactly when its flag is off. n, the
+ * q, k, v, z and y hold fp32 or 16-bit values per the version's dtype, and
+ * so do the SSM state and its final value in a DT_FP16_STATE16 or
+ * DT_BF16_STATE16 version (the decode step's 16-bit state); the rest is fp32. A pointer is NULL exactly when its flag is off. n, the
  * states' first dimension, is the batch, or the sequences of a packed
  * problem (batch 1, its sequences end to end on the row, each from its own
  * states to its own final states), or a pool's slots (Mamba3Pool). */
@@ -44,13 +45,13 @@ typedef struct {
     const float *angles;              // (b, L, h, S)  fp32
     const float *D;                   // (h,)          fp32, NULL without D
     const float *angle_state;         // (n, h, S)     fp32, NULL without states
-    const float *ssm_state;           // (n, h, p, N)  fp32, NULL without states
+    const float *ssm_state;           // (n, h, p, N)  fp32 (16-bit: DT_*_STATE16), NULL without states
     const float *k_state;             // (n, h, N)     fp32, NULL without states
     const float *v_state;             // (n, h, p)     fp32, NULL without states
     const int32_t *cu_seqlens;        // (nseq + 1,)   int32, NULL unless packed
     void *y;                          // (b, L, h, p)  fp32 | 16-bit, written
     float *final_angle_state;         // (n, h, S)     fp32, written
-    float *final_ssm_state;           // (n, h, p, N)  fp32, written
+    float *final_ssm_state;           // (n, h, p, N)  fp32 (16-bit: DT_*_STATE16), written
     float *final_k_state;             // (n, h, N)     fp32, written
     float *final_v_state;             // (n, h, p)     fp32, written
 } Mamba3Tensors;

@@ -44,14 +44,14 @@ static int m3_tensors(const Problem *p, TensorSpec *t) {
     t[T_ANGLES]      = (TensorSpec){"Angles",            INPUT,          ALWAYS_FP32,   true,        -3.0, 3.0,     4, {b, L, h, S}, false};
     t[T_D]           = (TensorSpec){"D",                 OPTIONAL_INPUT, ALWAYS_FP32,   p->has_D,    0.0, 2.0,      1, {h}, false};
     t[T_ANGLE_STATE] = (TensorSpec){"angle_state",       OPTIONAL_INPUT, ALWAYS_FP32,   st,          0.0, 6.28,     3, {n, h, S}, false};
-    t[T_SSM_STATE]   = (TensorSpec){"ssm_state",         OPTIONAL_INPUT, ALWAYS_FP32,   st,          -1.0, 1.0,     4, {n, h, P, N}, false};
+    t[T_SSM_STATE]   = (TensorSpec){"ssm_state",         OPTIONAL_INPUT, STATE_DTYPE,   st,          -1.0, 1.0,     4, {n, h, P, N}, false};
     t[T_K_STATE]     = (TensorSpec){"k_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, N}, false};
     t[T_V_STATE]     = (TensorSpec){"v_state",           OPTIONAL_INPUT, ALWAYS_FP32,   st,          -2.0, 2.0,     3, {n, h, P}, false};
     t[T_CU_SEQLENS]  = (TensorSpec){"cu_seqlens",        OPTIONAL_INPUT, INDEX_INT32,   p->nseq > 0, 0.0, 0.0,      1, {p->nseq + 1}, false};
     t[T_STATE_BATCH_INDICES] = (TensorSpec){"state_batch_indices", OPTIONAL_INPUT, INDEX_INT32, p->opt[M3_SLOTS] > 0, 0.0, 0.0, 1, {b}, false};
     t[T_Y]           = (TensorSpec){"out",               OUTPUT,         VERSION_DTYPE, true,        0.0, 0.0,      4, {b, L, h, P}, false};
     t[T_FINAL_ANGLE] = (TensorSpec){"final_angle_state", OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, S}, false};
-    t[T_FINAL_SSM]   = (TensorSpec){"final_ssm_state",   OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      4, {n, h, P, N}, false};
+    t[T_FINAL_SSM]   = (TensorSpec){"final_ssm_state",   OUTPUT,         STATE_DTYPE,   true,        0.0, 0.0,      4, {n, h, P, N}, false};
     t[T_FINAL_K]     = (TensorSpec){"final_k_state",     OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, N}, false};
     t[T_FINAL_V]     = (TensorSpec){"final_v_state",     OUTPUT,         ALWAYS_FP32,   true,        0.0, 0.0,      3, {n, h, P}, false};
     return N_TENSORS;
