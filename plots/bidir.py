@@ -31,8 +31,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, S3_MAX_L, draw_scalings, inputs_outputs, line_style, log_axes, main_and_all,  # noqa: E402
-                 plot_version, plot_versions, save, series, titled, versions)
+from ssd import (MARKERS, S3_MAX_L, draw_scalings, inputs_outputs, line_style, log_axes,  # noqa: E402
+                 plot_version, plot_versions, save, seqlen_and_memory, series, titled, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.sets import (CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
@@ -92,11 +92,9 @@ def main():
     rows = one_device(rows, home)
     causal = causal_rows(timed(chapters.get(chapter_of("ssd"), [])), home)
     causal = [r for r in causal if r["seqlen"] <= S3_MAX_L]
-    main_and_all(BIDIR, "seqlen", [r for r in rows if r["batch"] in (1, 8) and r["seqlen"] <= S3_MAX_L],
-                 lambda picked, name, note: draw_seqlen(picked, causal, home, name, note))
-    batch8 = [r for r in rows if is_s3(r) and r["batch"] == 8]
-    if batch8:
-        main_and_all(BIDIR, "memory", batch8, lambda picked, name, note: draw_memory(picked, home, name, note))
+    seqlen_and_memory(BIDIR, rows,
+                      lambda picked, name, note: draw_seqlen(picked, causal, home, name, note),
+                      lambda picked, name, note: draw_memory(picked, home, name, note))
     # A version's scaling rows may come from another device than its other
     # rows: each line from the device of its row at batch 1 and the longest L,
     # named where it is not the device most of the drawn rows were timed on.

@@ -34,7 +34,6 @@ official step from the devices of the lines beside it.
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/decode.py
 """
-import csv
 import sys
 
 sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
@@ -45,8 +44,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from landmarks import style  # noqa: E402
-from ssd import colors, line_style, log_axes, main_and_all, plot_version, save, series, titled, versions  # noqa: E402
-from tablelib.data import DATA, load_data, short_device  # noqa: E402
+from ssd import (colors, line_style, log_axes, main_and_all, plot_version, save, series, titled,  # noqa: E402
+                 versions, write)
+from tablelib.data import load_data, read_text_rows, short_device  # noqa: E402
 
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.sets import (LOOP_STEPS, OFFICIAL_NAMES, decode_form, device_suffix,  # noqa: E402
@@ -226,12 +226,11 @@ def draw_slots_drafts(rows, home):
 
 
 def draw_state_vs_kv():
-    path = DATA / f"{STATE_VS_KV}.csv"
-    if not path.is_file():
+    rows = read_text_rows(STATE_VS_KV)
+    if rows is None:
         print(f"decode: no plots/data/{STATE_VS_KV}.csv; state-vs-KV figure not drawn")
         return
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    rows = [{k: float(v) for k, v in r.items()} for r in rows]
     fig, ax = plt.subplots(figsize=(9, 5.5))
     ls = [r["seqlen"] for r in rows]
     width = rows[0]["width"]
@@ -247,20 +246,16 @@ def draw_state_vs_kv():
     ax.legend(loc="upper left", fontsize=9, frameon=False)
     ax.set_title("What one sequence keeps per layer between tokens\n"
                  f"computed by build/{DECODE} (plots/data/{STATE_VS_KV}.csv)", fontsize=11)
-    fig.savefig(DATA.parent / f"{DECODE}_state_vs_kv.png", dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    print(f"figure: plots/{DECODE}_state_vs_kv.png")
+    write(fig, f"{DECODE}_state_vs_kv.png")
 
 
 def draw_state_precision():
     """y's error against the token index for each way of storing the state
     (plots/data/<STATE_PRECISION>.csv, windows of 64 tokens)."""
-    path = DATA / f"{STATE_PRECISION}.csv"
-    if not path.is_file():
+    rows = read_text_rows(STATE_PRECISION)
+    if rows is None:
         print(f"decode: no plots/data/{STATE_PRECISION}.csv; state precision figure not drawn")
         return
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
     fig, ax = plt.subplots(figsize=(10, 5.5))
     stores = list(dict.fromkeys(r["state"] for r in rows))
     palette = colors()
@@ -276,9 +271,7 @@ def draw_state_precision():
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9, frameon=False)
     ax.set_title("A Mamba-2 decode state stored between tokens: y's error against the fp64 oracle\n"
                  f"computed by build/{DECODE} on the CPU (plots/data/{STATE_PRECISION}.csv)", fontsize=11)
-    fig.savefig(DATA.parent / f"{DECODE}_state_precision.png", dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    print(f"figure: plots/{DECODE}_state_precision.png")
+    write(fig, f"{DECODE}_state_precision.png")
 
 
 def main():

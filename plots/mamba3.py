@@ -21,7 +21,6 @@ sets.one_device).
 Needs matplotlib: python3 -m pip install matplotlib (or Debian's
 python3-matplotlib). Usage: python3 plots/mamba3.py
 """
-import csv
 import sys
 
 sys.dont_write_bytecode = True  # importing tablelib leaves no __pycache__ in plots/
@@ -31,8 +30,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import MARKERS, colors, log_axes, main_and_all, plot_versions, save, titled, versions  # noqa: E402
-from tablelib.data import DATA, SOURCE, load_data, number, short_device  # noqa: E402
+from ssd import MARKERS, colors, log_axes, main_and_all, plot_versions, save, titled, versions, write  # noqa: E402
+from tablelib.data import SOURCE, load_data, number, read_text_rows, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.ops.mamba3 import ANGLE_DRIFT  # noqa: E402
 from tablelib.sets import OFFICIAL_NAMES, is_s6, main_device, one_device, same_call, timed  # noqa: E402
@@ -97,13 +96,11 @@ def draw_prefill(rows, official, home, name, note):
 def draw_angle_drift():
     """|θ − θ_fp64| against the steps summed, a line per way of summing θ in
     fp32 (plots/data/<ANGLE_DRIFT>.csv, computed on the CPU)."""
-    path = DATA / f"{ANGLE_DRIFT}.csv"
-    if not path.is_file():
+    rows = read_text_rows(ANGLE_DRIFT)
+    if rows is None:
         print(f"mamba3: no plots/data/{ANGLE_DRIFT}.csv; angle drift figure not drawn")
         return
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f)
-                if number(r["steps"]) and number(r["angle_error_rad"]) and number(r["angle_error_rad"]) > 0]
+    rows = [r for r in rows if number(r["steps"]) and number(r["angle_error_rad"]) and number(r["angle_error_rad"]) > 0]
     if not rows:
         print(f"mamba3: no positive errors in plots/data/{ANGLE_DRIFT}.csv; angle drift figure not drawn")
         return
@@ -119,9 +116,7 @@ def draw_angle_drift():
     ax.set_title("08: the angle state θ summed in fp32, against the same sum in fp64\n"
                  f"computed by build/{MAMBA3} on the CPU (plots/data/{ANGLE_DRIFT}.csv, {MAMBA3}/lessons.c)",
                  fontsize=11)
-    fig.savefig(DATA.parent / f"{MAMBA3}_angle_drift.png", dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    print(f"figure: plots/{MAMBA3}_angle_drift.png")
+    write(fig, f"{MAMBA3}_angle_drift.png")
 
 
 def main():

@@ -25,7 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from landmarks import PALETTE  # noqa: E402
-from tablelib.data import ROOT, load_data, short_device  # noqa: E402
+from ssd import write  # noqa: E402
+from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.sets import same_call as official_same_call, timed  # noqa: E402
 
@@ -96,10 +97,7 @@ def draw(chapter, rows, official):
     devices = sorted({short_device(r["device"]) for r, _ in groups})
     fig.suptitle(f"{chapter[:2]}: the serving mix, 64 requests of 17 to 8192 tokens (65,536), "
                  f"each from its own state\nmeasured on {', '.join(devices)}", fontsize=10)
-    name = f"{chapter}_serving.png"
-    fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    print(f"figure: plots/{name}")
+    write(fig, f"{chapter}_serving.png")
 
 
 def main():

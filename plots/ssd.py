@@ -113,6 +113,19 @@ def main_and_all(chapter, what, rows, draw):
         (ROOT / "plots" / appendix).unlink(missing_ok=True)
 
 
+def seqlen_and_memory(chapter, rows, draw_seqlen, draw_memory):
+    """S3's two figures of a chapter (05 and 06), each with main_and_all:
+    plots/<chapter>_seqlen.png by draw_seqlen(rows, name, note) from the rows
+    at batch 1 and 8 up to S3_MAX_L, and plots/<chapter>_memory.png by
+    draw_memory from the default form's rows (sets.is_s3) at batch 8, where
+    there are any."""
+    main_and_all(chapter, "seqlen", [r for r in rows if r["batch"] in (1, 8) and r["seqlen"] <= S3_MAX_L],
+                 draw_seqlen)
+    batch8 = [r for r in rows if is_s3(r) and r["batch"] == 8]
+    if batch8:
+        main_and_all(chapter, "memory", batch8, draw_memory)
+
+
 def titled(title, note):
     """The figure title with a note under it: which versions the figure draws."""
     return f"{title}\n{note}" if note else title
@@ -142,6 +155,11 @@ def save(fig, title, measured, name):
             f"commit {', '.join(commits) or 'unrecorded'}{note}")
     extra = text.count("\n") - 1  # lines past two: each raised by its height, about 0.22 inch,
     fig.suptitle(text, fontsize=11, y=0.98 + 0.22 * extra / fig.get_figheight())  # clear of the panels' titles
+    write(fig, name)
+
+
+def write(fig, name):
+    """Writes the figure to plots/<name>, closes it and says so."""
     fig.savefig(ROOT / "plots" / name, dpi=130, bbox_inches="tight")
     plt.close(fig)
     print(f"figure: plots/{name}")
@@ -337,11 +355,9 @@ def main():
     home = main_device(rows)
     every_device = rows
     rows = one_device(rows, home)
-    main_and_all(CHAPTER, "seqlen", [r for r in rows if r["batch"] in (1, 8) and r["seqlen"] <= S3_MAX_L],
-                 lambda picked, name, note: draw_seqlen(picked, official, home, name, note))
-    batch8 = [r for r in rows if r["batch"] == 8]
-    if batch8:
-        main_and_all(CHAPTER, "memory", batch8, lambda picked, name, note: draw_memory(picked, home, name, note))
+    seqlen_and_memory(CHAPTER, rows,
+                      lambda picked, name, note: draw_seqlen(picked, official, home, name, note),
+                      lambda picked, name, note: draw_memory(picked, home, name, note))
     # Each version's scaling line from the device of its row at batch 1 and the
     # longest L (the fastest first), named where it is not the device most of
     # the drawn rows were timed on (as 06's figure).

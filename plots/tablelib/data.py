@@ -79,6 +79,16 @@ def read_rows(path, columns):
         return rows
 
 
+def read_text_rows(stem):
+    """The rows of plots/data/<stem>.csv as text (a table of its own, not the
+    harness's schema), or None when the file is missing."""
+    path = DATA / f"{stem}.csv"
+    if not path.is_file():
+        return None
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
 def load_probes(data_dir=DATA):
     """{short device: rates}: the last row of each plots/data/probe_<gpu>.csv
     (`make probe`): the device's copy, exp2, mma.sync and dense wgmma rates."""

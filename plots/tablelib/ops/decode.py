@@ -1,8 +1,6 @@
 """The decode step (OP_DECODE, chapter 07): S4 in both forms, the token
 loop, T tokens per launch, and a 16-bit state's accuracy."""
-import csv
-
-from ..data import DATA, number
+from ..data import number, read_text_rows
 from ..markdown import markdown_table
 from ..sets import LOOP_STEPS, decode_form, is_loop, is_s4
 
@@ -45,16 +43,6 @@ def official_targets(chapter):
     return [("never slower than the official kernel (S4, batch 1–256)", is_s4, ("fp32", "fp16", "bf16"))]
 
 
-def read_state_precision():
-    """The rows of plots/data/<STATE_PRECISION>.csv as text, or None when the
-    file is missing."""
-    path = DATA / f"{STATE_PRECISION}.csv"
-    if not path.is_file():
-        return None
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
 PRECISION_WINDOWS = ((1, 64), (65, 512), (513, 4096))  # tokens, first and last: the table's columns
 
 
@@ -62,7 +50,7 @@ def precision_section(chapter, chapters, official):
     """The text between 07's precision markers: plots/data/07_decode_kernel_state_precision.csv,
     y's error over a few windows of tokens (summed from its windows of 64) and the final state's."""
     del chapter, chapters, official  # a CPU computation of its own (plots/data/..._state_precision.csv)
-    rows = read_state_precision()
+    rows = read_text_rows(STATE_PRECISION)
     if rows is None:
         return f"No plots/data/{STATE_PRECISION}.csv yet (`make bench` writes it)."
     stores = list(dict.fromkeys(r["state"] for r in rows))

@@ -1,8 +1,7 @@
 """Mamba-3 SISO (OP_MAMBA3, chapter 08): S6, its prefill and its step."""
-import csv
 import re
 
-from ..data import CALL_COMMIT, DATA, SOURCE, number, short_device
+from ..data import CALL_COMMIT, SOURCE, number, read_text_rows, short_device
 from ..markdown import label, markdown_table, sig
 from ..sets import at, fastest, is_s6, is_s6_step, same_call
 
@@ -107,11 +106,9 @@ ANGLE_DRIFT = "08_mamba3_angle_drift"  # the angle state summed four ways in fp3
 def angles_section(chapter, chapters, official):
     """The text between 08's angles markers: plots/data/08_mamba3_angle_drift.csv."""
     del chapter, chapters, official  # a CPU computation of its own
-    path = DATA / f"{ANGLE_DRIFT}.csv"
-    if not path.is_file():
+    rows = read_text_rows(ANGLE_DRIFT)
+    if rows is None:
         return f"No plots/data/{ANGLE_DRIFT}.csv yet (`make bench` writes it)."
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
     steps = list(dict.fromkeys(r["steps"] for r in rows))
     body = [[way] + [f"{number(r['angle_error_rad']):.1e}" for r in rows if r["way"] == way]
             for way in dict.fromkeys(r["way"] for r in rows)]
