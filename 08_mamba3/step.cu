@@ -5,9 +5,11 @@
  *
  * Version 3 at L = 1 is already the step, but its block walks the state row
  * by row behind four barriers, a warp per row, and reads H a float a lane;
- * here a block of eight warps takes 16 rows of one head, and every lane has
- * both of its rows' loads in flight before it computes. What it should buy:
- * from batch 64 up, the state's bytes at the copy rate. Versions 8 and 9
+ * here a block of eight warps takes 16 rows of one head. A block's global
+ * reads wait on nothing: each lane issues its first loads of H before the
+ * block reads q, k and the angles (all at once) and rotates them, and its
+ * next loads while it computes the current ones. What it should buy: from
+ * batch 64 up, the state's bytes at the copy rate. Versions 8 and 9
  * keep H in fp16 or bf16 (16-bit I/O too): half the bytes, arithmetic still
  * fp32 in registers. Per (sequence, head):
  *   θ' = (θ + π·tanh(angles)·dt) mod 2π,   q̃ = R(θ')(q + q_bias),  k̃ = R(θ')(k + k_bias)
@@ -55,6 +57,15 @@ static __device__ __forceinline__ void store_state4(ST *h, float4 x) {
     }
 }
 
+/* Rows p0 and p0 + 1 of H (p, N) at columns c..c+3 as fp32, zeros past p or without a state. */
+template <typename ST>
+static __device__ __forceinline__ void load_rows(float4 (&hv)[ROWS_PER_WARP], const ST *h_in, int64_t p0, int64_t c,
+                                                 int64_t P, int64_t N) {
+#pragma unroll
+    for (int k = 0; k < ROWS_PER_WARP; k++)
+        hv[k] = h_in && p0 + k < P ? load_state4(h_in + (p0 + k) * N + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
 /* IO: q, k, v, z, y (float, __half, __nv_bfloat16); ST: H (the same set).
  * VEC: N a multiple of 128 (four values a lane cover a row in N / 128 loads).
  * slot_of: (b,) int32, a pool's slot of each sequence; NULL: state n is sequence n's. */
@@ -77,11 +88,19 @@ __global__ void __launch_bounds__(STEP_WARPS * 32)
         return;
     }
     const int64_t o = slot * H + h;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t first = (int64_t)blockIdx.y * ROWS_PER_BLOCK + warp * ROWS_PER_WARP, stride = (int64_t)gridDim.y * ROWS_PER_BLOCK;
+    const ST *h_in = t.ssm_state ? (const ST *)t.ssm_state + o * P * N : nullptr;  // (p, N)
+    ST *h_out = (ST *)t.final_ssm_state + o * P * N;                                  // (p, N)
+    float4 hv[ROWS_PER_WARP];  // the next loads of H, in flight while the block rotates q and k
+    if (VEC) load_rows(hv, h_in, first, lane * 4, P, N);
+
     float *qt = sm, *kt = qt + N, *kp = kt + N, *vp = kp + N, *cs = vp + P, *sn = cs + S;  // (N,) x3, (p,), (S,) x2 fp32
     const float dt = t.dt[hl];
     const bool writer = blockIdx.y == 0;  // the block that writes the head's small states
-    /* Each old small state is read, then its new value written, by the same
-     * thread at the same index: in place too. */
+    /* Every global read of the prologue at once. An old small state is read,
+     * and its new value written, by the same thread at the same index, or
+     * after the barrier: in place too. */
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
         const float th0 = t.angle_state ? t.angle_state[o * S + i] : 0.f;
         const float th = mamba3_angle_step(th0, t.angles[(bl * H + h) * S + i], dt);
@@ -93,32 +112,27 @@ __global__ void __launch_bounds__(STEP_WARPS * 32)
         vp[i] = t.v_state ? t.v_state[o * P + i] : 0.f;
         if (writer) t.final_v_state[o * P + i] = to_float(v_in[i]);
     }
-    __syncthreads();
     // (N,) each: the step's q and k of the head's qk head g
     const IO *q_in = (const IO *)t.q + (bl * G + g) * N, *k_in = (const IO *)t.k + (bl * G + g) * N;
     for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
-        // q = q + q_bias; q = apply_rotary_emb(q, Angle_State)  (k alike)
-        const int64_t pair = i / 2, j = i ^ 1;
-        float qv = to_float(q_in[i]) + t.q_bias[h * N + i], kv = to_float(k_in[i]) + t.k_bias[h * N + i];
-        if (pair < S) {  // x' = x c - y s (even), x s + y c (odd), with its partner
-            const float qo = to_float(q_in[j]) + t.q_bias[h * N + j], ko = to_float(k_in[j]) + t.k_bias[h * N + j];
-            const float c = cs[pair], e = i % 2 == 0 ? -sn[pair] : sn[pair];
-            qv = qv * c + qo * e, kv = kv * c + ko * e;
-        }
-        qt[i] = qv, kt[i] = kv;
+        // q = q + q_bias  (k alike)
+        qt[i] = to_float(q_in[i]) + t.q_bias[h * N + i], kt[i] = to_float(k_in[i]) + t.k_bias[h * N + i];
         kp[i] = t.k_state ? t.k_state[o * N + i] : 0.f;
-        if (writer) t.final_k_state[o * N + i] = kv;
     }
     __syncthreads();
+    for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
+        // q = apply_rotary_emb(q, Angle_State)  (k alike): pair (2i, 2i+1) turned by θ_i
+        const float c = cs[i], e = sn[i], q0 = qt[2 * i], q1 = qt[2 * i + 1], k0 = kt[2 * i], k1 = kt[2 * i + 1];
+        qt[2 * i] = q0 * c - q1 * e, qt[2 * i + 1] = q0 * e + q1 * c;
+        kt[2 * i] = k0 * c - k1 * e, kt[2 * i + 1] = k0 * e + k1 * c;
+    }
+    __syncthreads();
+    for (int64_t i = threadIdx.x; writer && i < N; i += blockDim.x) t.final_k_state[o * N + i] = kt[i];
 
     // Trap = torch.sigmoid(Trap);  alpha = torch.exp(ADT)
     const float lambda = 1.f / (1.f + __expf(-t.trap[hl])), alpha = __expf(t.adt[hl]);
     const float before = (1.f - lambda) * dt * alpha, now = lambda * dt;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const ST *h_in = t.ssm_state ? (const ST *)t.ssm_state + o * P * N : nullptr;  // (p, N)
-    ST *h_out = (ST *)t.final_ssm_state + o * P * N;                                  // (p, N)
-    for (int64_t p0 = (int64_t)blockIdx.y * ROWS_PER_BLOCK + warp * ROWS_PER_WARP; p0 < P;
-         p0 += (int64_t)gridDim.y * ROWS_PER_BLOCK) {
+    for (int64_t p0 = first; p0 < P; p0 += stride) {
         float acc[ROWS_PER_WARP], vt[ROWS_PER_WARP], vb[ROWS_PER_WARP];
 #pragma unroll
         for (int k = 0; k < ROWS_PER_WARP; k++) {
@@ -129,17 +143,19 @@ __global__ void __launch_bounds__(STEP_WARPS * 32)
         }
         if (VEC) {
             for (int64_t c = lane * 4; c < N; c += 128) {
-                float4 hv[ROWS_PER_WARP];  // both rows' loads in flight before either is used
+                float4 x4[ROWS_PER_WARP];
 #pragma unroll
-                for (int k = 0; k < ROWS_PER_WARP; k++)
-                    hv[k] = h_in && p0 + k < P ? load_state4(h_in + (p0 + k) * N + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+                for (int k = 0; k < ROWS_PER_WARP; k++) x4[k] = hv[k];
+                // the next columns, or the next pass's first: in flight while these are computed
+                const bool last = c + 128 >= N;
+                if (!last || p0 + stride < P) load_rows(hv, h_in, last ? p0 + stride : p0, last ? lane * 4 : c + 128, P, N);
                 const float4 q4 = *reinterpret_cast<const float4 *>(qt + c), k4 = *reinterpret_cast<const float4 *>(kt + c),
                              b4 = *reinterpret_cast<const float4 *>(kp + c);
 #pragma unroll
                 for (int k = 0; k < ROWS_PER_WARP; k++) {
                     if (p0 + k >= P) continue;
                     // ssm_state = ssm_state * alpha + (1 - trap) * dt * alpha * v_prev k_prev^T + trap * dt * v k^T
-                    float4 x = hv[k];
+                    float4 x = x4[k];
                     x.x = alpha * x.x + before * vb[k] * b4.x + now * vt[k] * k4.x;
                     x.y = alpha * x.y + before * vb[k] * b4.y + now * vt[k] * k4.y;
                     x.z = alpha * x.z + before * vb[k] * b4.z + now * vt[k] * k4.z;
@@ -154,8 +170,8 @@ __global__ void __launch_bounds__(STEP_WARPS * 32)
 #pragma unroll
                 for (int k = 0; k < ROWS_PER_WARP; k++) {
                     if (p0 + k >= P) continue;
-                    const float hv = h_in ? to_float(h_in[(p0 + k) * N + c]) : 0.f;
-                    const float x = alpha * hv + before * vb[k] * kp[c] + now * vt[k] * kt[c];
+                    const float hv1 = h_in ? to_float(h_in[(p0 + k) * N + c]) : 0.f;
+                    const float x = alpha * hv1 + before * vb[k] * kp[c] + now * vt[k] * kt[c];
                     acc[k] += x * qt[c];
                     h_out[(p0 + k) * N + c] = from_float<ST>(x);
                 }
