@@ -70,7 +70,7 @@ static __device__ __forceinline__ void load_rows(float4 (&hv)[ROWS_PER_WARP], co
  * VEC: N a multiple of 128 (four values a lane cover a row in N / 128 loads).
  * slot_of: (b,) int32, a pool's slot of each sequence; NULL: state n is sequence n's. */
 template <typename IO, typename ST, bool VEC>
-__global__ void __launch_bounds__(STEP_WARPS * 32)
+__global__ void __launch_bounds__(STEP_WARPS * 32, 4)
     mamba3_step_stream_kernel(Mamba3Tensors t, const int32_t *slot_of) {
     extern __shared__ float sm[];
     const Mamba3Shape s = t.s;
@@ -206,16 +206,30 @@ extern "C" const char *mamba3_step_stream_unsupported(const Mamba3Shape *s) {
     return NULL;
 }
 
-/* A grid of (sequence, head) x blocks of 16 rows, or one block a head where
- * a small state is stepped in place. */
+/* Blocks a head: one where the heads alone make several blocks an SM (the
+ * block's prologue, the rotation of q and k, is then paid once a head), else
+ * as many as it takes to come near that, up to one per 16 rows; one where a
+ * small state is stepped in place. */
+static unsigned blocks_per_head(const Mamba3Tensors *t, int64_t heads) {
+    if (t->angle_state == t->final_angle_state || t->k_state == t->final_k_state || t->v_state == t->final_v_state)
+        return 1;
+    static int sms = 0;  // the device's SMs, asked once
+    if (sms == 0) {
+        int device;
+        cuda_check(cudaGetDevice(&device));
+        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    }
+    const int64_t want = 8 * (int64_t)sms, most = (t->s.headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
+    const int64_t split = (want + heads - 1) / heads;
+    return (unsigned)(split < most ? split : most);
+}
+
+/* A grid of (sequence, head) x blocks_per_head. */
 template <typename IO, typename ST>
 static void launch_step(const Mamba3Tensors *t, const int32_t *slot_of) {
     const Mamba3Shape *s = &t->s;
     const int64_t n = s->nseq ? s->nseq : s->batch;
-    const bool small_in_place = t->angle_state == t->final_angle_state || t->k_state == t->final_k_state ||
-                                t->v_state == t->final_v_state;
-    const unsigned rows = small_in_place ? 1 : (unsigned)((s->headdim + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    const dim3 grid((unsigned)(n * s->heads), rows);
+    const dim3 grid((unsigned)(n * s->heads), blocks_per_head(t, n * s->heads));
     if (s->dstate % 128 == 0) mamba3_step_stream_kernel<IO, ST, true><<<grid, STEP_WARPS * 32, step_smem(s)>>>(*t, slot_of);
     else mamba3_step_stream_kernel<IO, ST, false><<<grid, STEP_WARPS * 32, step_smem(s)>>>(*t, slot_of);
     cuda_check_launch();
