@@ -1,5 +1,5 @@
-# Versions 7-9 (the step) go to the per-thread default stream, so their token loops can be captured in CUDA graphs.
-build/obj/08_mamba3/step.o: NVFLAGS += --default-stream per-thread
+# Versions 7-12 (the step) go to the per-thread default stream, so their token loops can be captured in CUDA graphs.
+build/obj/08_mamba3/step.o build/obj/08_mamba3/step_bulk.o: NVFLAGS += --default-stream per-thread
 # make sanitize: awkward shapes (L 1, 37, 300; qk heads shared; N 8, 16 and 40, whose 20 pairs do
 # not divide a block of 128 threads; S 2), the four states in, then packed sequences, then a
 # pool of state slots stepped (N 16 and 128: both of the step's row loops).

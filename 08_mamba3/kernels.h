@@ -48,6 +48,18 @@ void mamba3_step_state16_pool(const Mamba3Pool *pool, void *workspace);
 void mamba3_step_state_bf16(const Mamba3Tensors *t, void *workspace);
 void mamba3_step_state_bf16_pool(const Mamba3Pool *pool, void *workspace);
 
+/* 10, 11, 12: the step with a block's rows of H staged in shared memory by
+ * one bulk copy (sm_90) and stored back by one, 7-9's dtypes. SKIPs L > 1, N
+ * not a multiple of 8, and a head's state past one block's shared memory. */
+const char *mamba3_step_bulk_unsupported(const Mamba3Shape *s);
+const char *mamba3_step_bulk_state16_unsupported(const Mamba3Shape *s);
+void mamba3_step_bulk(const Mamba3Tensors *t, void *workspace);
+void mamba3_step_bulk_pool(const Mamba3Pool *pool, void *workspace);
+void mamba3_step_bulk_state16(const Mamba3Tensors *t, void *workspace);
+void mamba3_step_bulk_state16_pool(const Mamba3Pool *pool, void *workspace);
+void mamba3_step_bulk_state_bf16(const Mamba3Tensors *t, void *workspace);
+void mamba3_step_bulk_state_bf16_pool(const Mamba3Pool *pool, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,7 +13,7 @@
 static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Bytes rounded up to 256: each piece of a workspace starts aligned. */
-static inline size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+static __host__ __device__ __forceinline__ size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 static inline int pow2_at_least(int64_t x) {
     int p = 1;
