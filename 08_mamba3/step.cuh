@@ -55,23 +55,29 @@ static __device__ void step_prologue(const Mamba3Tensors &t, const StepHead &a, 
     const int64_t H = t.s.heads, G = t.s.heads_qk, P = t.s.headdim, N = t.s.dstate, S = t.s.angles, o = a.o, h = a.h;
     float *qt = sm, *kt = qt + N, *kp = kt + N, *vp = kp + N, *cs = vp + P, *sn = cs + S;
     const float dt = t.dt[a.hl];
-    for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
-        const float th0 = t.angle_state ? t.angle_state[o * S + i] : 0.f;
-        const float th = mamba3_angle_step(th0, t.angles[(a.bl * H + h) * S + i], dt);
-        sincosf(th, &sn[i], &cs[i]);
-        if (writer) t.final_angle_state[o * S + i] = th;
-    }
     const IO *v_in = (const IO *)t.v + (a.bl * H + h) * P;  // (p,) this step's v
-    for (int64_t i = threadIdx.x; i < P; i += blockDim.x) {
-        vp[i] = t.v_state ? t.v_state[o * P + i] : 0.f;
-        if (writer) t.final_v_state[o * P + i] = to_float(v_in[i]);
-    }
     // (N,) each: the step's q and k of the head's qk head g
     const IO *q_in = (const IO *)t.q + (a.bl * G + a.g) * N, *k_in = (const IO *)t.k + (a.bl * G + a.g) * N;
-    for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
-        // q = q + q_bias  (k alike)
-        qt[i] = to_float(q_in[i]) + t.q_bias[h * N + i], kt[i] = to_float(k_in[i]) + t.k_bias[h * N + i];
-        kp[i] = t.k_state ? t.k_state[o * N + i] : 0.f;
+    const int64_t span = N > P ? (N > S ? N : S) : (P > S ? P : S);
+    for (int64_t i = threadIdx.x; i < span; i += blockDim.x) {
+        float q = 0.f, k = 0.f, kprev = 0.f, v = 0.f, vprev = 0.f, th0 = 0.f, ang = 0.f;  // every load first
+        if (i < N) {
+            // q = q + q_bias  (k alike)
+            q = to_float(q_in[i]) + t.q_bias[h * N + i], k = to_float(k_in[i]) + t.k_bias[h * N + i];
+            kprev = t.k_state ? t.k_state[o * N + i] : 0.f;
+        }
+        if (i < P) v = to_float(v_in[i]), vprev = t.v_state ? t.v_state[o * P + i] : 0.f;
+        if (i < S) th0 = t.angle_state ? t.angle_state[o * S + i] : 0.f, ang = t.angles[(a.bl * H + h) * S + i];
+        if (i < N) qt[i] = q, kt[i] = k, kp[i] = kprev;
+        if (i < P) {
+            vp[i] = vprev;
+            if (writer) t.final_v_state[o * P + i] = v;
+        }
+        if (i < S) {
+            const float th = mamba3_angle_step(th0, ang, dt);
+            sincosf(th, &sn[i], &cs[i]);
+            if (writer) t.final_angle_state[o * S + i] = th;
+        }
     }
     __syncthreads();
     for (int64_t i = threadIdx.x; i < S; i += blockDim.x) {
