@@ -22,6 +22,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "cuda_check.h"
 #include "launch.cuh"
 #include "mufu.cuh"
@@ -379,6 +381,21 @@ typedef struct {
     int chunks;         // pieces of L; 1 = a single pass
     int64_t chunk_len;  // steps per chunk, a multiple of the tile
 } TilePlan;
+
+/* launch(std::integral_constant<int, R>()) for a plan's R of 1, 2, 4, 8, 16
+ * or 32: the kernels take R as a template argument, the plans choose it at
+ * run time. Returns what launch returns. */
+template <typename Launch>
+static auto dispatch_R(int R, Launch launch) {
+    switch (R) {
+    case 1: return launch(std::integral_constant<int, 1>());
+    case 2: return launch(std::integral_constant<int, 2>());
+    case 4: return launch(std::integral_constant<int, 4>());
+    case 8: return launch(std::integral_constant<int, 8>());
+    case 16: return launch(std::integral_constant<int, 16>());
+    default: return launch(std::integral_constant<int, 32>());
+    }
+}
 
 /* Chunks so that a pass runs (b·d·S threads) x (chunks - 1) >= kFillThreads,
  * each chunk at least min_tiles tiles; 1 when the rows fill the GPU already
