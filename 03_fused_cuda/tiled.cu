@@ -527,14 +527,9 @@ static void launch_packed(const ScanPacked *pk, const TilePlan &p, void *workspa
 
 template <int T, bool ASYNC>
 static void launch_tiles_any(const ScanTensors *t, const TilePlan &p, void *workspace) {
-    switch (p.R) {
-    case 1: launch_tiles<1, T, ASYNC>(t, p, workspace); break;
-    case 2: launch_tiles<2, T, ASYNC>(t, p, workspace); break;
-    case 4: launch_tiles<4, T, ASYNC>(t, p, workspace); break;
-    case 8: launch_tiles<8, T, ASYNC>(t, p, workspace); break;
-    case 16: launch_tiles<16, T, ASYNC>(t, p, workspace); break;
-    case 32: if constexpr (ASYNC) launch_tiles<32, T, ASYNC>(t, p, workspace); break;  // version 7's plan only
-    }
+    dispatch_R(p.R, [&](auto R) {  // R = 32: version 7's plan only
+        if constexpr (ASYNC || R.value < 32) launch_tiles<R.value, T, ASYNC>(t, p, workspace);
+    });
 }
 
 extern "C" const char *scan_fused_tiled_unsupported(const ScanShape *s) {
@@ -563,12 +558,5 @@ extern "C" void scan_fused_tuned(const ScanTensors *t, void *workspace) {
 
 extern "C" void scan_fused_tuned_packed(const ScanPacked *pk, void *workspace) {
     const TilePlan p = plan_tuned(&pk->t.s, kTileAsync, kTunedMinR);
-    switch (p.R) {
-    case 1: launch_packed<1, kTileAsync>(pk, p, workspace); break;
-    case 2: launch_packed<2, kTileAsync>(pk, p, workspace); break;
-    case 4: launch_packed<4, kTileAsync>(pk, p, workspace); break;
-    case 8: launch_packed<8, kTileAsync>(pk, p, workspace); break;
-    case 16: launch_packed<16, kTileAsync>(pk, p, workspace); break;
-    default: launch_packed<32, kTileAsync>(pk, p, workspace); break;
-    }
+    dispatch_R(p.R, [&](auto R) { launch_packed<R.value, kTileAsync>(pk, p, workspace); });
 }

@@ -20,7 +20,8 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
+
+#include "float_bits.h"
 
 #ifdef __CUDACC__
 #define EXP2_POLY_FN static inline __host__ __device__
@@ -35,18 +36,6 @@
  * exps per clock per SM) against issue (128 instructions per clock per SM)
  * in versions 5 and 6: see the README. */
 #define EXP2_POLY_STATE(n) (((n) & 7) == 7)
-
-EXP2_POLY_FN uint32_t exp2_poly_bits(float x) {
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-EXP2_POLY_FN float exp2_poly_float(uint32_t b) {
-    float x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
 
 /* 2^x with a polynomial of degree 3 or 5 (a compile-time constant at every
  * call site, so the branch folds away). Clamped to [-127, 128] first, so the
@@ -73,7 +62,7 @@ EXP2_POLY_FN float exp2_poly(float x, int degree) {
     }
     /* j·2^23 added to p's bits: (bits(shifted) << 23) keeps only j's low 9
      * bits, shifted into the exponent field; two's complement does the sign. */
-    return exp2_poly_float(exp2_poly_bits(p) + (exp2_poly_bits(shifted) << 23));
+    return bits_float(float_bits(p) + (float_bits(shifted) << 23));
 }
 
 #endif

@@ -160,7 +160,7 @@ static __device__ __forceinline__ void dt_pair(float *row_stage, int k, unsigned
  *   3. lane 0: D·u, the z gate, 8 halves of y stored.
  * WRITE_Y = false (a chunk's end state only) skips C and y and sums Δ. */
 template <int R, bool VEC, int DEG, bool WRITE_Y, typename F>
-static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs<F> &in, const Steps8 &raw,
+static __device__ __forceinline__ void scan_group(const RowBlock &w, const RowPtrs<F> &in, const Steps8 &raw,
                                                   const float *B_lane, const float *C_lane, int step,
                                                   float *row_stage, int64_t tt, int64_t L, bool softplus, bool vec,
                                                   float (&h)[R], const float (&A2)[R], float &dt_sum) {
@@ -209,7 +209,7 @@ static __device__ __forceinline__ void scan_group(const Place &w, const RowPtrs<
  * after its scan of tile i, and every thread's reads of that buffer (tile
  * i-1) ended at the barrier before. */
 template <int R, bool VEC, int DEG, bool WRITE_Y, typename F>
-static __device__ void scan_span(const ScanTensors &t, const Place &w, const RowPtrs<F> &in, float *smem, int T,
+static __device__ void scan_span(const ScanTensors &t, const RowBlock &w, const RowPtrs<F> &in, float *smem, int T,
                                  float (&h)[R], const float (&A2)[R], int64_t t_begin, int64_t t_end, bool vec,
                                  float &dt_sum) {
     const int64_t L = t.s.seqlen;
@@ -262,7 +262,7 @@ scan_chunk_states_kernel(ScanTensors t, Plan p, bool vec,
                          float *chunk_dt) {  // (b·d, K - 1)    fp32, written when K > 1
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
-    const Place w = place(t.s, p.S);
+    const RowBlock w = row_block(t.s, p.S);
     const RowPtrs<F> in = row_ptrs<F>(t, w);
     const int64_t N = t.s.dstate, L = t.s.seqlen;
     const int k = blockIdx.z;
@@ -296,7 +296,7 @@ scan_chunk_outputs_kernel(ScanTensors t, Plan p, bool vec,
                           const float *chunk_dt) {  // (b·d, K - 1)    fp32
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
-    const Place w = place(t.s, p.S);
+    const RowBlock w = row_block(t.s, p.S);
     const RowPtrs<F> in = row_ptrs<F>(t, w);
     const int64_t N = t.s.dstate, L = t.s.seqlen;
     const int k = blockIdx.z + 1;

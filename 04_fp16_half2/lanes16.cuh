@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "mufu.cuh"
+#include "row_block.cuh"
 #include "rows16.cuh"
 
 /* ========================================================================
  * Geometry
  * ====================================================================== */
 
-constexpr int kThreads = 128;            // threads per block: rows x S lanes
+/* kThreads and the map of a block's threads onto rows: row_block.cuh. */
 constexpr int kMaxStates = 256;          // 16 lanes x 16 states (versions 2, 3)
 constexpr int kGroup = 8;                // steps per global load: 8 halves = 16 bytes
 constexpr int kMaxTile = 64;             // steps per B/C tile
@@ -49,32 +50,6 @@ static __host__ __device__ __forceinline__ int smem_floats(int R, int S, int T) 
     return 2 * 2 * T * step_floats(R, S) + kThreads * kStage;
 }
 
-/* Where a thread sits: block x = channel block of a group, y = b·G + g. */
-struct Place {
-    int S, rows;    // lanes per row, rows per block (rows·S = kThreads)
-    int r, s;       // this thread's row in the block and lane (slice of the states)
-    bool valid;     // the row exists: a group can end inside the block
-    int64_t bg;     // b·G + g: the block's slice of B and C
-    int64_t c;      // this thread's channel (the group's first for an invalid row)
-    int64_t row;    // b·d + c
-};
-
-static __device__ Place place(const ScanShape &s, int S) {
-    Place w;
-    w.S = S;
-    w.rows = kThreads / S;
-    w.r = threadIdx.x / S;
-    w.s = threadIdx.x % S;
-    const int64_t per_group = s.dim / s.groups;
-    const int64_t first = (int64_t)blockIdx.x * w.rows;  // channel index inside the group
-    const int64_t b = blockIdx.y / s.groups, g = blockIdx.y % s.groups;
-    w.valid = first + w.r < per_group;
-    w.bg = blockIdx.y;
-    w.c = g * per_group + (w.valid ? first + w.r : 0);
-    w.row = b * s.dim + w.c;
-    return w;
-}
-
 /* This thread's rows of the tensors. F: the 16-bit format of u, delta, z,
  * B, C, y: __half (versions 2-6) or __nv_bfloat16 (version 7). */
 template <typename F>
@@ -86,7 +61,7 @@ struct RowPtrs {
 };
 
 template <typename F>
-static __device__ RowPtrs<F> row_ptrs(const ScanTensors &t, const Place &w) {
+static __device__ RowPtrs<F> row_ptrs(const ScanTensors &t, const RowBlock &w) {
     const int64_t L = t.s.seqlen;
     RowPtrs<F> in;
     in.u = (const F *)t.u + w.row * L;
@@ -103,7 +78,7 @@ static __device__ RowPtrs<F> row_ptrs(const ScanTensors &t, const Place &w) {
 /* A2[j] = A[c, n]·log2 e for this thread's states (0 for padding and missing
  * rows: exp2(0) = 1 and B = 0 there, so such a state stays 0). */
 template <int R>
-static __device__ void load_A2(const ScanTensors &t, const Place &w, float (&A2)[R]) {
+static __device__ void load_A2(const ScanTensors &t, const RowBlock &w, float (&A2)[R]) {
     const int64_t N = t.s.dstate;
 #pragma unroll
     for (int j = 0; j < R; j++) {
@@ -115,7 +90,7 @@ static __device__ void load_A2(const ScanTensors &t, const Place &w, float (&A2)
 
 /* h[j] = state[row, n], or 0. state is (b, d, N) fp32 or NULL. */
 template <int R>
-static __device__ void load_state(const float *state, int64_t N, const Place &w, float (&h)[R]) {
+static __device__ void load_state(const float *state, int64_t N, const RowBlock &w, float (&h)[R]) {
 #pragma unroll
     for (int j = 0; j < R; j++) {
         const int64_t n = (int64_t)w.s * R + j;
@@ -124,7 +99,7 @@ static __device__ void load_state(const float *state, int64_t N, const Place &w,
 }
 
 template <int R>
-static __device__ void store_state(float *state, int64_t N, const Place &w, const float (&h)[R]) {
+static __device__ void store_state(float *state, int64_t N, const RowBlock &w, const float (&h)[R]) {
 #pragma unroll
     for (int j = 0; j < R; j++) {
         const int64_t n = (int64_t)w.s * R + j;
@@ -195,7 +170,7 @@ struct Steps8 {
 
 /* z only where it is used: lane 0 of a row, in a pass that writes y. */
 template <bool VEC, bool WRITE_Y, typename F>
-static __device__ __forceinline__ Steps8 fetch_steps(const Place &w, const RowPtrs<F> &in, int64_t tt, int64_t L,
+static __device__ __forceinline__ Steps8 fetch_steps(const RowBlock &w, const RowPtrs<F> &in, int64_t tt, int64_t L,
                                                      bool vec) {
     Steps8 q = {make_uint4(0u, 0u, 0u, 0u), make_uint4(0u, 0u, 0u, 0u), make_uint4(0u, 0u, 0u, 0u)};
     if (!w.valid) return q;

@@ -97,31 +97,34 @@ static __device__ void copy_rows16_running(F *stage, const F *src, int64_t L, in
     }
 }
 
-/* One tile's copies: u, delta, B always; C and z only in a pass that writes y. */
+/* One tile's copies: u, delta, B always; C and z only in a pass that writes y.
+ * Both addressings copy the same tensors: copy(stage, src, nrows, nvalid)
+ * takes rows [0, nrows) of the (..., L) tensor at src, rows >= nvalid as 0. */
 template <int R, bool WRITE_Y, Addressing AD, typename F>
 static __device__ void copy_stage(const Stage<F> &st, const ScanTensors &t, const RowBlock &w, int64_t t0, bool vec8) {
     const int64_t L = t.s.seqlen;
     const int N = (int)t.s.dstate, npad = R * w.S;
+    auto copy_tensors = [&](auto copy) {
+        copy(st.dt, (const F *)t.delta + w.row0 * L, w.rows, w.nvalid);
+        copy(st.u, (const F *)t.u + w.row0 * L, w.rows, w.nvalid);
+        copy(st.B, (const F *)t.B + w.bg * N * L, npad, N);
+        if (WRITE_Y) {
+            copy(st.C, (const F *)t.C + w.bg * N * L, npad, N);
+            if (t.z) copy(st.z, (const F *)t.z + w.row0 * L, w.rows, w.nvalid);
+        }
+    };
     if (AD == kRunning && vec8) {
         constexpr int Q = kTile / 8;
         const int64_t tt = t0 + 8 * (threadIdx.x % Q), off = (threadIdx.x / Q) * L + tt;
         const bool in_seq = tt < L;
-        copy_rows16_running(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, off, in_seq);
-        copy_rows16_running(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, off, in_seq);
-        copy_rows16_running(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, off, in_seq);
-        if (WRITE_Y) {
-            copy_rows16_running(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, off, in_seq);
-            if (t.z) copy_rows16_running(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, off, in_seq);
-        }
+        copy_tensors([&](F *stage, const F *src, int nrows, int nvalid) {
+            copy_rows16_running(stage, src, L, nrows, nvalid, off, in_seq);
+        });
         return;
     }
-    copy_rows16(st.dt, (const F *)t.delta + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
-    copy_rows16(st.u, (const F *)t.u + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
-    copy_rows16(st.B, (const F *)t.B + w.bg * N * L, L, npad, N, t0, vec8);
-    if (WRITE_Y) {
-        copy_rows16(st.C, (const F *)t.C + w.bg * N * L, L, npad, N, t0, vec8);
-        if (t.z) copy_rows16(st.z, (const F *)t.z + w.row0 * L, L, w.rows, w.nvalid, t0, vec8);
-    }
+    copy_tensors([&](F *stage, const F *src, int nrows, int nvalid) {
+        copy_rows16(stage, src, L, nrows, nvalid, t0, vec8);
+    });
 }
 
 /* Four staged values (steps 4q .. 4q + 3 of a row) widened to fp32. */

@@ -375,26 +375,12 @@ static void launch_packed(const ScanPacked *pk, const TilePlan &p, void *workspa
 
 template <typename F, Addressing AD>
 static void launch_packed_plan(const ScanPacked *pk, const TilePlan &p, void *workspace) {
-    switch (p.R) {
-    case 1: launch_packed<1, F, AD>(pk, p, workspace); break;
-    case 2: launch_packed<2, F, AD>(pk, p, workspace); break;
-    case 4: launch_packed<4, F, AD>(pk, p, workspace); break;
-    case 8: launch_packed<8, F, AD>(pk, p, workspace); break;
-    case 16: launch_packed<16, F, AD>(pk, p, workspace); break;
-    default: launch_packed<32, F, AD>(pk, p, workspace); break;
-    }
+    dispatch_R(p.R, [&](auto R) { launch_packed<R.value, F, AD>(pk, p, workspace); });
 }
 
 template <typename F, Overlap OV, Addressing AD>
 static void launch_plan(const ScanTensors *t, const TilePlan &p, void *workspace) {
-    switch (p.R) {
-    case 1: launch<1, F, OV, AD>(t, p, workspace); break;
-    case 2: launch<2, F, OV, AD>(t, p, workspace); break;
-    case 4: launch<4, F, OV, AD>(t, p, workspace); break;
-    case 8: launch<8, F, OV, AD>(t, p, workspace); break;
-    case 16: launch<16, F, OV, AD>(t, p, workspace); break;
-    default: launch<32, F, OV, AD>(t, p, workspace); break;
-    }
+    dispatch_R(p.R, [&](auto R) { launch<R.value, F, OV, AD>(t, p, workspace); });
 }
 
 template <typename F, Overlap OV, Addressing AD = kByIndex>
@@ -424,14 +410,7 @@ static int resident_blocks(int S) {
 }
 
 static int resident_blocks(int R, int S) {
-    switch (R) {
-    case 1: return resident_blocks<1>(S);
-    case 2: return resident_blocks<2>(S);
-    case 4: return resident_blocks<4>(S);
-    case 8: return resident_blocks<8>(S);
-    case 16: return resident_blocks<16>(S);
-    default: return resident_blocks<32>(S);
-    }
+    return dispatch_R(R, [S](auto r) { return resident_blocks<r.value>(S); });
 }
 
 /* Version 15's cost of a single-pass plan: the busiest SM's blocks run in

@@ -3,19 +3,7 @@
  * rounding is the same on the 16 bits a binary32 drops. */
 #include "half.h"
 
-#include <string.h>
-
-static uint32_t float_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_float(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
+#include "float_bits.h"
 
 /* Round q + r / 2^shift to an integer, ties to even (r < 2^shift). */
 static uint32_t round_shifted(uint32_t q, uint32_t r, int shift) {

@@ -22,12 +22,14 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "cuda_check.h"
 #include "launch.cuh"
 #include "mufu.cuh"
+#include "row_block.cuh"
 #include "scan.h"
 
-constexpr int kThreads = 128;            // threads per block: rows x S lanes
 constexpr int kMaxStates = 256;          // the largest N: 16 lanes x 16 states (8 x 32 in a tuned plan)
 /* Threads a pass needs to fill an H200: 4 warps on each of its 528 schedulers.
  * Fewer leave the schedulers short of warps to cover the loads and each
@@ -74,32 +76,6 @@ static __device__ TileSet carve_tiles(float *p, int rows, int S) {
     ts.B = ts.z + rows * G::TP;
     ts.C = ts.B + S * G::SB;
     return ts;
-}
-
-/* Where the block and this thread sit. */
-struct RowBlock {
-    int S, rows;     // lanes per row, rows per block (rows·S = kThreads)
-    int r, s;        // this thread's row in the block and its lane (slice of the states)
-    int nvalid;      // rows of the block that exist: a group can end inside the block
-    int64_t bg;      // b·G + g, the block's slice of B and C
-    int64_t c0;      // channel of the block's first row
-    int64_t row0;    // b·d + c0
-};
-
-static __device__ RowBlock row_block(const ScanShape &s, int S) {
-    RowBlock w;
-    w.S = S;
-    w.rows = kThreads / S;
-    w.r = threadIdx.x / S;
-    w.s = threadIdx.x % S;
-    const int64_t per_group = s.dim / s.groups;
-    const int64_t first = (int64_t)blockIdx.x * w.rows;  // channel index inside the group
-    const int64_t b = blockIdx.y / s.groups, g = blockIdx.y % s.groups;
-    w.bg = blockIdx.y;
-    w.c0 = g * per_group + first;
-    w.row0 = b * s.dim + w.c0;
-    w.nvalid = (int)min((int64_t)w.rows, per_group - first);
-    return w;
 }
 
 /* A2[j] = A[c, n]·log2 e for this thread's states (0 for padding: exp2(0) = 1
@@ -405,6 +381,21 @@ typedef struct {
     int chunks;         // pieces of L; 1 = a single pass
     int64_t chunk_len;  // steps per chunk, a multiple of the tile
 } TilePlan;
+
+/* launch(std::integral_constant<int, R>()) for a plan's R of 1, 2, 4, 8, 16
+ * or 32: the kernels take R as a template argument, the plans choose it at
+ * run time. Returns what launch returns. */
+template <typename Launch>
+static auto dispatch_R(int R, Launch launch) {
+    switch (R) {
+    case 1: return launch(std::integral_constant<int, 1>());
+    case 2: return launch(std::integral_constant<int, 2>());
+    case 4: return launch(std::integral_constant<int, 4>());
+    case 8: return launch(std::integral_constant<int, 8>());
+    case 16: return launch(std::integral_constant<int, 16>());
+    default: return launch(std::integral_constant<int, 32>());
+    }
+}
 
 /* Chunks so that a pass runs (b·d·S threads) x (chunks - 1) >= kFillThreads,
  * each chunk at least min_tiles tiles; 1 when the rows fill the GPU already
