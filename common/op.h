@@ -46,6 +46,21 @@ typedef struct {
     DType dtype;        // dtype of the tensors that follow the version's dtype
 } VersionInfo;
 
+/* The members every operation's version type starts with, on its own shape
+ * and tensor types (ScanVersion in ops/scan/op_scan.h, ...):
+ *   info             first: the core reads every version through it;
+ *   workspace_bytes  bytes of scratch run() needs beyond inputs and outputs (NULL: none);
+ *   unsupported      NULL, or NULL when the shape is runnable and otherwise
+ *                    the reason it is not (printed as SKIP);
+ *   run              one forward: reads t's inputs, writes its outputs; a GPU
+ *                    version only enqueues work (checked launches), the core syncs.
+ * The op's own members (a packed forward, a pool's, ...) follow. */
+#define VERSION_MEMBERS(Shape, Tensors)                   \
+    VersionInfo info;                                     \
+    size_t (*workspace_bytes)(const Shape *s);            \
+    const char *(*unsupported)(const Shape *s);           \
+    void (*run)(const Tensors *t, void *workspace)
+
 /* Benchmark shapes: every batch x every seqlen (batch outer) on one base. */
 typedef struct {
     Problem base;           // every size and flag but batch and seqlen

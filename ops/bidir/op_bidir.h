@@ -10,10 +10,7 @@
 /* A version of bidirectional Mamba-2 (chapter 06): the same, on BidirShape
  * and BidirTensors; run() writes t->y. */
 typedef struct {
-    VersionInfo info;
-    size_t (*workspace_bytes)(const BidirShape *s);
-    const char *(*unsupported)(const BidirShape *s);
-    void (*run)(const BidirTensors *t, void *workspace);
+    VERSION_MEMBERS(BidirShape, BidirTensors);
 } BidirVersion;
 
 /* The common command-line flags (ARG_*, args.h) its chapter accepts: SSD's

@@ -10,10 +10,7 @@
 /* A version of the decode step (chapter 07): the same, on DecodeShape and
  * DecodeTensors; run() writes t->y and t->state_out (which may be t->state). */
 typedef struct {
-    VersionInfo info;
-    size_t (*workspace_bytes)(const DecodeShape *s);
-    const char *(*unsupported)(const DecodeShape *s);
-    void (*run)(const DecodeTensors *t, void *workspace);
+    VERSION_MEMBERS(DecodeShape, DecodeTensors);
     bool graph;  // its launches go to the per-thread default stream: the token loop can be a CUDA graph
     /* NULL (the version takes no state pool and writes no intermediate
      * states), or the forward of a DecodeServing problem (decode.h). */

@@ -10,10 +10,7 @@
 /* A version of Mamba-3 SISO: run() writes t->y and the four final states;
  * a packed problem (t->s.nseq > 0) comes with t->cu_seqlens. */
 typedef struct {
-    VersionInfo info;
-    size_t (*workspace_bytes)(const Mamba3Shape *s);
-    const char *(*unsupported)(const Mamba3Shape *s);
-    void (*run)(const Mamba3Tensors *t, void *workspace);
+    VERSION_MEMBERS(Mamba3Shape, Mamba3Tensors);
     bool graph;  // launches on the per-thread default stream: its token loop is also timed as a CUDA graph
     /* NULL (the version takes no pool of state slots), or the forward of a
      * Mamba3Pool problem (mamba3.h). */

@@ -12,17 +12,10 @@
 #include "op.h"
 #include "scan.h"
 
-/* A version of the Mamba-1 selective scan (chapters 01-04). */
+/* A version of the Mamba-1 selective scan (chapters 01-04): run() writes t->y
+ * and t->last_state. */
 typedef struct {
-    VersionInfo info;   // first member: the core reads every version through it
-    /* Bytes of scratch run() needs beyond inputs and outputs; NULL: none. */
-    size_t (*workspace_bytes)(const ScanShape *s);
-    /* NULL, or a function returning NULL when the shape is runnable and
-     * otherwise the reason it is not (printed as SKIP). */
-    const char *(*unsupported)(const ScanShape *s);
-    /* One forward: reads t's inputs, writes t->y and t->last_state. A GPU
-     * version only enqueues work (checked launches); the core syncs. */
-    void (*run)(const ScanTensors *t, void *workspace);
+    VERSION_MEMBERS(ScanShape, ScanTensors);
     /* NULL (the version takes no packed problem), or the forward of a packed
      * one (ScanPacked, scan.h), with the workspace of t->t.s. */
     void (*run_packed)(const ScanPacked *t, void *workspace);

@@ -10,10 +10,7 @@
 /* A version of Mamba-2's SSD (chapter 05 on): the same, on SsdShape and
  * SsdTensors; run() writes t->y and t->final_state. */
 typedef struct {
-    VersionInfo info;
-    size_t (*workspace_bytes)(const SsdShape *s);
-    const char *(*unsupported)(const SsdShape *s);
-    void (*run)(const SsdTensors *t, void *workspace);
+    VERSION_MEMBERS(SsdShape, SsdTensors);
     /* NULL (the version takes no packed problem), or the forward of a packed
      * one (SsdPacked, ssd.h), with the workspace of t->t.s. */
     void (*run_packed)(const SsdPacked *t, void *workspace);
