@@ -51,7 +51,7 @@ static const Mamba3Version versions[] = {
      .unsupported = mamba3_fused_mma_unsupported,
      .run = mamba3_fused_mma_bf16},
     {.info = {.name = "mamba3_step_stream",
-              .what = "the decode step (L 1) as a stream: a head a block, two rows a warp, loads of H issued a step ahead",
+              .what = "the decode step (L 1) as a stream: a head a block, two rows a warp, the next rows of H loading",
               .gpu = true, .dtype = DT_FP32},
      .unsupported = mamba3_step_stream_unsupported,
      .run = mamba3_step_stream,

@@ -49,7 +49,8 @@ static inline size_t step_prologue_bytes(const Mamba3Shape *s) {
  * v into sm (step_prologue_bytes); the writer block also writes the new
  * angle, k and v states. Every global read is issued at once; an old small
  * state is read, and its new value written, by the same thread at the same
- * index, or after the barrier: in place too. Ends on a barrier. */
+ * index, or after the barrier: in place too. The shared memory is complete
+ * at its last barrier; only the writer's store of k̃ follows it. */
 template <typename IO>
 static __device__ void step_prologue(const Mamba3Tensors &t, const StepHead &a, bool writer, float *sm) {
     const int64_t H = t.s.heads, G = t.s.heads_qk, P = t.s.headdim, N = t.s.dstate, S = t.s.angles, o = a.o, h = a.h;
@@ -167,11 +168,11 @@ struct Vec4 {
     }
 };
 
-/* Blocks a head, each `unit` rows or more: one where the heads alone make
- * several blocks an SM (the block's prologue, the rotation of q and k, is
- * then paid once a head), else as many as it takes to come near that, up to
- * one per unit of rows; one where a small state is stepped in place (every
- * block of a head reads the old θ and k̃ that the head's writer replaces). */
+/* Blocks a head, at most ceil(p / unit): one where the heads alone make
+ * eight blocks an SM (the block's prologue, the rotation of q and k, is then
+ * paid once a head), else as many as it takes to come near that; one where a
+ * small state is stepped in place (every block of a head reads the old θ and
+ * k̃ that the head's writer replaces), as in a pool. */
 static unsigned blocks_per_head(const Mamba3Tensors *t, int64_t heads, int64_t unit) {
     if (t->angle_state == t->final_angle_state || t->k_state == t->final_k_state || t->v_state == t->final_v_state)
         return 1;

@@ -6,13 +6,14 @@
  * What changed from versions 7-9: there a lane's loads of H go through its
  * registers, one vector a row ahead at most, so the bytes an SM has in
  * flight are capped by its registers and the warps resident; here one
- * thread asks the copy engine for all of the block's rows (a whole head of
+ * thread asks the TMA unit for all of the block's rows (a whole head of
  * 64 x 128 fp32 is 32 KiB) before the block's prologue, and the rows land
  * while the block rotates q and k. The warps then step the rows in shared
  * memory, two a warp at a time, four values a lane, and one thread stores
- * them back in bulk. What it should buy: the state's bytes in flight bounded
- * by shared memory (six fp32 heads an SM, thirteen in 16 bits), not by
- * registers: the copy rate from batch 64 up. Its specialization: N a
+ * them back in bulk; a block is four warps. What it should buy: the state's
+ * bytes in flight bounded by shared memory (six fp32 heads an SM; in 16 bits
+ * registers and shared memory both allow ten), not by each lane's registers:
+ * the copy rate from batch 64 up. Its specialization: N a
  * multiple of 8 (rows of whole 16-byte vectors) and a block's rows within
  * the shared memory an SM gives one block; other shapes SKIP, saying why. */
 #include "kernels.h"
@@ -106,7 +107,6 @@ static const char *bulk_unsupported(const Mamba3Shape *s, size_t value_bytes) {
     if (s->dstate % 8 != 0) return "N must be a multiple of 8 (bulk copies move rows of whole 16-byte vectors)";
     const int64_t n = s->nseq ? s->nseq : s->batch;
     if (n * s->heads > INT_MAX) return "more than 2^31 - 1 (sequence, head) blocks";
-    if (s->headdim * s->dstate * (int64_t)value_bytes > UINT32_MAX) return "a head's state over 4 GiB (one bulk copy)";
     int device, optin;
     cuda_check(cudaGetDevice(&device));
     cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -118,15 +118,20 @@ static const char *bulk_unsupported(const Mamba3Shape *s, size_t value_bytes) {
 extern "C" const char *mamba3_step_bulk_unsupported(const Mamba3Shape *s) { return bulk_unsupported(s, 4); }
 extern "C" const char *mamba3_step_bulk_state16_unsupported(const Mamba3Shape *s) { return bulk_unsupported(s, 2); }
 
-/* A grid of (sequence, head) x blocks_per_head, a head's rows split evenly. */
+/* A grid of (sequence, head) x blocks of a head, its rows split evenly (a
+ * block's bytes, within one block's shared memory, are far below the 2^20 - 1
+ * an mbarrier's transaction count can hold). */
 template <typename IO, typename ST>
 static void launch_bulk(const Mamba3Tensors *t, const int32_t *slot_of) {
     const Mamba3Shape *s = &t->s;
     const int64_t n = s->nseq ? s->nseq : s->batch;
-    const unsigned split = blocks_per_head(t, n * s->heads, BULK_UNIT);
-    const size_t smem = bulk_smem(s, (s->headdim + split - 1) / split, sizeof(ST));
+    /* per rows a block, and as many blocks as that takes: none left without rows
+     * (the kernel's even share, ceil(p / blocks), is then at most per). */
+    const int64_t split = blocks_per_head(t, n * s->heads, BULK_UNIT), per = (s->headdim + split - 1) / split;
+    const unsigned blocks = (unsigned)((s->headdim + per - 1) / per);
+    const size_t smem = bulk_smem(s, per, sizeof(ST));
     cuda_check(cudaFuncSetAttribute(mamba3_step_bulk_kernel<IO, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    mamba3_step_bulk_kernel<IO, ST><<<dim3((unsigned)(n * s->heads), split), BULK_WARPS * 32, smem>>>(*t, slot_of);
+    mamba3_step_bulk_kernel<IO, ST><<<dim3((unsigned)(n * s->heads), blocks), BULK_WARPS * 32, smem>>>(*t, slot_of);
     cuda_check_launch();
 }
 

@@ -56,8 +56,8 @@ typedef struct {
     float *final_v_state;             // (n, h, p)     fp32, written
 } Mamba3Tensors;
 
-/* What a server adds (07's --slots): the four states live in a pool of S
- * slots, every state (S, h, ...) and the final states too; batch entry b
+/* What a server adds (07's --slots): the four states live in a pool of
+ * slots, every state (slots, h, ...) and the final states too; batch entry b
  * reads and writes slot state_batch_indices[b], a negative index marking a
  * padding entry that touches no state (its y is zeros). Slots no entry
  * names keep their states. */
@@ -75,7 +75,7 @@ static inline int64_t mamba3_state_of(const Mamba3Pool *p, int64_t n) {
 
 /* One angle advanced by one step, in fp32, reduced mod 2π at every step into
  * [0, 2π) (the official step reference's order; 08's lesson measures its
- * drift): versions 1 to 4 and 7. C and CUDA alike.
+ * drift): versions 1 to 4 and 7 to 12. C and CUDA alike.
  * Angle_State = Angle_State + angles * dt;  Angle_State = Angle_State - TWO_PI * floor(Angle_State / TWO_PI) */
 #ifdef __CUDACC__
 __host__ __device__

@@ -268,7 +268,11 @@ def official_kernel_rows(official, r):
                 and o["impl"] == "official_triton_chunk_scan_combined" and o["dtype"] == r["dtype"]
                 and o["dim_or_heads"] == r["heads"] and o["N"] == r["dstate"] and o["L"] == r["seqlen"]]
     if spec(r["chapter"]).NAME == "mamba3" and (is_s6(r) or is_s6_step(r)):  # the official kernels are bf16
-        # the official step keeps an fp32 state whatever its I/O: a step of any dtype here is its match
+        # the official step keeps an fp32 state whatever its I/O: a step of any I/O dtype with an
+        # fp32 state here is its match (a 16-bit state is not)
+        from .ops.mamba3 import fp32_state
+        if is_s6_step(r) and not fp32_state(r):
+            return []
         op, impl = ("mamba3_siso_step", "official_triton_mamba3_step") if is_s6_step(r) else \
             ("mamba3_siso_fwd", "official_triton_mamba3_combined_z")
         return [o for o in official if timed_here(o) and o["op"] == op and o["impl"] == impl
