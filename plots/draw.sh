@@ -12,7 +12,7 @@
 #   python3 plots/ssd.py (matplotlib)     -> plots/05_ssd_mamba2_seqlen.png, _memory.png, _crossover.png
 #   python3 plots/bidir.py (matplotlib)   -> plots/06_bidirectional_seqlen.png, _memory.png
 #   python3 plots/decode.py (matplotlib)  -> plots/07_decode_kernel_bandwidth.png, _loop.png, _tokens.png, _slots_drafts.png, _state_vs_kv.png, _state_precision.png
-#   python3 plots/mamba3.py (matplotlib)  -> plots/08_mamba3_prefill.png, _angle_drift.png
+#   python3 plots/mamba3.py (matplotlib)  -> plots/08_mamba3_prefill.png, _step.png, _angle_drift.png
 #   python3 plots/serving.py (matplotlib) -> plots/<chapter>_serving.png for 03, 04, 05 where the serving mix was timed
 #   python3 plots/tables.py (stdlib)      -> <chapter>/RESULTS.md, tables between markers in the READMEs
 # A figure draws at most 8 versions: where it has more, the chapter's landmark

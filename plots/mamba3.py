@@ -5,6 +5,11 @@
                                    one line per GPU version, and the official
                                    mamba3_siso_combined with z (bf16) timed in the
                                    same device call, dashed
+  plots/08_mamba3_step.png         ms vs batch (1, 64, 256) of S6's decode step:
+                                   one line per GPU version, the copy floor of
+                                   an fp32 and a 16-bit state dotted, and the
+                                   official mamba3_siso_step (fp32 state) timed
+                                   in the same device call, dashed
   plots/08_mamba3_angle_drift.png  the angle state θ summed in fp32 four ways:
                                    |θ − θ_fp64| against the steps summed
                                    (plots/data/08_mamba3_angle_drift.csv, CPU)
@@ -34,10 +39,12 @@ from ssd import MARKERS, colors, log_axes, main_and_all, plot_versions, save, ti
 from tablelib.data import SOURCE, load_data, number, read_text_rows, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
 from tablelib.ops.mamba3 import ANGLE_DRIFT  # noqa: E402
-from tablelib.sets import OFFICIAL_NAMES, is_s6, main_device, one_device, same_call, timed  # noqa: E402
+from tablelib.ops.mamba3 import fp32_state  # noqa: E402
+from tablelib.sets import OFFICIAL_NAMES, is_s6, is_s6_step, main_device, one_device, same_call, timed  # noqa: E402
 
 MAMBA3 = chapter_of("mamba3")  # the chapter this script draws (its op's first)
 OFFICIAL_FWD = "official_triton_mamba3_combined_z"  # the official prefill with z, as S6's rows
+OFFICIAL_STEP = "official_triton_mamba3_step"       # the official step (fp32 state), as S6's step rows
 PREFILL_BATCHES = (1, 8)  # S6's prefill: batch 1 and 8 (a panel each), L 2048 and 8192
 PREFILL_LS = (2048, 8192)
 
@@ -93,6 +100,40 @@ def draw_prefill(rows, official, home, name, note):
     save(fig, titled(title, note), rows, name)
 
 
+def draw_step(rows, official, home):
+    """S6's step, ms against the batch: a line per version, the copy floor of
+    each state width, and the official step of the same device call as our
+    fp32-state rows."""
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    plot_versions(ax, MAMBA3, rows, versions(rows), home, x="batch")
+    device = short_device(home)
+    for label, style, mine in (("fp32 state", ":", [r for r in rows if fp32_state(r) and r["dtype"] == "fp32"]),
+                               ("16-bit state", "-.", [r for r in rows if not fp32_state(r)])):
+        floor = {}
+        for r in mine:
+            if r["floor_ms"]:
+                floor[r["batch"]] = min(floor.get(r["batch"], r["floor_ms"]), r["floor_ms"])
+        if floor:
+            ax.plot(sorted(floor), [floor[b] for b in sorted(floor)], color="grey", linestyle=style, lw=1.5,
+                    label=f"copy floor, {label}")
+    ref = {o["batch"]: o for o in official
+           if o["op"] == "mamba3_siso_step" and o["impl"] == OFFICIAL_STEP and o["device"] == device
+           and o["ms_median"] is not None
+           and any(same_call(o, r) and r["batch"] == o["batch"] and fp32_state(r) for r in rows)}
+    sources = sorted({o[SOURCE] for o in ref.values()})
+    if ref:
+        ax.plot(sorted(ref), [ref[b]["ms_median"] for b in sorted(ref)], color="black", linestyle="--", marker="^",
+                mfc="none", lw=1.5, label=f"official {OFFICIAL_NAMES[OFFICIAL_STEP].replace('`', '')}, fp32 state "
+                                          f"({device}, same call)")
+    log_axes(ax, sorted({r["batch"] for r in rows}), "batch (sequences, one token each)")
+    ax.set_ylabel("ms a step (median, L2 flushed, log scale)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    title = f"08: S6's decode step vs batch ({shape_text(rows)}, S 32, D, the four states in)"
+    if sources:
+        title += f"\nofficial kernel: plots/data/{', '.join(sources)}"
+    save(fig, title, rows, f"{MAMBA3}_step.png")
+
+
 def draw_angle_drift():
     """|θ − θ_fp64| against the steps summed, a line per way of summing θ in
     fp32 (plots/data/<ANGLE_DRIFT>.csv, computed on the CPU)."""
@@ -133,6 +174,12 @@ def main():
             print(f"mamba3: no official {OFFICIAL_FWD} rows of the same device call as plots/data/{MAMBA3}.csv "
                   "(official_<device>_..._<commit>.csv); prefill figure drawn without them")
         main_and_all(MAMBA3, "prefill", rows, lambda picked, name, note: draw_prefill(picked, ref, home, name, note))
+    steps = [r for r in timed(chapters.get(MAMBA3, [])) if is_s6_step(r) and r["version"] >= 7]
+    if not steps:
+        print(f"mamba3: no S6 step rows of versions 7 on in plots/data/{MAMBA3}.csv; step figure not drawn")
+    else:
+        home = main_device(steps)
+        draw_step(one_device(steps, home), official, home)
     draw_angle_drift()
     return 0
 
