@@ -41,7 +41,7 @@ for step in $steps; do
     ncu)
         for v in $gpu_versions; do
             # the versions' kernels only (not the floors' probes), one forward: at most five launches
-            timeout 300 ncu -k regex:"step_kernel|chunk_map|angles|chunk_state|state_pass|chunk_output|mamba3_fused|mamba3_step_stream" \
+            timeout 300 ncu -k regex:"step_kernel|chunk_map|angles|chunk_state|state_pass|chunk_output|mamba3_fused|mamba3_step_stream|mamba3_step_bulk" \
                 --launch-count 5 --section SpeedOfLight --section Occupancy \
                 --section MemoryWorkloadAnalysis --csv "$bin" "$v" --bench --batch 1 --seqlen 8192 --reps 20 \
                 >"$logs/ncu_v$v.csv" 2>&1 || status=1
