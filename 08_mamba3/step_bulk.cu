@@ -13,9 +13,9 @@
  * them back in bulk; a block is four warps. What it should buy: the state's
  * bytes in flight bounded by shared memory (six fp32 heads an SM; in 16 bits
  * registers and shared memory both allow ten), not by each lane's registers:
- * the copy rate from batch 64 up. Its specialization: N a
- * multiple of 8 (rows of whole 16-byte vectors) and a block's rows within
- * the shared memory an SM gives one block; other shapes SKIP, saying why. */
+ * the copy rate from batch 64 up. Its specialization: N a multiple of 8
+ * (rows of whole 16-byte vectors) and a block's rows within the shared
+ * memory an SM gives one block; other shapes SKIP, saying why. */
 #include "kernels.h"
 
 #include <limits.h>
