@@ -6,7 +6,8 @@
  *     2^j · p(f): j added to the exponent field of p(f) with one integer add
  *
  * p is the minimax fit of 2^f on [-1/2, 1/2] in relative error with p(0) = 1
- * held exact (fitted by Lawson's algorithm, coefficients rounded to fp32).
+ * held exact (fitted by Lawson's algorithm, coefficients rounded to fp32 and
+ * written as hex floats: the exact fp32 values).
  * p(0) = 1 matters more than the last digit of the fit: a state with Δ·A near 0
  * keeps its past for 1/(1 - 2^x) steps, so an exp that is off by e at x = 0
  * drifts the state by e per step for thousands of steps. With p(0) = 1 the
@@ -46,18 +47,18 @@
  * caller's Δ·A2), 2 FMNMX, 3 FADD, 3 FFMA and 1 IMAD (the exponent add, on
  * sm_90); degree 5 adds 2 FFMA. */
 EXP2_POLY_FN float exp2_poly(float x, int degree) {
-    const float round_magic = 12582912.0f;  // 1.5·2^23: x + magic rounds x to an integer j
+    const float round_magic = 0x1.8p+23f;  // 1.5·2^23: x + magic rounds x to an integer j
     x = fmaxf(fminf(x, 128.0f), -127.0f);    // fminf first: fminf(NaN, 128) = 128
     const float shifted = x + round_magic;   // j sits in the low mantissa bits
     const float f = x - (shifted - round_magic);
     float p;
     if (degree == 3) {
-        p = fmaf(fmaf(fmaf(5.500893295e-02f, f, 2.422109693e-01f), f, 6.932829022e-01f), f, 1.0f);
+        p = fmaf(fmaf(fmaf(0x1.c2a218p-5f, f, 0x1.f00c4ep-3f), f, 0x1.62f5fap-1f), f, 1.0f);
     } else {
-        p = fmaf(1.326472731e-03f, f, 9.671512991e-03f);
-        p = fmaf(p, f, 5.550733581e-02f);
-        p = fmaf(p, f, 2.402224243e-01f);
-        p = fmaf(p, f, 6.931470037e-01f);
+        p = fmaf(0x1.5bba14p-10f, f, 0x1.3cea88p-7f);
+        p = fmaf(p, f, 0x1.c6b752p-5f);
+        p = fmaf(p, f, 0x1.ebf9bcp-3f);
+        p = fmaf(p, f, 0x1.62e42ap-1f);
         p = fmaf(p, f, 1.0f);
     }
     /* j·2^23 added to p's bits: (bits(shifted) << 23) keeps only j's low 9
