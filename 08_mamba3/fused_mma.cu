@@ -391,7 +391,7 @@ static size_t fused_smem_bytes(const Mamba3Shape *s) {
 
 static size_t counter_bytes(const Mamba3Shape *s) {
     const int64_t n = s->nseq ? s->nseq : s->batch;
-    return ((size_t)(n * s->heads + 1) * sizeof(int) + 255) / 256 * 256;
+    return align256((size_t)(n * s->heads + 1) * sizeof(int));
 }
 
 extern "C" size_t mamba3_fused_mma_workspace(const Mamba3Shape *s) {
@@ -427,7 +427,8 @@ static void launch_fused(const Mamba3Tensors *t, void *workspace) {
     const size_t smem = fused_smem_bytes(s);
     void (*kernel)(FusedArgs) =
         a.Np == NMAX && a.Pp == PMAX ? mamba3_fused_kernel<F, true> : mamba3_fused_kernel<F, false>;
-    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed[2] = {0, 0};  // the opt-in already asked for the FULL and the general kernel
+    allow_smem(kernel, smem, &allowed[a.Np == NMAX && a.Pp == PMAX ? 1 : 0]);
     cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(s)));
     chunk_map_kernel<<<1, 1>>>(*t, a.map);
     cuda_check_launch();

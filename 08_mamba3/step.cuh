@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cuda_check.h"
+#include "launch.cuh"
 #include "mamba2_io.cuh"
 #include "mamba3.h"
 
@@ -176,13 +177,7 @@ struct Vec4 {
 static unsigned blocks_per_head(const Mamba3Tensors *t, int64_t heads, int64_t unit) {
     if (t->angle_state == t->final_angle_state || t->k_state == t->final_k_state || t->v_state == t->final_v_state)
         return 1;
-    static int sms = 0;  // the device's SMs, asked once
-    if (sms == 0) {
-        int device;
-        cuda_check(cudaGetDevice(&device));
-        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    }
-    const int64_t want = 8 * (int64_t)sms, most = (t->s.headdim + unit - 1) / unit;
+    const int64_t want = 8 * (int64_t)sm_count(), most = (t->s.headdim + unit - 1) / unit;
     const int64_t split = (want + heads - 1) / heads;
     return (unsigned)(split < most ? split : most);
 }

@@ -107,10 +107,7 @@ static const char *bulk_unsupported(const Mamba3Shape *s, size_t value_bytes) {
     if (s->dstate % 8 != 0) return "N must be a multiple of 8 (bulk copies move rows of whole 16-byte vectors)";
     const int64_t n = s->nseq ? s->nseq : s->batch;
     if (n * s->heads > INT_MAX) return "more than 2^31 - 1 (sequence, head) blocks";
-    int device, optin;
-    cuda_check(cudaGetDevice(&device));
-    cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (bulk_smem(s, s->headdim, value_bytes) > (size_t)optin)
+    if (bulk_smem(s, s->headdim, value_bytes) > smem_optin_bytes())
         return "a head's state past the shared memory one block may have";
     return NULL;
 }
@@ -130,7 +127,8 @@ static void launch_bulk(const Mamba3Tensors *t, const int32_t *slot_of) {
     const int64_t split = blocks_per_head(t, n * s->heads, BULK_UNIT), per = (s->headdim + split - 1) / split;
     const unsigned blocks = (unsigned)((s->headdim + per - 1) / per);
     const size_t smem = bulk_smem(s, per, sizeof(ST));
-    cuda_check(cudaFuncSetAttribute(mamba3_step_bulk_kernel<IO, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed = 0;  // the opt-in already asked for this kernel
+    allow_smem(mamba3_step_bulk_kernel<IO, ST>, smem, &allowed);
     mamba3_step_bulk_kernel<IO, ST><<<dim3((unsigned)(n * s->heads), blocks), BULK_WARPS * 32, smem>>>(*t, slot_of);
     cuda_check_launch();
 }
