@@ -10,20 +10,14 @@
 #include "kernels.h"
 
 static const ScanVersion versions[] = {
-    {.info = {.name = "scan_materialized_cpu",
-              .what = "selective_scan_ref in C: deltaA, deltaB_u as (b,d,L,N) arrays, then a step loop",
-              .gpu = false, .dtype = DT_FP32},
-     .workspace_bytes = scan_materialized_cpu_workspace,
-     .run = scan_materialized_cpu},
-    {.info = {.name = "scan_streaming_cpu",
-              .what = "one pass over time per (b,d) row, h[N] in a small array: nothing of size (b,d,L,N)",
-              .gpu = false, .dtype = DT_FP32},
-     .run = scan_streaming_cpu},
-    {.info = {.name = "scan_eager_gpu",
-              .what = "PyTorch eager on the GPU: (b,d,L,N) tensors in device memory, one launch per step",
-              .gpu = true, .dtype = DT_FP32},
-     .workspace_bytes = scan_eager_workspace,
-     .run = scan_eager_gpu},
+    {CPU_VERSION(scan_materialized_cpu, DT_FP32,
+                 "selective_scan_ref in C: deltaA, deltaB_u as (b,d,L,N) arrays, then a step loop"),
+     .workspace_bytes = scan_materialized_cpu_workspace},
+    {CPU_VERSION(scan_streaming_cpu, DT_FP32,
+                 "one pass over time per (b,d) row, h[N] in a small array: nothing of size (b,d,L,N)")},
+    {GPU_VERSION(scan_eager_gpu, DT_FP32,
+                 "PyTorch eager on the GPU: (b,d,L,N) tensors in device memory, one launch per step"),
+     .workspace_bytes = scan_eager_workspace},
 };
 
 int main(int argc, char **argv) {

@@ -61,6 +61,14 @@ typedef struct {
     const char *(*unsupported)(const Shape *s);           \
     void (*run)(const Tensors *t, void *workspace)
 
+/* A version table's entry starts with one of these: its info, named by its
+ * run function (so the name --list prints, the CSV's version column and the
+ * function a reader greps for are one name), and that function as run:
+ *   {GPU_VERSION(scan_fused_regs, DT_FP32, "one thread per (b, d) row, ..."),
+ *    .unsupported = scan_fused_regs_unsupported}, */
+#define CPU_VERSION(fn, dtype_, what_) .info = {.name = #fn, .what = what_, .gpu = false, .dtype = dtype_}, .run = fn
+#define GPU_VERSION(fn, dtype_, what_) .info = {.name = #fn, .what = what_, .gpu = true, .dtype = dtype_}, .run = fn
+
 /* Benchmark shapes: every batch x every seqlen (batch outer) on one base. */
 typedef struct {
     Problem base;           // every size and flag but batch and seqlen
