@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "codes8.h"
 #include "host_math.h"
 
 /* silu(z) = z·sigmoid(z). */
@@ -137,4 +138,87 @@ void decode_step_cpu_serving(const DecodeServing *sv, void *workspace) {
             if (inter) memcpy(inter + tok * block, state_b, sizeof(float) * (size_t)block);
         }
     }
+}
+
+/* ---------------------------------------------- the state in 8-bit codes */
+
+/* Versions 13-16: the step with the state in 8-bit codes and an fp32 scale a
+ * row (codes8.h): a batch entry's rows are decoded into fp32 (the
+ * workspace), each token updates them as decode_step_cpu does and writes y
+ * from those fp32 values, then rounds each row to codes (a new scale from
+ * its largest value; a stochastic rounding keyed on (slot, token, the
+ * element's place in the slot)) and decodes them back, so that the next
+ * token starts from what memory holds: one launch of T tokens stores what T
+ * launches of one would, code for code. */
+static void step_codes8(const DecodeServing *sv, float *work, Codes8 code, Rounding rounding) {
+    const DecodeTensors *t = &sv->t;
+    const DecodeShape *s = &t->s;
+    const int64_t W = decode_width(s), T = s->tokens, N = s->dstate;
+    const int64_t pool = (sv->slots ? sv->slots : s->batch) * W;  // state rows of the pool
+    uint8_t *codes = (uint8_t *)t->state_out;                      // (pool, N) codes, updated
+    float *scales = (float *)((char *)t->state_out + codes8_scales_at(pool * N));  // (pool,) fp32, updated
+    if ((const void *)t->state != (void *)t->state_out) memcpy(t->state_out, t->state, codes8_bytes(pool * N, N));
+    uint8_t *inter = (uint8_t *)sv->intermediate_states;  // (b, T, W, N) codes, written; NULL when not asked
+    float *inter_scales = inter ? (float *)(inter + codes8_scales_at(s->batch * T * W * N)) : NULL;  // (b, T, W) fp32
+    for (int64_t bi = 0; bi < s->batch; bi++) {
+        const int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
+        if (slot < 0) {  // padding: y and the intermediate states zeros (codes 0, scale 0)
+            memset((float *)t->y + bi * T * W, 0, sizeof(float) * (size_t)(T * W));
+            if (inter) {
+                memset(inter + bi * T * W * N, 0, (size_t)(T * W * N));
+                memset(inter_scales + bi * T * W, 0, sizeof(float) * (size_t)(T * W));
+            }
+            continue;
+        }
+        for (int64_t c = 0; c < W; c++)
+            codes8_load_row(code, codes + (slot * W + c) * N, scales[slot * W + c], N, work + c * N);
+        for (int64_t tok = 0; tok < T; tok++) {
+            if (s->form == DECODE_M1) token_m1(t, bi, tok, work);
+            else token_m2(t, bi, tok, work);
+            for (int64_t c = 0; c < W; c++) {
+                const int64_t r = slot * W + c;  // the row in the pool
+                scales[r] = codes8_store_row(code, work + c * N, N, rounding, (uint64_t)slot,
+                                              (uint64_t)(s->first_token + tok), (uint64_t)(c * N), codes + r * N);
+                codes8_load_row(code, codes + r * N, scales[r], N, work + c * N);
+                if (inter) {
+                    memcpy(inter + ((bi * T + tok) * W + c) * N, codes + r * N, (size_t)N);
+                    inter_scales[(bi * T + tok) * W + c] = scales[r];
+                }
+            }
+        }
+    }
+}
+
+size_t decode_step_cpu_codes8_workspace(const DecodeShape *s) {
+    return sizeof(float) * (size_t)(decode_width(s) * s->dstate);
+}
+
+void decode_step_cpu_state_int8_serving(const DecodeServing *sv, void *workspace) {
+    step_codes8(sv, workspace, CODES_INT8, ROUND_NEAREST);
+}
+void decode_step_cpu_state_int8_sr_serving(const DecodeServing *sv, void *workspace) {
+    step_codes8(sv, workspace, CODES_INT8, ROUND_STOCHASTIC);
+}
+void decode_step_cpu_state_fp8_serving(const DecodeServing *sv, void *workspace) {
+    step_codes8(sv, workspace, CODES_E4M3, ROUND_NEAREST);
+}
+void decode_step_cpu_state_fp8_sr_serving(const DecodeServing *sv, void *workspace) {
+    step_codes8(sv, workspace, CODES_E4M3, ROUND_STOCHASTIC);
+}
+
+void decode_step_cpu_state_int8(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_step_cpu_state_int8_serving(&sv, workspace);
+}
+void decode_step_cpu_state_int8_sr(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_step_cpu_state_int8_sr_serving(&sv, workspace);
+}
+void decode_step_cpu_state_fp8(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_step_cpu_state_fp8_serving(&sv, workspace);
+}
+void decode_step_cpu_state_fp8_sr(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_step_cpu_state_fp8_sr_serving(&sv, workspace);
 }

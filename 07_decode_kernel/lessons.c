@@ -15,7 +15,7 @@
 #include "half.h"
 #include "op_decode.h"
 #include "rng.h"
-#include "state8.h"
+#include "codes8.h"
 
 /* The memory lesson: what one sequence keeps per layer between tokens. A
  * Mamba layer keeps its recurrent state, the same size at any L; a
@@ -72,10 +72,10 @@ static void store_state(const StateStore *st, float *state, int64_t rows, int64_
     for (int64_t b0 = 0, m; b0 < rows * n; b0 += m) {
         float *v = state + b0;
         m = b0 % n + block <= n ? block : n - b0 % n;  // a row's last block may be short
-        const float scale = st->format == STORE_INT8 ? state8_scale(v, m, INT8_CODE_MAX)
-                            : st->format == STORE_E4M3 ? state8_scale(v, m, E4M3_MAX) : 1.0f;
+        const float scale = st->format == STORE_INT8 ? codes8_scale(v, m, INT8_CODE_MAX)
+                            : st->format == STORE_E4M3 ? codes8_scale(v, m, E4M3_MAX) : 1.0f;
         for (int64_t i = 0; i < m; i++) {
-            const float u = st->rounding == ROUND_STOCHASTIC ? state8_uniform(0, (uint64_t)k, (uint64_t)(b0 + i)) : 0.0f;
+            const float u = st->rounding == ROUND_STOCHASTIC ? codes8_uniform(0, (uint64_t)k, (uint64_t)(b0 + i)) : 0.0f;
             switch (st->format) {
             case STORE_FP32: break;
             case STORE_FP16: v[i] = half_to_float(half_from_float(v[i])); break;
@@ -129,7 +129,7 @@ static double windows_rel_l2(const double *err, const double *ref, int nwin, int
 static void state_precision(const Args *a) {
     enum { T = 4096, H = 4, P = 16, N = 128, W = H * P, S = H * P * N, NWIN = DOUBLING + (T - WINDOW) / WINDOW };
     _Static_assert(T % WINDOW == 0, "the windows past the doubling ones are whole");
-    DecodeShape shape = {DECODE_M2, 1, T, 0, H, P, 1, N, false, true, true, true};
+    DecodeShape shape = {DECODE_M2, 1, T, 0, H, P, 1, N, false, true, true, true, 0};
     float *state0 = host_alloc(sizeof(float) * S, "lesson");         // (1, h, p, N) fp32: the state before token 0
     float *x = host_alloc(sizeof(float) * T * W, "lesson");          // (1, T, h, p) fp32
     float *dt = host_alloc(sizeof(float) * T * H, "lesson");         // (1, T, h) fp32

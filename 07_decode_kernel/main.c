@@ -62,6 +62,22 @@ static const DecodeVersion versions[] = {
      .unsupported = decode_staged_state16_unsupported,
      .graph = true,
      .run_serving = decode_staged_state_bf16_serving},
+    {CPU_VERSION(decode_step_cpu_state_int8, DT_FP32_STATE_INT8,
+                 "1 with the state in int8 codes and an fp32 scale a row, rounded to the nearest after every token"),
+     .workspace_bytes = decode_step_cpu_codes8_workspace,
+     .run_serving = decode_step_cpu_state_int8_serving},
+    {CPU_VERSION(decode_step_cpu_state_int8_sr, DT_FP32_STATE_INT8,
+                 "13 rounded stochastically: up with the probability of the distance, keyed on (slot, token, element)"),
+     .workspace_bytes = decode_step_cpu_codes8_workspace,
+     .run_serving = decode_step_cpu_state_int8_sr_serving},
+    {CPU_VERSION(decode_step_cpu_state_fp8, DT_FP32_STATE_E4M3,
+                 "13 in fp8 e4m3 codes: 3 mantissa bits at every magnitude instead of int8's uniform grid"),
+     .workspace_bytes = decode_step_cpu_codes8_workspace,
+     .run_serving = decode_step_cpu_state_fp8_serving},
+    {CPU_VERSION(decode_step_cpu_state_fp8_sr, DT_FP32_STATE_E4M3,
+                 "15 rounded stochastically, 14's keys"),
+     .workspace_bytes = decode_step_cpu_codes8_workspace,
+     .run_serving = decode_step_cpu_state_fp8_sr_serving},
 };
 
 int main(int argc, char **argv) {

@@ -13,16 +13,9 @@
 #include <string.h>
 
 #include "gpu.h"
-#include "half.h"
 #include "rng.h"
 
 /* ------------------------------------------------------------------ sizes */
-
-/* n 16-bit values a version of dtype dt wrote (bf16 or fp16 bits) as floats. */
-static void widen_bits(DType dt, const uint16_t *h, float *x, int64_t n) {
-    if (dtype_bf16(dt)) bf16s_to_floats(h, x, n);
-    else halves_to_floats(h, x, n);
-}
 
 /* The op's table for p, once the op has accepted p (exit 2 otherwise) and
  * every tensor's element count fits (mul exits 2 on overflow). */
@@ -37,7 +30,7 @@ int problem_table(const Op *op, const Problem *p, TensorSpec *t) {
 double problem_bytes(const TensorSpec *t, int n, DType dt) {
     double bytes = 0.0;
     for (int k = 0; k < n; k++)
-        if (t[k].present) bytes += (double)tensor_numel(&t[k]) * (double)tensor_elem_bytes(&t[k], dt);
+        if (t[k].present) bytes += (double)tensor_bytes(&t[k], dt);
     return bytes;
 }
 
@@ -61,8 +54,8 @@ void flags_text(const Op *op, const Problem *p, char *buf, size_t len) {
     else buf[n - 1] = '\0';
 }
 
-/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
-const char *dtype_name(DType dt) { return dt == DT_FP32 ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16"; }
+/* The dtype of x, dt, B, C, y...: a 16- or 8-bit state shows in the version's name. */
+const char *dtype_name(DType dt) { return dt == DT_FP32 || dtype_codes8(dt) ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16"; }
 
 /* ------------------------------------------------------------ the session */
 
@@ -72,6 +65,7 @@ const VersionInfo *version_at(const Session *se, int i) {
 }
 
 int input_set(const Session *se, const VersionInfo *v) {
+    if (dtype_codes8(v->dtype)) return dtype_codes8(v->dtype) == CODES_INT8 ? CODED_INT8 : CODED_E4M3;
     if (dtype_bf16(v->dtype)) return ROUNDED_BF16;
     return (v->dtype != DT_FP32 || se->ch->fp16_inputs) ? ROUNDED : PLAIN;
 }
@@ -79,13 +73,15 @@ int input_set(const Session *se, const VersionInfo *v) {
 /* Whether the oracle gives Σ|term| on input set `set`: some version that
  * reads the set is held to it (PLAIN: the fp32 versions). */
 bool of_terms(const Session *se, int set) {
-    return se->op->oracle_terms && (set != PLAIN || !se->op->terms_rtol || se->op->terms_rtol(DT_FP32));
+    const bool fp32 = set == PLAIN || set == CODED_INT8 || set == CODED_E4M3;  // the sets of fp32 inputs
+    return se->op->oracle_terms && (!fp32 || !se->op->terms_rtol || se->op->terms_rtol(DT_FP32));
 }
 
 Tol version_tol(const Session *se, const VersionInfo *v) {
     const int set = input_set(se, v);
     Tol tol = *(set == ROUNDED_BF16 ? se->op->tol_bf16 : set == ROUNDED ? se->op->tol_fp16 : se->op->tol_fp32);
     tol.of_terms = of_terms(se, set) && (!se->op->terms_rtol || se->op->terms_rtol(v->dtype));
+    tol.codes8 = dtype_codes8(v->dtype);
     return tol;
 }
 
@@ -106,23 +102,25 @@ void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
  * version with an fp32 state reads them so) and get fp16 (bf16) bits, both
  * rounded to nearest even, for the versions that store them in 16 bits
  * (dtype_state16): those are checked against the oracle on the fp32 state,
- * so the check counts the state's rounding. */
+ * so the check counts the state's rounding.
+ * A CODED set (CODED_INT8, CODED_E4M3): the inputs as made, but those of
+ * STATE_DTYPE in 8-bit codes, rounded to the nearest, and the values the
+ * codes stand for: the oracle starts from the state the version reads, and
+ * the check counts the roundings of the states it writes (Op.codes8_bound). */
 static void host_round(HostProblem *hp, int set) {
-    const bool bf16 = set == ROUNDED_BF16;
+    const bool coded = set == CODED_INT8 || set == CODED_E4M3;
+    const DType dt = set == CODED_INT8 ? DT_FP32_STATE_INT8 : set == CODED_E4M3 ? DT_FP32_STATE_E4M3
+                     : set == ROUNDED_BF16 ? DT_BF16_STATE16 : DT_FP16_STATE16;
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];
         float *x = hp->in[PLAIN][k];
-        if (x && t->dtype == STATE_DTYPE) {
-            hp->bits[set][k] = host_alloc(tensor_numel(t) * 2, t->name);
-            if (bf16) floats_to_bf16s(x, hp->bits[set][k], tensor_numel(t));
-            else floats_to_halves(x, hp->bits[set][k], tensor_numel(t));
-        } else if (x && t->dtype == VERSION_DTYPE) {
-            int64_t n = tensor_numel(t);
-            hp->bits[set][k] = host_alloc(n * 2, t->name);
-            if (bf16) floats_to_bf16s(x, hp->bits[set][k], n);
-            else floats_to_halves(x, hp->bits[set][k], n);
-            x = host_alloc(n * 4, t->name);  // the rounded values: the bits widened back
-            widen_bits(bf16 ? DT_BF16 : DT_FP16, hp->bits[set][k], x, n);
+        if (x && (t->dtype == STATE_DTYPE || (!coded && t->dtype == VERSION_DTYPE))) {
+            hp->bits[set][k] = host_alloc((int64_t)tensor_bytes(t, dt), t->name);
+            tensor_narrow(t, dt, x, hp->bits[set][k]);
+            if (coded || t->dtype == VERSION_DTYPE) {
+                x = host_alloc(tensor_numel(t) * 4, t->name);  // the values as the version reads them
+                tensor_widen(t, dt, hp->bits[set][k], x);
+            }
         }
         hp->in[set][k] = x;
     }
@@ -190,6 +188,7 @@ void reference_free(Reference *r) {
     for (int k = 0; k < MAX_TENSORS; k++) {
         free(r->out[k]);
         free(r->scale[k]);
+        free(r->bound[k]);
     }
 }
 
@@ -224,14 +223,14 @@ void outputs_free(const HostProblem *hp, float **out) {
  * way (run_split); the reason that does not apply, else NULL. */
 const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProblem *hp, int set, float **out,
                        bool split) {
-    void *t[MAX_TENSORS];                      // what the version reads and writes
-    uint16_t *half_out[MAX_TENSORS] = {NULL};  // (table shape) fp16 | bf16 outputs of a 16-bit version
+    void *t[MAX_TENSORS];              // what the version reads and writes
+    void *narrow[MAX_TENSORS] = {NULL};  // (tensor_bytes) outputs of a version that holds them in 16 or 8 bits
     host_view(hp, set, out, t);
     for (int k = 0; k < hp->n && v->dtype != DT_FP32; k++) {
         const TensorSpec *s = &hp->t[k];
-        if (!s->present || tensor_elem_bytes(s, v->dtype) != 2) continue;
+        if (!s->present || tensor_elem_bytes(s, v->dtype) == 4) continue;
         if (is_input(s)) t[k] = hp->bits[set][k];
-        else t[k] = half_out[k] = host_alloc(tensor_numel(s) * 2, s->name);
+        else t[k] = narrow[k] = host_alloc((int64_t)tensor_bytes(s, v->dtype), s->name);
     }
     size_t ws_bytes = se->op->workspace(v, &hp->p);
     void *ws = ws_bytes ? host_alloc((int64_t)ws_bytes, "workspace") : NULL;
@@ -239,8 +238,8 @@ const char *run_cpu_as(const Session *se, const VersionInfo *v, HostProblem *hp,
     if (split) why = se->op->run_split(v, &hp->p, t, false);
     else se->op->run(v, &hp->p, t, ws);
     for (int k = 0; k < hp->n; k++) {
-        if (half_out[k] && !why) widen_bits(v->dtype, half_out[k], out[k], tensor_numel(&hp->t[k]));
-        free(half_out[k]);
+        if (narrow[k] && !why) tensor_widen(&hp->t[k], v->dtype, narrow[k], out[k]);
+        free(narrow[k]);
     }
     free(ws);
     return why;
@@ -283,8 +282,7 @@ void device_budget(const Session *se, const Problem *p) {
 /* Input k of one set into dst (device), in the version's dtype dt. */
 void upload_input(void *dst, const HostProblem *hp, int k, int set, DType dt) {
     const TensorSpec *s = &hp->t[k];
-    size_t bytes = (size_t)tensor_numel(s) * tensor_elem_bytes(s, dt);
-    h2d(dst, tensor_elem_bytes(s, dt) == 2 ? (const void *)hp->bits[set][k] : hp->in[set][k], bytes);
+    h2d(dst, tensor_elem_bytes(s, dt) == 4 ? (const void *)hp->in[set][k] : hp->bits[set][k], tensor_bytes(s, dt));
 }
 
 void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const HostProblem *hp, int set) {
@@ -295,8 +293,7 @@ void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const 
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
         if (!s->present) continue;
-        size_t bytes = (size_t)tensor_numel(s) * tensor_elem_bytes(s, v->dtype);
-        d->t[k] = dev_alloc(bytes, is_input(s) ? MEM_INPUT : MEM_OUTPUT, s->name);
+        d->t[k] = dev_alloc(tensor_bytes(s, v->dtype), is_input(s) ? MEM_INPUT : MEM_OUTPUT, s->name);
         if (is_input(s)) upload_input(d->t[k], hp, k, set, v->dtype);
     }
     size_t ws_bytes = op->workspace(v, &hp->p);
@@ -306,22 +303,21 @@ void device_problem(DeviceProblem *d, const Op *op, const VersionInfo *v, const 
 /* Fill the outputs with NaN so a kernel that skips an element cannot pass. */
 void device_poison(const DeviceProblem *d, const HostProblem *hp, DType dt) {
     for (int k = 0; k < hp->n; k++)
-        if (is_output(&hp->t[k])) dev_poison(d->t[k], (size_t)tensor_numel(&hp->t[k]) * tensor_elem_bytes(&hp->t[k], dt));
+        if (is_output(&hp->t[k])) dev_poison(d->t[k], tensor_bytes(&hp->t[k], dt));
 }
 
 void device_outputs(const DeviceProblem *d, const HostProblem *hp, DType dt, float **out) {
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *s = &hp->t[k];
         if (!is_output(s)) continue;
-        int64_t n = tensor_numel(s);
-        if (tensor_elem_bytes(s, dt) == 2) {
-            uint16_t *h = host_alloc(n * 2, s->name);  // (table shape) fp16 | bf16 as the version wrote it
-            d2h(h, d->t[k], (size_t)n * 2);
-            widen_bits(dt, h, out[k], n);
-            free(h);
-        } else {
-            d2h(out[k], d->t[k], (size_t)n * 4);
+        if (tensor_elem_bytes(s, dt) == 4) {
+            d2h(out[k], d->t[k], sizeof(float) * (size_t)tensor_numel(s));
+            continue;
         }
+        void *h = host_alloc((int64_t)tensor_bytes(s, dt), s->name);  // (tensor_bytes) as the version wrote it
+        d2h(h, d->t[k], tensor_bytes(s, dt));
+        tensor_widen(s, dt, h, out[k]);
+        free(h);
     }
 }
 

@@ -11,7 +11,9 @@
 
 #include "op.h"
 
-enum { PLAIN, ROUNDED, ROUNDED_BF16, NSETS };  // the inputs as made, rounded to fp16, rounded to bf16
+/* The inputs as made, rounded to fp16, rounded to bf16, and as made with the
+ * state (STATE_DTYPE) in int8 or e4m3 codes. */
+enum { PLAIN, ROUNDED, ROUNDED_BF16, CODED_INT8, CODED_E4M3, NSETS };
 
 typedef struct {
     const Chapter *ch;
@@ -27,6 +29,7 @@ typedef struct {
     bool ran;                    // out holds outputs
     double *out[MAX_TENSORS];    // (table shape) fp64 per output; NULL for inputs and outputs not given
     double *scale[MAX_TENSORS];  // the oracle's only, for Op.terms_output where the op gives one: Σ|term| per element, else NULL
+    double *bound[MAX_TENSORS];  // the oracle's on a CODED set only: what the 8-bit roundings may add to each element (Op.codes8_bound)
 } Reference;
 
 typedef struct {
@@ -34,8 +37,9 @@ typedef struct {
     int n;                         // tensors in the table
     TensorSpec t[MAX_TENSORS];     // the op's table for p
     float *in[NSETS][MAX_TENSORS];     // [set][k] input k (table shape) fp32; NULL for outputs, absent inputs
-    uint16_t *bits[NSETS][MAX_TENSORS];// [set][k] (table shape) fp16 (bf16) bits of the ROUNDED (ROUNDED_BF16)
-                                       // inputs of VERSION_DTYPE, fp16 bits of STATE_DTYPE ones; else NULL
+    void *bits[NSETS][MAX_TENSORS];    // [set][k] input k as its versions hold it (tensor_narrow): fp16 (bf16)
+                                       // bits of the ROUNDED (ROUNDED_BF16) inputs of VERSION_DTYPE and of
+                                       // STATE_DTYPE, a CODED set's state in 8-bit codes; else NULL
     bool rounded[NSETS];               // in[set] and bits[set] are made
     Reference oracle[NSETS];           // per input set
     Reference prev[3][NSETS];          // prev_cpu, prev_gpu[0], prev_gpu[1], per input set
@@ -62,14 +66,14 @@ int problem_table(const Op *op, const Problem *p, TensorSpec *t);
 double problem_bytes(const TensorSpec *t, int n, DType dt);
 /* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
 void flags_text(const Op *op, const Problem *p, char *buf, size_t len);
-/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's name. */
+/* The dtype of x, dt, B, C, y...: a 16- or 8-bit state shows in the version's name. */
 const char *dtype_name(DType dt);
 
 /* ---- the session ---- */
 
 /* Version i (0-based) of the chapter's array of the op's version type. */
 const VersionInfo *version_at(const Session *se, int i);
-/* Which input set (PLAIN, ROUNDED, ROUNDED_BF16) a version reads. */
+/* Which input set (PLAIN, ROUNDED, ...) a version reads. */
 int input_set(const Session *se, const VersionInfo *v);
 /* The tolerance of the op for the version's dtype. */
 Tol version_tol(const Session *se, const VersionInfo *v);

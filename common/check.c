@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "codes8.h"
+
 /* Never looser than the official tests (docs/design.md §3). An op may hold
  * its versions to tolerances of its own (Op.tol_fp32, ...). */
 const Tol TOLERANCES[TOL_COUNT] = {
@@ -20,7 +22,7 @@ static bool inputs_not_finite;  // the problem's inputs hold NaN or inf (check_i
 void check_inputs_finite(bool finite) { inputs_not_finite = !finite; }
 
 static CheckResult compare(const float *got32, const double *got64, const double *ref, const double *scale,
-                           int64_t n, Tol tol) {
+                           const double *extra, int64_t n, Tol tol) {
     CheckResult r = {0.0, 0.0, n, 0, true, 0, scale != NULL, 0.0, 0, 0.0, 0.0, false, -1};
     double err2 = 0.0, ref2 = 0.0;
     for (int64_t i = 0; i < n; i++) {
@@ -34,7 +36,7 @@ static CheckResult compare(const float *got32, const double *got64, const double
             continue;
         }
         double e = fabs(g - ref[i]);
-        double bound = tol.atol + tol.rtol * (scale ? scale[i] : fabs(ref[i]));
+        double bound = tol.atol + tol.rtol * (scale ? scale[i] : fabs(ref[i])) + (extra ? extra[i] : 0.0);
         /* Written so that NaN fails: a comparison with NaN is false. */
         if (!(e <= bound)) r.n_bad++;
         double ratio = e / bound;
@@ -55,15 +57,20 @@ static CheckResult compare(const float *got32, const double *got64, const double
 }
 
 CheckResult compare_f32(const float *got, const double *ref, int64_t n, Tol tol) {
-    return compare(got, NULL, ref, NULL, n, tol);
+    return compare(got, NULL, ref, NULL, NULL, n, tol);
 }
 
 CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol) {
-    return compare(NULL, got, ref, NULL, n, tol);
+    return compare(NULL, got, ref, NULL, NULL, n, tol);
 }
 
 CheckResult compare_f32_scaled(const float *got, const double *ref, const double *scale, int64_t n, Tol tol) {
-    return compare(got, NULL, ref, scale, n, tol);
+    return compare(got, NULL, ref, scale, NULL, n, tol);
+}
+
+CheckResult compare_f32_bounded(const float *got, const double *ref, const double *scale, const double *bound,
+                                int64_t n, Tol tol) {
+    return compare(got, NULL, ref, scale, bound, n, tol);
 }
 
 CheckResult check_merge(CheckResult a, CheckResult b) {
@@ -136,6 +143,7 @@ void check_report(const char *label, CheckResult r, Tol tol) {
            label, r.max_abs, r.rel_l2, r.worst_row ? " (worst row)" : "", tol.name, tol.rtol, tol.atol);
     if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
     if (r.scaled) printf(" of sum|terms|");
+    if (tol.codes8) printf(" + the %s roundings' bound", tol.codes8 == CODES_INT8 ? "int8" : "e4m3");
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
     if (r.n_bad > 0) {

@@ -23,6 +23,8 @@ typedef struct {
     double rtol, atol;   // element passes when |got - ref| <= atol + rtol*|ref|
     double max_rel_l2;   // and the relative L2 error is at most this (0: not used)
     bool of_terms;       // rtol of the oracle's Σ|term| where the op gives one (Op.oracle_terms), not of |ref|
+    int codes8;          // the Codes8 (codes8.h) of a version that stores a tensor in 8 bits: each element may
+                         // also be off by what the op derives of their roundings (Op.codes8_bound); else 0
 } Tol;
 
 extern const Tol TOLERANCES[TOL_COUNT];
@@ -53,6 +55,10 @@ CheckResult compare_f64(const double *got, const double *ref, int64_t n, Tol tol
  * scale[i] = Σ|term| of the terms ref[i] adds up (>= |ref[i]|), where
  * rounding each term by rtol can cancel into an error far above rtol·|ref[i]|. */
 CheckResult compare_f32_scaled(const float *got, const double *ref, const double *scale, int64_t n, Tol tol);
+/* The same, each element also allowed bound[i] more (NULL: none): what the
+ * roundings of an 8-bit stored tensor can add, derived by the op. */
+CheckResult compare_f32_bounded(const float *got, const double *ref, const double *scale, const double *bound,
+                                int64_t n, Tol tol);
 /* Merge two results (for y and last_state in one line). */
 CheckResult check_merge(CheckResult a, CheckResult b);
 /* The same for rows checked one by one: the line then says that its rel_l2

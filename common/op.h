@@ -127,6 +127,12 @@ typedef struct {
     /* NULL (every version), or which versions, by dtype, are held to rtol of
      * the terms; the others keep rtol of |ref|. */
     bool (*terms_rtol)(DType dt);
+    /* NULL, or: for the versions that store a tensor in 8-bit codes (Tol.codes8,
+     * a Codes8), bound[k] for each output k (like the oracle's; NULL where
+     * none): how far the codes' roundings, after every step, can move each
+     * element from the oracle's, which starts from the same codes (the CODED
+     * input sets). Derived from the rounding step, added to the tolerance. */
+    void (*codes8_bound)(const Problem *p, void *const *tensors, int codes8, double *const *bound);
     /* Sampled validation: the independent rows ((b, d) or (b, h, p) channels), and one
      * row's outputs in tensors checked against the oracle. */
     int64_t (*rows)(const Problem *p);

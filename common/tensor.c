@@ -1,11 +1,13 @@
-/* host_alloc and tensor_elem_bytes (tensor.h). */
+/* host_alloc, tensor_numel and a tensor's bytes in a version's dtype (tensor.h). */
 #define _POSIX_C_SOURCE 200809L  // sysconf
 #include "tensor.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "args.h"
+#include "half.h"
 
 /* The machine's memory in bytes, 0 where it cannot be told. */
 static double phys_bytes(void) {
@@ -41,7 +43,51 @@ int64_t tensor_numel(const TensorSpec *t) {
 }
 
 size_t tensor_elem_bytes(const TensorSpec *t, DType dt) {
-    const bool half = (t->dtype == VERSION_DTYPE && dt != DT_FP32) ||
-                      (t->dtype == STATE_DTYPE && dtype_state16(dt));
+    if (t->dtype == STATE_DTYPE && dtype_codes8(dt)) return 1;
+    const bool half = (t->dtype == VERSION_DTYPE && dtype_io16(dt)) || (t->dtype == STATE_DTYPE && dtype_state16(dt));
     return half ? 2 : 4;
+}
+
+/* Values a row of t: its last dimension (a row of 8-bit codes shares a scale). */
+static int64_t row_values(const TensorSpec *t) { return t->ndim ? t->shape[t->ndim - 1] : 1; }
+
+size_t tensor_bytes(const TensorSpec *t, DType dt) {
+    const int64_t n = tensor_numel(t);
+    if (tensor_elem_bytes(t, dt) == 1) return codes8_bytes(n, row_values(t));
+    return (size_t)n * tensor_elem_bytes(t, dt);
+}
+
+void tensor_narrow(const TensorSpec *t, DType dt, const float *x, void *dst) {
+    const int64_t n = tensor_numel(t), row = row_values(t);
+    switch (tensor_elem_bytes(t, dt)) {
+    case 1: {
+        uint8_t *codes = dst;                                              // (numel,) 8-bit codes
+        float *scales = (float *)((char *)dst + codes8_scales_at(n));  // (numel / row,) fp32
+        for (int64_t r = 0; r < n / row; r++)
+            scales[r] = codes8_store_row(dtype_codes8(dt), x + r * row, row, ROUND_NEAREST, 0, 0, 0, codes + r * row);
+        break;
+    }
+    case 2:
+        if (dtype_bf16(dt)) floats_to_bf16s(x, dst, n);
+        else floats_to_halves(x, dst, n);
+        break;
+    default: memcpy(dst, x, sizeof(float) * (size_t)n);
+    }
+}
+
+void tensor_widen(const TensorSpec *t, DType dt, const void *src, float *x) {
+    const int64_t n = tensor_numel(t), row = row_values(t);
+    switch (tensor_elem_bytes(t, dt)) {
+    case 1: {
+        const uint8_t *codes = src;                                                  // (numel,) 8-bit codes
+        const float *scales = (const float *)((const char *)src + codes8_scales_at(n));  // (numel / row,) fp32
+        for (int64_t r = 0; r < n / row; r++) codes8_load_row(dtype_codes8(dt), codes + r * row, scales[r], row, x + r * row);
+        break;
+    }
+    case 2:
+        if (dtype_bf16(dt)) bf16s_to_floats(src, x, n);
+        else halves_to_floats(src, x, n);
+        break;
+    default: memcpy(x, src, sizeof(float) * (size_t)n);
+    }
 }

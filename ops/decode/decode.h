@@ -25,18 +25,24 @@ typedef struct {
     int form;
     int64_t batch, tokens, dim, heads, headdim, groups, dstate;
     bool has_z, has_D, has_bias, softplus;
+    /* The position of token 0 in its sequence, which keys a stochastic
+     * rounding of an 8-bit state (codes8.h): 0, or token k of a run split
+     * into one-token launches. */
+    int64_t first_token;
 } DecodeShape;
 
 /* One launch's tensors, host or device pointers (the version says which).
  * x, dt, z, B, C, y hold fp32, fp16 or bf16 (uint16_t bits) per the
  * version's dtype; A, D and dt_bias are fp32, and so is the state except in
- * a DT_FP16_STATE16 (fp16 bits) or DT_BF16_STATE16 (bf16 bits) version. A
+ * a DT_FP16_STATE16 (fp16 bits) or DT_BF16_STATE16 (bf16 bits) version, and
+ * a DT_FP32_STATE_INT8 or _E4M3 one: 8-bit codes, then the rows' fp32
+ * scales (codes8.h; a row is a state row's N values). A
  * pointer is NULL exactly when its flag in `s` is off (z, D, dt_bias).
  * state_out may equal state: every version reads a state element before it
  * writes it (in place). */
 typedef struct {
     DecodeShape s;
-    const float *state;     // M1 (b, d, N)     M2 (b, h, p, N)  fp32 (16-bit: DT_*_STATE16), before the first token
+    const float *state;     // M1 (b, d, N)     M2 (b, h, p, N)  fp32 (16-bit: DT_*_STATE16; 8-bit codes: DT_*_STATE_*8), before the first token
     const void *x;          // M1 (b, T, d)     M2 (b, T, h, p)  fp32 | fp16 | bf16
     const void *dt;         // M1 (b, T, d)     M2 (b, T, h)     fp32 | fp16 | bf16
     const float *A;         // M1 (d, N)        M2 (h,)          fp32

@@ -145,7 +145,7 @@ static void decode_bench_text(const Problem *p, char *buf, size_t len) {
 
 static DecodeShape decode_shape(const Problem *p) {
     DecodeShape s = {p->opt[DECODE_FORM], p->batch, p->seqlen, p->dim, p->opt[DECODE_HEADS], p->opt[DECODE_HEADDIM], p->groups, p->dstate,
-                     p->has_z, p->has_D, p->has_bias, p->softplus};
+                     p->has_z, p->has_D, p->has_bias, p->softplus, 0};
     return s;
 }
 
@@ -193,8 +193,7 @@ static double decode_bytes(const Problem *p, const TensorSpec *table, void *cons
     if (!idx) return table_bytes;
     int64_t named = 0;
     for (int64_t b = 0; b < p->batch; b++) named += idx[b] >= 0;
-    const double slot = (double)(tensor_numel(&table[T_STATE]) / p->opt[DECODE_SLOTS]) *
-                        (double)tensor_elem_bytes(&table[T_STATE], dt);  // state bytes of one slot
+    const double slot = (double)tensor_bytes(&table[T_STATE], dt) / (double)p->opt[DECODE_SLOTS];  // state bytes of one slot
     return table_bytes - 2.0 * (double)(p->opt[DECODE_SLOTS] - named) * slot;
 }
 
@@ -214,6 +213,21 @@ static void split_copy(bool device, void *dst, size_t dst_pitch, const void *src
         return;
     }
     for (size_t r = 0; r < rows; r++) memcpy((char *)dst + r * dst_pitch, (const char *)src + r * src_pitch, row_bytes);
+}
+
+/* The state after token tok (state_out, one entry's after another) into
+ * token tok's place of the intermediate states (b, T, ...): the values, and
+ * for 8-bit codes, the rows' scales that follow them (codes8.h). */
+static void keep_intermediate(bool device, void *const *t, const TensorSpec *state, DType dt, size_t tok, size_t T,
+                              size_t b) {
+    const int64_t numel = tensor_numel(state);  // b entries' states
+    const size_t row = (size_t)(numel / (int64_t)b) * tensor_elem_bytes(state, dt);  // one entry's values
+    char *inter = t[T_INTERMEDIATE_STATES];  // (b, T, ...) in the state's dtype
+    split_copy(device, inter + tok * row, T * row, t[T_STATE_OUT], row, row, b);
+    if (tensor_elem_bytes(state, dt) != 1) return;
+    const size_t scales = (size_t)(numel / state->shape[state->ndim - 1] / (int64_t)b) * sizeof(float);  // one entry's
+    split_copy(device, inter + codes8_scales_at(numel * (int64_t)T) + tok * scales, T * scales,
+               (const char *)t[T_STATE_OUT] + codes8_scales_at(numel), scales, scales, b);
 }
 
 /* T tokens as T one-token launches of the same version: token k's x, dt, B,
@@ -247,8 +261,6 @@ static const char *decode_run_split(const VersionInfo *v, const Problem *p, void
         s[k] = split_alloc(device, row[k] * (size_t)p->batch, step[k].name);
     }
     const size_t T = (size_t)p->seqlen, b = (size_t)p->batch;
-    const size_t state_row = (size_t)(tensor_numel(&full[T_STATE]) / p->batch) *
-                             tensor_elem_bytes(&full[T_STATE], v->dtype);  // one entry's state
     for (size_t tok = 0; tok < T; tok++) {
         for (int j = 0; j < N_PER_TOKEN - 1; j++) {  // the inputs
             const int k = per_token[j];
@@ -256,11 +268,10 @@ static const char *decode_run_split(const VersionInfo *v, const Problem *p, void
         }
         s[T_STATE] = tok == 0 ? t[T_STATE] : t[T_STATE_OUT];
         DecodeTensors dt = decode_view(&one, s);
+        dt.s.first_token = (int64_t)tok;
         dv->run(&dt, ws);
         split_copy(device, (char *)t[T_Y] + tok * row[T_Y], T * row[T_Y], s[T_Y], row[T_Y], row[T_Y], b);
-        if (p->opt[DECODE_INTERMEDIATE])
-            split_copy(device, (char *)t[T_INTERMEDIATE_STATES] + tok * state_row, T * state_row, t[T_STATE_OUT],
-                       state_row, state_row, b);
+        if (p->opt[DECODE_INTERMEDIATE]) keep_intermediate(device, t, &full[T_STATE], v->dtype, tok, T, b);
     }
     for (int k = 0; k < N_TENSORS; k++)
         if (row[k]) split_free(device, s[k]);
@@ -348,25 +359,38 @@ static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t ro
     double *state = host_alloc(N * 8, "oracle row");      // (N,) fp64, the final state
     double *per = sv.intermediate_states ? host_alloc(T * N * 8, "oracle row") : NULL;  // (T, N) fp64, after each token
     float *got = host_alloc(T * (N + 1) * 4, "row");      // y (T,), then the states (T, N), fp32
+    /* With 8-bit codes, what their roundings allow (NULL otherwise): y (T,), the final state (N,), after each token (T, N). */
+    double *bound = tol.codes8 ? host_alloc((T * (N + 1) + N) * 8, "bounds") : NULL;
     bool skipped;
     oracle_decode_serving_row(&sv, row, y, state, per, terms, &skipped);
+    if (bound)
+        oracle_decode_codes8_bound_row(&sv, row, tol.codes8, bound, bound + T, per ? bound + T + N : NULL);
     for (int64_t k = 0; k < T; k++) got[k] = ((const float *)sv.t.y)[(bi * T + k) * W + c];
-    CheckResult r = compare_f32_scaled(got, y, tol.of_terms ? terms : NULL, T, tol);
+    CheckResult r = compare_f32_bounded(got, y, tol.of_terms ? terms : NULL, bound, T, tol);
     if (!skipped) {
         int64_t slot = sv.state_batch_indices ? sv.state_batch_indices[bi] : bi;
-        r = check_merge(r, compare_f32(sv.t.state_out + (slot * W + c) * N, state, N, tol));
+        r = check_merge(r, compare_f32_bounded(sv.t.state_out + (slot * W + c) * N, state, NULL,
+                                               bound ? bound + T : NULL, N, tol));
     }
     if (sv.intermediate_states) {
         for (int64_t k = 0; k < T; k++)
             for (int64_t n = 0; n < N; n++) got[T + k * N + n] = sv.intermediate_states[((bi * T + k) * W + c) * N + n];
-        r = check_merge(r, compare_f32(got + T, per, T * N, tol));
+        r = check_merge(r, compare_f32_bounded(got + T, per, NULL, bound ? bound + T + N : NULL, T * N, tol));
     }
     free(y);
     free(terms);
     free(state);
     free(per);
     free(got);
+    free(bound);
     return r;
+}
+
+/* What the roundings of an 8-bit state allow (t holds the inputs only). */
+static void decode_codes8_bound(const Problem *p, void *const *t, int codes8, double *const *bound) {
+    DecodeServing sv = decode_serving_view(p, t);
+    oracle_decode_codes8_bound(&sv, p->opt[DECODE_INTERMEDIATE], codes8, bound[T_Y], bound[T_STATE_OUT],
+                               bound[T_INTERMEDIATE_STATES]);
 }
 
 /* exp(Δ·A) per state element and token for M1 (A differs along N), per head
@@ -506,9 +530,9 @@ static const BenchGrid QUICK[] = {
  * rounds far fewer terms than a scan, so they are tighter than the scans'
  * at fp32 and looser at 16 bits, where the state itself is rounded. */
 static const Tol TOL_STEP[3] = {
-    {"decode fp32", 3e-4, 1e-3, 0.0, false},
-    {"decode fp16", 5e-3, 1e-2, 0.0, false},
-    {"decode bf16", 1e-2, 5e-2, 0.0, false},
+    {"decode fp32", 3e-4, 1e-3, 0.0, false, CODES_NONE},
+    {"decode fp16", 5e-3, 1e-2, 0.0, false, CODES_NONE},
+    {"decode bf16", 1e-2, 5e-2, 0.0, false, CODES_NONE},
 };
 
 static const OpFlag DECODE_FLAGS[] = {
@@ -551,6 +575,7 @@ const Op OP_DECODE = {
     .oracle_terms = decode_oracle_terms,
     .terms_output = T_Y,
     .terms_rtol = decode_terms_rtol,
+    .codes8_bound = decode_codes8_bound,
     .rows = decode_rows_of,
     .check_row = decode_check_row,
     .exps = decode_exps,

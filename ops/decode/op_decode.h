@@ -66,6 +66,20 @@ void oracle_decode_serving_row(const DecodeServing *sv, int64_t row, double *y, 
 void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out, double *intermediate,
                            double *y_terms);
 
+/* Row `row` of a problem whose state is stored in 8-bit codes (codes8: a
+ * Codes8) after every token, starting from the same codes as the oracle:
+ * the bound on each y (T,), on the final state (N,) and, per_token_bound
+ * not NULL, on the state after each token (T, N) that the roundings allow
+ * (zeros for padding). */
+void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int codes8, double *y_bound,
+                                    double *state_bound, double *per_token_bound);
+
+/* The same for every row, in the layouts of y, the pool after the tokens
+ * and, when intermediate, the intermediate states (zeros where a slot is
+ * not named: it is copied as it is). */
+void oracle_decode_codes8_bound(const DecodeServing *sv, bool intermediate, int codes8, double *y_bound,
+                                double *state_bound, double *inter_bound);
+
 /* The oracle against the official fixtures decode_m1 and decode_m2
  * (<root>/ops/decode/fixtures). */
 void fixtures_check_decode(const char *root);

@@ -6,6 +6,17 @@
 
 /* ---- Decode step ---- */
 
+/* Δ of head (M2) or channel (M1) hi of batch entry bi at token k. */
+static double row_delta(const DecodeTensors *t, int64_t bi, int64_t k, int64_t hi) {
+    const DecodeShape *s = &t->s;
+    const int64_t dt_width = s->form == DECODE_M1 ? s->dim : s->heads;
+    double dt = ((const float *)t->dt)[(bi * s->tokens + k) * dt_width + hi];
+    // dt = dt + dt_bias
+    if (t->dt_bias) dt += (double)t->dt_bias[hi];
+    // dt = F.softplus(dt) if dt_softplus else dt
+    return s->softplus ? oracle_softplus(dt) : dt;
+}
+
 /* One state row over the T tokens, from state0. Mamba-1 (selective_state_update_ref with
  * state (b, d, N)): channel c of batch entry bi, its own A row, dt, D and dt_bias; B and C
  * per batch entry. Mamba-2: the tied form that Mamba2.step
@@ -26,8 +37,7 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
     int64_t T = s->tokens, N = s->dstate, W = decode_width(s);  // c: channel (M1) or hi·p + pi (M2)
     int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;  // what dt, D, dt_bias follow: head (M2) or channel (M1)
     const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
-    int64_t dt_width = s->form == DECODE_M1 ? W : s->heads;
-    const float *x = t->x, *dtp = t->dt, *z = t->z, *B = t->B, *C = t->C;
+    const float *x = t->x, *z = t->z, *B = t->B, *C = t->C;
     int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
     int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
     for (int64_t n = 0; n < N; n++) state[n] = state0[n];
@@ -36,11 +46,7 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
         const float *Bk = B + (bi * T + k) * bc_width + bc_off;       // (N,)
         const float *Ck = C + (bi * T + k) * bc_width + bc_off;       // (N,)
         double xv = x[at];
-        double dt = dtp[(bi * T + k) * dt_width + hi];
-        // dt = dt + dt_bias
-        if (t->dt_bias) dt += (double)t->dt_bias[hi];
-        // dt = F.softplus(dt) if dt_softplus else dt
-        if (s->softplus) dt = oracle_softplus(dt);
+        double dt = row_delta(t, bi, k, hi);
         double out = 0.0, mag = 0.0;  // y, and the sum of its terms' magnitudes
         for (int64_t n = 0; n < N; n++) {
             // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
@@ -121,5 +127,86 @@ void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out
     free(yr);
     free(mag);
     free(h);
+    free(per);
+}
+
+/* ---- what a state in 8-bit codes may move ---- */
+
+/* One step of code c at a value within e of v, in a row whose largest
+ * |value| is at most rowmax (scale rowmax / the code's largest): int8, the
+ * scale; e4m3, 2^-3 of the value's magnitude (3 mantissa bits: a step of
+ * 2^(e-3) in [2^e, 2^(e+1))) and at least the subnormals' 2^-9 of the scale.
+ * A little above (2^-20), for the fp32 division by the scale. */
+static double code_step(int codes8, double v, double e, double rowmax) {
+    const double scale = rowmax / codes8_max((Codes8)codes8);
+    const double step = codes8 == CODES_INT8 ? scale : fmax((fabs(v) + e) * 0x1.0p-3, scale * 0x1.0p-9);
+    return step * (1.0 + 0x1.0p-20);
+}
+
+/* The state the version carries into token k is off the oracle's by at most
+ * E_(k-1)[n] (E_(-1) = 0: both start from the same codes). Token k
+ * multiplies it by dA and adds what the oracle adds, then rounds it to a
+ * code: a stochastic rounding moves a value by less than one step, one to
+ * the nearest by half, so E_k = dA·E_(k-1) + one step (both roundings are
+ * held to the step). y at token k is computed before that rounding, from a
+ * state off by dA·E_(k-1): |Δy| <= |silu(z)|·Σ_n |C_n|·dA·E_(k-1)[n]. */
+void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int codes8, double *y_bound,
+                                    double *state_bound, double *per_token_bound) {
+    const DecodeTensors *t = &sv->t;
+    const DecodeShape *s = &t->s;
+    const int64_t T = s->tokens, N = s->dstate, W = decode_width(s), bi = row / W, c = row % W;
+    const int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;
+    const int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
+    const int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
+    const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
+    double *y = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: the oracle's y, unused
+    double *h = oracle_alloc((size_t)N * sizeof(double));            // (N,) fp64: its final state, unused
+    double *per = oracle_alloc((size_t)(T * N) * sizeof(double));    // (T, N) fp64: its state after each token
+    double *E = oracle_alloc((size_t)N * sizeof(double));            // (N,) fp64: the bound carried
+    bool skipped;
+    oracle_decode_serving_row(sv, row, y, h, per, NULL, &skipped);
+    for (int64_t n = 0; n < N; n++) E[n] = 0.0;
+    for (int64_t k = 0; k < T; k++) {
+        const double dt = skipped ? 0.0 : row_delta(t, bi, k, hi);
+        const float *Ck = (const float *)t->C + (bi * T + k) * bc_width + bc_off;  // (N,)
+        double dy = 0.0, rowmax = 0.0;
+        for (int64_t n = 0; n < N; n++) {
+            E[n] *= exp(dt * (double)A[s->form == DECODE_M1 ? n : 0]);
+            dy += fabs((double)Ck[n]) * E[n];
+            rowmax = fmax(rowmax, fabs(per[k * N + n]) + E[n]);
+        }
+        if (t->z) dy *= fabs(oracle_silu(((const float *)t->z)[(bi * T + k) * W + c]));
+        y_bound[k] = skipped ? 0.0 : dy;
+        for (int64_t n = 0; n < N && !skipped; n++) E[n] += code_step(codes8, per[k * N + n], E[n], rowmax);
+        if (per_token_bound)
+            for (int64_t n = 0; n < N; n++) per_token_bound[k * N + n] = E[n];
+    }
+    for (int64_t n = 0; n < N; n++) state_bound[n] = E[n];
+    free(y);
+    free(h);
+    free(per);
+    free(E);
+}
+
+void oracle_decode_codes8_bound(const DecodeServing *sv, bool intermediate, int codes8, double *y_bound,
+                                double *state_bound, double *inter_bound) {
+    const DecodeShape *s = &sv->t.s;
+    const int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
+    const int64_t pool = (sv->slots ? sv->slots : s->batch) * W * N;  // elements of the state pool
+    for (int64_t e = 0; e < pool; e++) state_bound[e] = 0.0;  // slots no entry names: copied as they are
+    double *yb = oracle_alloc((size_t)T * sizeof(double));           // (T,) fp64: one row's y bounds
+    double *hb = oracle_alloc((size_t)N * sizeof(double));           // (N,) fp64: its final state's
+    double *per = intermediate ? oracle_alloc((size_t)(T * N) * sizeof(double)) : NULL;  // (T, N) fp64: after each token
+    for (int64_t row = 0; row < s->batch * W; row++) {
+        const int64_t bi = row / W, c = row % W;
+        const int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
+        oracle_decode_codes8_bound_row(sv, row, codes8, yb, hb, per);
+        for (int64_t k = 0; k < T; k++) y_bound[(bi * T + k) * W + c] = yb[k];
+        for (int64_t n = 0; n < N && slot >= 0; n++) state_bound[(slot * W + c) * N + n] = hb[n];
+        for (int64_t k = 0; per && k < T; k++)
+            for (int64_t n = 0; n < N; n++) inter_bound[((bi * T + k) * W + c) * N + n] = per[k * N + n];
+    }
+    free(yb);
+    free(hb);
     free(per);
 }

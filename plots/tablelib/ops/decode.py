@@ -76,7 +76,7 @@ def precision_section(chapter, chapters, official):
                      ["", f"Computed on the CPU (`plots/data/{STATE_PRECISION}.csv`, {tokens} tokens): "
                           "decode_step_cpu, fp32 arithmetic, the state stored after every token, against the "
                           "fp64 oracle. An 8-bit state is one code a value and an fp32 scale a row (per 32: a "
-                          "scale every 32 values); `ops/decode/state8.h` says how each is rounded."])
+                          "scale every 32 values); `common/codes8.h` says how each is rounded."])
 
 
 EXTRA_BLOCKS = {"precision": precision_section}
