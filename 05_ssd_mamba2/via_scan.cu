@@ -80,21 +80,17 @@ struct MappedLayout {
 static MappedLayout mapped_layout(const SsdShape *s) {
     const ScanShape m = mamba1_shape(s);
     MappedLayout lay;
+    const size_t f = sizeof(float);  // every piece holds fp32
     size_t at = 0;
-    auto take = [&at](int64_t floats) {
-        const size_t start = at;
-        at += (sizeof(float) * (size_t)floats + 255) / 256 * 256;
-        return start;
-    };
-    lay.u = take(scan_n_seq(&m));
-    lay.delta = take(scan_n_seq(&m));
-    lay.z = take(s->has_z ? scan_n_seq(&m) : 0);
-    lay.y = take(scan_n_seq(&m));
-    lay.A = take(scan_n_A(&m));
-    lay.B = take(scan_n_bc(&m));
-    lay.C = take(scan_n_bc(&m));
-    lay.D = take(s->has_D && !s->D_per_channel ? m.dim : 0);
-    lay.bias = take(s->has_bias ? m.dim : 0);
+    lay.u = take_piece(&at, scan_n_seq(&m), f);
+    lay.delta = take_piece(&at, scan_n_seq(&m), f);
+    lay.z = take_piece(&at, s->has_z ? scan_n_seq(&m) : 0, f);
+    lay.y = take_piece(&at, scan_n_seq(&m), f);
+    lay.A = take_piece(&at, scan_n_A(&m), f);
+    lay.B = take_piece(&at, scan_n_bc(&m), f);
+    lay.C = take_piece(&at, scan_n_bc(&m), f);
+    lay.D = take_piece(&at, s->has_D && !s->D_per_channel ? m.dim : 0, f);
+    lay.bias = take_piece(&at, s->has_bias ? m.dim : 0, f);
     lay.scan = at;
     lay.total = at + scan_fused_tuned_workspace(&m);
     return lay;

@@ -69,15 +69,15 @@ static TwiceLayout twice_layout(const BidirShape *bs, size_t elem, size_t ssd_wo
     const SsdShape *s = &bs->s;
     TwiceLayout w;
     size_t at = 0;
-    w.x_flip = at;      at += align256(elem * ssd_n_x(s));
-    w.dt_flip = at;     at += align256(elem * ssd_n_dt(s));
-    w.B_flip = at;      at += align256(elem * ssd_n_bc(s));
-    w.C_flip = at;      at += align256(elem * ssd_n_bc(s));
-    w.y_fwd = at;       at += align256(elem * ssd_n_x(s));
-    w.y_bwd = at;       at += align256(elem * ssd_n_x(s));
-    w.final_state = at; at += align256(sizeof(float) * ssd_n_state(s));
-    w.ssd = at;         at += ssd_workspace;
-    w.total = at;
+    w.x_flip = take_piece(&at, ssd_n_x(s), elem);
+    w.dt_flip = take_piece(&at, ssd_n_dt(s), elem);
+    w.B_flip = take_piece(&at, ssd_n_bc(s), elem);
+    w.C_flip = take_piece(&at, ssd_n_bc(s), elem);
+    w.y_fwd = take_piece(&at, ssd_n_x(s), elem);
+    w.y_bwd = take_piece(&at, ssd_n_x(s), elem);
+    w.final_state = take_piece(&at, ssd_n_state(s), sizeof(float));
+    w.ssd = at;
+    w.total = at + ssd_workspace;
     return w;
 }
 

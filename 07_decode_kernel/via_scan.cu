@@ -75,22 +75,19 @@ struct ViaScanLayout {
 
 static ViaScanLayout via_scan_layout(const DecodeShape *s) {
     ViaScanLayout lay;
+    const size_t f = sizeof(float);  // every piece holds fp32
     size_t at = 0;
-    auto take = [&at](int64_t floats) {
-        const size_t start = at;
-        at += (sizeof(float) * (size_t)floats + 255) / 256 * 256;
-        return start;
-    };
     const bool m1 = s->form == DECODE_M1;
     const int64_t seq = m1 ? s->batch * s->dim * s->tokens : 0;
     const int64_t bc = m1 ? s->batch * s->dstate * s->tokens : 0;
-    lay.h0 = take(decode_rows(s) * s->dstate);  // reserved always: the size cannot see whether state_out == state
-    lay.u = take(seq);
-    lay.delta = take(seq);
-    lay.z = take(s->has_z ? seq : 0);
-    lay.y = take(seq);
-    lay.B = take(bc);
-    lay.C = take(bc);
+    // the state copy, reserved always: the size cannot see whether state_out == state
+    lay.h0 = take_piece(&at, decode_rows(s) * s->dstate, f);
+    lay.u = take_piece(&at, seq, f);
+    lay.delta = take_piece(&at, seq, f);
+    lay.z = take_piece(&at, s->has_z ? seq : 0, f);
+    lay.y = take_piece(&at, seq, f);
+    lay.B = take_piece(&at, bc, f);
+    lay.C = take_piece(&at, bc, f);
     lay.scan = at;
     if (m1) {
         const ScanShape m = scan_shape_of(s);

@@ -1,7 +1,8 @@
 /* Small helpers that the kernels' launchers (and some kernels) share: a
  * rounded-up division, the next power of two, a workspace piece's size
- * rounded to 256 bytes, the most shared memory a block may opt in to, the
- * opt-in to more than 48 KiB of dynamic shared memory, and the GPU's SM count. */
+ * rounded to 256 bytes and its place in a workspace laid out piece by piece,
+ * the most shared memory a block may opt in to, the opt-in to more than
+ * 48 KiB of dynamic shared memory, and the GPU's SM count. */
 #ifndef LAUNCH_CUH
 #define LAUNCH_CUH
 
@@ -14,6 +15,14 @@ static __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b
 
 /* Bytes rounded up to 256: each piece of a workspace starts aligned. */
 static __host__ __device__ __forceinline__ size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/* The byte offset of a workspace piece of n elements of elem bytes, placed
+ * at *at; *at moves past it, rounded up to 256 bytes (n 0: it takes no room). */
+static inline size_t take_piece(size_t *at, int64_t n, size_t elem) {
+    const size_t start = *at;
+    *at += align256(elem * (size_t)n);
+    return start;
+}
 
 static inline int pow2_at_least(int64_t x) {
     int p = 1;
