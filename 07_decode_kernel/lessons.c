@@ -69,13 +69,14 @@ static const StateStore STORES[] = {
  * to its codes times the block's scale. */
 static void store_state(const StateStore *st, float *state, int64_t rows, int64_t n, int64_t k) {
     const int64_t block = st->block ? st->block : n;
+    const uint32_t key = codes8_key(0, (uint64_t)k);  // one sequence: slot 0
     for (int64_t b0 = 0, m; b0 < rows * n; b0 += m) {
         float *v = state + b0;
         m = b0 % n + block <= n ? block : n - b0 % n;  // a row's last block may be short
         const float scale = st->format == STORE_INT8 ? codes8_scale(v, m, INT8_CODE_MAX)
                             : st->format == STORE_E4M3 ? codes8_scale(v, m, E4M3_MAX) : 1.0f;
         for (int64_t i = 0; i < m; i++) {
-            const float u = st->rounding == ROUND_STOCHASTIC ? codes8_uniform(0, (uint64_t)k, (uint64_t)(b0 + i)) : 0.0f;
+            const float u = st->rounding == ROUND_STOCHASTIC ? codes8_uniform(key, (uint64_t)(b0 + i)) : 0.0f;
             switch (st->format) {
             case STORE_FP32: break;
             case STORE_FP16: v[i] = half_to_float(half_from_float(v[i])); break;

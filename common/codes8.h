@@ -47,16 +47,27 @@ CODES8_FN size_t codes8_bytes(int64_t numel, int64_t n) {
     return codes8_scales_at(numel) + sizeof(float) * (size_t)(numel / n);
 }
 
-/* A uniform number in [0, 1) from (slot, token, element): splitmix64's
- * finalizer over a key that packs the three (slot, token below 2^24, the
- * element's low 20 bits), its high bits mixed in by a multiply. */
-CODES8_FN float codes8_uniform(uint64_t slot, uint64_t token, uint64_t element) {
-    uint64_t z = (slot << 44) ^ (token << 20) ^ (element & 0xfffffu) ^ (element >> 20) * 0x9e3779b97f4a7c15ull;
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (float)(z >> 40) * 0x1.0p-24f;  // 24 bits: exact in a float
+/* A 32-bit integer hash (Wellons' lowbias32: two multiplies, three
+ * xor-shifts; a bijection of the 32-bit integers). */
+CODES8_FN uint32_t hash32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+/* A stochastic rounding's random numbers: the key of (slot, token), made
+ * once a row and token, and from it a uniform number in [0, 1) for each
+ * element, 24 bits (exact in a float). Within a key, distinct elements
+ * below 2^32 draw distinct numbers' bits (odd multiply, xor and hash32 are
+ * bijections); two multiplies and three xor-shifts an element. */
+CODES8_FN uint32_t codes8_key(uint64_t slot, uint64_t token) {
+    return hash32((uint32_t)slot * 0x9e3779b9u ^ hash32((uint32_t)token + 0x632be5abu));
+}
+CODES8_FN float codes8_uniform(uint32_t key, uint64_t element) {
+    return (float)(hash32(key ^ (uint32_t)element * 0x85ebca6bu) >> 8) * 0x1.0p-24f;
 }
 
 /* v on the grid of multiples of step: the nearest (ties to even), or the one
@@ -119,8 +130,9 @@ CODES8_FN float codes8_value(Codes8 c, uint8_t b) {
 CODES8_FN float codes8_store_row(Codes8 c, const float *row, int64_t n, Rounding r, uint64_t slot, uint64_t token,
                                   uint64_t element0, uint8_t *codes) {
     const float scale = codes8_scale(row, n, codes8_max(c));
+    const uint32_t key = codes8_key(slot, token);
     for (int64_t i = 0; i < n; i++) {
-        const float u = r == ROUND_STOCHASTIC ? codes8_uniform(slot, token, element0 + (uint64_t)i) : 0.0f;
+        const float u = r == ROUND_STOCHASTIC ? codes8_uniform(key, element0 + (uint64_t)i) : 0.0f;
         const float code = c == CODES_INT8 ? int8_code(row[i], scale, r, u) : e4m3_code(row[i], scale, r, u);
         codes[i] = codes8_byte(c, code);
     }

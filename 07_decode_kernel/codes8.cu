@@ -1,0 +1,290 @@
+/* 07_decode_kernel, GPU: versions 17-20, decode_lean_state_int8,
+ * decode_lean_state_int8_sr, decode_lean_state_fp8 and decode_lean_state_fp8_sr:
+ * the step with the state in 8-bit codes and an fp32 scale a row
+ * (common/codes8.h), versions 13-16 on the GPU; x, dt, z, B, C, y fp32.
+ *
+ * What changed from version 6 (decode_lean): the state moves as one byte a
+ * value and 4 bytes a row, not 4 a value: a quarter of the bytes of a step.
+ * A lane holds 16 values of a row, one 16-byte load of codes (M2 N 128: 8
+ * lanes a row; M1 N 16: one), decoded into fp32 registers. Each token
+ * updates them as 6 does and writes y from the fp32 values; then the row's
+ * largest |value| (a max over its lanes, like y's sum) gives the new scale,
+ * each value is rounded to a code and decoded back, so that the next token
+ * starts from what memory holds and one launch of T tokens stores exactly
+ * what T launches of one would (make check holds it to that). int8 rounds
+ * x / scale to an integer; e4m3 to the nearest by the converter
+ * (cvt.rn.satfinite.e4m3x2.f32), stochastically on e4m3's grid in
+ * registers. A stochastic rounding draws its number from (slot, token,
+ * element) (codes8_key, codes8_uniform: two multiplies an element).
+ * What it should buy: a step near the copy time of a quarter of version 6's
+ * bytes, since the work an element grows by a few instructions (the max, a
+ * multiply, a round, a convert), not by a memory access.
+ * Bytes: 2·(b·(d or h·p)·(N + 4)) for the state, plus x, dt, z, B, C, y in
+ * fp32 a token. Exps: as version 6.
+ * SKIPs N not a multiple of 16 or above 512 (a lane's 16 codes are one
+ * 16-byte load; at most 32 lanes a row). */
+#include "kernels.h"
+
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "codes8.h"
+#include "cuda_check.h"
+#include "lanes.cuh"
+
+constexpr int kCodeThreads = 256;  // threads per block
+constexpr int kCodesPerLane = 16;  // one 16-byte load of codes
+constexpr int kCodeRows = 2;       // R: rows per thread, their loads issued together
+
+/* x (a value over its row's scale) as code CODE stores it, its byte, and the
+ * value it stands for over the scale. int8: an integer in -127..127; e4m3:
+ * on e4m3's grid (3 mantissa bits: a step of 2^(e-3) in [2^e, 2^(e+1)),
+ * 2^-9 below 2^-6), rounded to the nearest by the converter or, SR, up with
+ * the probability u < the distance from the code below, then converted
+ * exactly. */
+template <Codes8 CODE, bool SR>
+static __device__ __forceinline__ uint8_t code_byte(float x, float u) {
+    if constexpr (CODE == CODES_INT8) {
+        const float k = SR ? floorf(x) + (u < x - floorf(x) ? 1.f : 0.f) : rintf(x);
+        return (uint8_t)(int8_t)fminf(fmaxf(k, -INT8_CODE_MAX), INT8_CODE_MAX);
+    } else {
+        if constexpr (SR) {
+            const float v = fabsf(x);
+            const int e = max((int)((__float_as_uint(v) >> 23) & 0xff) - 127, -6);  // v's binade, -6 below 2^-6
+            const float step = __uint_as_float((uint32_t)(e - 3 + 127) << 23);       // 2^(e-3)
+            const float k = v * __uint_as_float((uint32_t)(3 - e + 127) << 23);      // v / step, exact
+            const float below = floorf(k);
+            x = copysignf(fminf((u < k - below ? below + 1.f : below) * step, E4M3_MAX), x);
+        }
+        return (uint8_t)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    }
+}
+template <Codes8 CODE>
+static __device__ __forceinline__ float code_value(uint32_t byte) {
+    if constexpr (CODE == CODES_INT8) return (float)(int8_t)byte;
+    else return __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)byte, __NV_E4M3)));
+}
+
+/* The 16 codes of a uint4 (byte i of word i / 4) and back. */
+template <Codes8 CODE>
+static __device__ __forceinline__ void widen_codes(uint4 q, float scale, float (&v)[kCodesPerLane]) {
+    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < kCodesPerLane; i++) v[i] = code_value<CODE>((w[i / 4] >> (8 * (i % 4))) & 0xffu) * scale;
+}
+
+/* N fp32 values of a lane at p (16 of them, 16-byte aligned), 0 past the row. */
+static __device__ __forceinline__ void load16(const float *p, bool in_row, float (&v)[kCodesPerLane]) {
+#pragma unroll
+    for (int i = 0; i < kCodesPerLane; i += 4) {
+        const float4 q = in_row ? *reinterpret_cast<const float4 *>(p + i) : make_float4(0.f, 0.f, 0.f, 0.f);
+        v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
+    }
+}
+
+/* What a launch needs beyond the tensors: where the scales start and the
+ * server's pool. */
+struct CodesLaunch {
+    int64_t state_scales;  // byte offset of the scales in state and state_out: codes8_scales_at(pool rows·N)
+    int64_t inter_scales;  // the same in the intermediate states: codes8_scales_at(b·T·rows·N)
+    DecodePool pool;       // slot of each entry and the intermediate states (NULL: none)
+};
+
+/* S lanes a row (a power of two, 16·S >= N), R rows a thread: thread group
+ * g (its S lanes) takes rows g, g + G, ... (G groups in the grid), so a
+ * warp's loads of one j are 32/S consecutive rows. A row: M1 channel (b,
+ * c), M2 (b, h, p); its state is its slot's (Serve) or its entry's. */
+template <Codes8 CODE, bool SR, bool M2, int S>
+__global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTensors t, CodesLaunch L) {
+    constexpr int R = kCodeRows;
+    const DecodeShape s = t.s;
+    const int64_t N = s.dstate, T = s.tokens;
+    const int64_t width = M2 ? s.heads * s.headdim : s.dim;  // rows of an entry: x, z, y per token
+    const int64_t rows = s.batch * width;
+    const int sub = threadIdx.x % S;
+    const int64_t groups = (int64_t)gridDim.x * (kCodeThreads / S);
+    const int64_t g = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;
+    const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 16 values are in the row
+    const int64_t e0 = (int64_t)sub * kCodesPerLane;       // its first element
+    const float *x = static_cast<const float *>(t.x);      // M1 (b, T, d)  M2 (b, T, h, p)  fp32
+    const float *dt = static_cast<const float *>(t.dt);    // M1 (b, T, d)  M2 (b, T, h)     fp32
+    const float *B = static_cast<const float *>(t.B);      // M1 (b, T, N)  M2 (b, T, g, N)  fp32
+    const float *C = static_cast<const float *>(t.C);      // like B
+    const float *z = static_cast<const float *>(t.z);      // like x, NULL without z
+    float *y = static_cast<float *>(t.y);                  // like x, written
+    const uint8_t *codes = reinterpret_cast<const uint8_t *>(t.state);  // (pool rows, N) codes, then the scales
+    uint8_t *codes_out = reinterpret_cast<uint8_t *>(t.state_out);     // like state, written
+    const float *scales = reinterpret_cast<const float *>(codes + L.state_scales);  // (pool rows,) fp32
+    float *scales_out = reinterpret_cast<float *>(codes_out + L.state_scales);     // like scales, written
+    uint8_t *inter = static_cast<uint8_t *>(L.pool.inter);  // (b, T, rows, N) codes, then scales; NULL: none
+    float *inter_scales = inter ? reinterpret_cast<float *>(inter + L.inter_scales) : nullptr;
+
+    int64_t bi[R], c[R], slot[R];  // the row's entry, its row in the entry, the state's slot (negative: padding)
+    bool valid[R], live[R];        // the row exists; and is not padding
+    float h[R][kCodesPerLane];     // the lane's values of the row, fp32
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int64_t row = g + j * groups;
+        valid[j] = row < rows;
+        bi[j] = valid[j] ? row / width : 0;
+        c[j] = valid[j] ? row % width : 0;
+        slot[j] = !valid[j] ? -1 : L.pool.slot_of ? L.pool.slot_of[bi[j]] : bi[j];
+        live[j] = slot[j] >= 0;
+        const int64_t sr = live[j] ? slot[j] * width + c[j] : 0;  // the state's row
+        const uint4 q = live[j] && in_row ? __ldcs(reinterpret_cast<const uint4 *>(codes + sr * N + e0))
+                                          : make_uint4(0u, 0u, 0u, 0u);
+        widen_codes<CODE>(q, live[j] ? scales[sr] : 0.f, h[j]);
+    }
+    for (int64_t tok = 0; tok < T; tok++) {
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const int64_t hi = M2 ? c[j] / s.headdim : c[j];  // what dt, D, dt_bias, A follow
+            const int64_t at = (bi[j] * T + tok) * width + c[j];  // x, z, y
+            // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+            const int64_t bc = M2 ? ((bi[j] * T + tok) * s.groups + hi / (s.heads / s.groups)) * N
+                                  : (bi[j] * T + tok) * N;
+            float Bv[kCodesPerLane], Cv[kCodesPerLane], Av[kCodesPerLane];  // Av: M1's A of the lane's elements
+            load16(B + bc + e0, live[j] && in_row, Bv);
+            load16(C + bc + e0, live[j] && in_row, Cv);
+            if constexpr (!M2) load16(t.A + c[j] * N + e0, live[j] && in_row, Av);
+            const float xv = live[j] ? x[at] : 0.f;
+            const float bias = live[j] && t.dt_bias ? t.dt_bias[hi] : 0.f;
+            const float delta = live[j] ? delta_poly(dt[(bi[j] * T + tok) * (M2 ? s.heads : s.dim) + hi], bias,
+                                                     s.softplus) : 0.f;
+            const float d2 = delta * LOG2E_F, dx = delta * xv;
+            // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
+            const float dA_head = M2 && live[j] ? exp2_approx(d2 * t.A[hi]) : 1.f;
+            float acc = 0.f, top = 0.f;  // the lane's share of Σ_n h·C, its largest |h|
+#pragma unroll
+            for (int i = 0; i < kCodesPerLane; i++) {
+                // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
+                const float dA = M2 ? dA_head : exp2_approx(d2 * Av[i]);
+                // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1")), dB = dt·B: as B·(dt·x)
+                h[j][i] = fmaf(Bv[i], dx, h[j][i] * dA);
+                // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
+                acc = fmaf(h[j][i], Cv[i], acc);
+                top = fmaxf(top, fabsf(h[j][i]));
+            }
+            for (int off = S / 2; off > 0; off /= 2) {
+                acc += __shfl_xor_sync(0xffffffffu, acc, off);
+                top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
+            }
+            if (sub == 0 && valid[j]) {  // padding: y = 0
+                float out = acc;
+                // if D is not None: out += (x * D).to(out.dtype)
+                if (t.D) out += xv * t.D[hi];
+                // return (out if z is None else out * F.silu(z)).to(x.dtype)
+                if (z && live[j]) out *= silu(z[at]);
+                y[at] = live[j] ? out : 0.f;
+            }
+            /* The row to codes: the scale of its largest value, each value
+             * rounded and decoded back (codes8_store_row, codes8.h). */
+            const float scale = top / codes8_max(CODE) > 0.f ? top / codes8_max(CODE) : 1.f;
+            const float inv = 1.f / scale;
+            const uint32_t key = SR ? codes8_key((uint64_t)slot[j], (uint64_t)(s.first_token + tok)) : 0u;
+            uint32_t w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+            for (int i = 0; i < kCodesPerLane; i++) {
+                const float u = SR ? codes8_uniform(key, (uint64_t)(c[j] * N + e0 + i)) : 0.f;
+                const uint8_t b = code_byte<CODE, SR>(h[j][i] * inv, u);
+                w[i / 4] |= (uint32_t)b << (8 * (i % 4));
+                h[j][i] = code_value<CODE>(b) * scale;
+            }
+            if (inter && valid[j]) {  // padding: codes 0, scale 0
+                const int64_t ir = (bi[j] * T + tok) * width + c[j];
+                if (in_row) *reinterpret_cast<uint4 *>(inter + ir * N + e0) =
+                    live[j] ? make_uint4(w[0], w[1], w[2], w[3]) : make_uint4(0u, 0u, 0u, 0u);
+                if (sub == 0) inter_scales[ir] = live[j] ? scale : 0.f;
+            }
+            if (tok == T - 1 && live[j]) {
+                const int64_t sr = slot[j] * width + c[j];
+                if (in_row) __stcs(reinterpret_cast<uint4 *>(codes_out + sr * N + e0), make_uint4(w[0], w[1], w[2], w[3]));
+                if (sub == 0) scales_out[sr] = scale;
+            }
+        }
+    }
+}
+
+/* ---- Host side ---- */
+
+extern "C" const char *decode_codes8_unsupported(const DecodeShape *s) {
+    if (s->dstate % kCodesPerLane != 0 || s->dstate > 32 * kCodesPerLane)
+        return "N not a multiple of 16 up to 512: a lane's 16 codes are one 16-byte load, a row 32 lanes at most";
+    if (ceil_div(s->batch * decode_width(s), kCodeThreads * kCodeRows) > INT_MAX) return "more than 2^31 - 1 blocks";
+    return NULL;
+}
+
+template <Codes8 CODE, bool SR, bool M2>
+static void launch_codes8(const DecodeTensors *t, const CodesLaunch &L) {
+    const DecodeShape *s = &t->s;
+    int S = 1;
+    while ((int64_t)S * kCodesPerLane < s->dstate) S *= 2;
+    const int64_t rows = s->batch * decode_width(s);
+    const int64_t per_block = (int64_t)(kCodeThreads / S) * kCodeRows;
+    const int64_t blocks = ceil_div(rows, per_block);  // at most 2^31 - 1 (decode_codes8_unsupported)
+    const unsigned grid = (unsigned)(blocks > 0 ? blocks : 1);
+    switch (S) {
+    case 1: decode_codes8_kernel<CODE, SR, M2, 1><<<grid, kCodeThreads>>>(*t, L); break;
+    case 2: decode_codes8_kernel<CODE, SR, M2, 2><<<grid, kCodeThreads>>>(*t, L); break;
+    case 4: decode_codes8_kernel<CODE, SR, M2, 4><<<grid, kCodeThreads>>>(*t, L); break;
+    case 8: decode_codes8_kernel<CODE, SR, M2, 8><<<grid, kCodeThreads>>>(*t, L); break;
+    case 16: decode_codes8_kernel<CODE, SR, M2, 16><<<grid, kCodeThreads>>>(*t, L); break;
+    default: decode_codes8_kernel<CODE, SR, M2, 32><<<grid, kCodeThreads>>>(*t, L); break;
+    }
+    cuda_check_launch();
+}
+
+/* A server's step (DecodeServing) or a plain one (slots 0, no pool): in
+ * place on the pool, which is copied to state_out first when it is handed
+ * one apart (slots no entry names keep their codes and scales). */
+template <Codes8 CODE, bool SR>
+static void run_codes8(const DecodeServing *sv) {
+    DecodeTensors t = sv->t;
+    const DecodeShape *s = &t.s;
+    const int64_t W = decode_width(s), N = s->dstate;
+    const int64_t pool_values = (sv->slots ? sv->slots : s->batch) * W * N;
+    if (sv->slots && t.state_out != t.state) {
+        cuda_check(cudaMemcpyAsync(t.state_out, t.state, codes8_bytes(pool_values, N), cudaMemcpyDeviceToDevice, 0));
+        t.state = t.state_out;
+    }
+    const CodesLaunch L = {(int64_t)codes8_scales_at(pool_values), (int64_t)codes8_scales_at(s->batch * s->tokens * W * N),
+                           DecodePool{sv->state_batch_indices, sv->intermediate_states}};
+    if (s->form == DECODE_M2) launch_codes8<CODE, SR, true>(&t, L);
+    else launch_codes8<CODE, SR, false>(&t, L);
+}
+
+extern "C" void decode_lean_state_int8_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    run_codes8<CODES_INT8, false>(sv);
+}
+extern "C" void decode_lean_state_int8_sr_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    run_codes8<CODES_INT8, true>(sv);
+}
+extern "C" void decode_lean_state_fp8_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    run_codes8<CODES_E4M3, false>(sv);
+}
+extern "C" void decode_lean_state_fp8_sr_serving(const DecodeServing *sv, void *workspace) {
+    (void)workspace;
+    run_codes8<CODES_E4M3, true>(sv);
+}
+
+extern "C" void decode_lean_state_int8(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_lean_state_int8_serving(&sv, workspace);
+}
+extern "C" void decode_lean_state_int8_sr(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_lean_state_int8_sr_serving(&sv, workspace);
+}
+extern "C" void decode_lean_state_fp8(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_lean_state_fp8_serving(&sv, workspace);
+}
+extern "C" void decode_lean_state_fp8_sr(const DecodeTensors *t, void *workspace) {
+    const DecodeServing sv = {*t, 0, NULL, NULL};
+    decode_lean_state_fp8_sr_serving(&sv, workspace);
+}
