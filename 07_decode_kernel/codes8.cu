@@ -35,8 +35,8 @@
 #include "lanes.cuh"
 
 constexpr int kCodeThreads = 256;  // threads per block
-constexpr int kCodesPerLane = 16;  // one 16-byte load of codes
-constexpr int kCodeRows = 2;       // R: rows per thread, their loads issued together
+constexpr int kCodesPerLane = 8;   // V: one 8-byte load of codes
+constexpr int kCodeRows = 8;       // R: rows a thread, of one head (M2) or entry (M1): B and C loaded once for them
 
 /* x (a value over its row's scale) as code CODE stores it, its byte, and the
  * value it stands for over the scale. int8: an integer in -127..127; e4m3:
@@ -67,16 +67,16 @@ static __device__ __forceinline__ float code_value(uint32_t byte) {
     else return __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)byte, __NV_E4M3)));
 }
 
-/* The 16 codes of a uint4 (byte i of word i / 4) and back. */
+/* The V codes of a uint2 (byte i of word i / 4) as values. */
 template <Codes8 CODE>
-static __device__ __forceinline__ void widen_codes(uint4 q, float scale, float (&v)[kCodesPerLane]) {
-    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+static __device__ __forceinline__ void widen_codes(uint2 q, float scale, float (&v)[kCodesPerLane]) {
+    const uint32_t w[2] = {q.x, q.y};
 #pragma unroll
     for (int i = 0; i < kCodesPerLane; i++) v[i] = code_value<CODE>((w[i / 4] >> (8 * (i % 4))) & 0xffu) * scale;
 }
 
-/* N fp32 values of a lane at p (16 of them, 16-byte aligned), 0 past the row. */
-static __device__ __forceinline__ void load16(const float *p, bool in_row, float (&v)[kCodesPerLane]) {
+/* A lane's V fp32 values at p (16-byte aligned), 0 past the row. */
+static __device__ __forceinline__ void load_lane8(const float *p, bool in_row, float (&v)[kCodesPerLane]) {
 #pragma unroll
     for (int i = 0; i < kCodesPerLane; i += 4) {
         const float4 q = in_row ? *reinterpret_cast<const float4 *>(p + i) : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -92,20 +92,24 @@ struct CodesLaunch {
     DecodePool pool;       // slot of each entry and the intermediate states (NULL: none)
 };
 
-/* S lanes a row (a power of two, 16·S >= N), R rows a thread: thread group
- * g (its S lanes) takes rows g, g + G, ... (G groups in the grid), so a
- * warp's loads of one j are 32/S consecutive rows. A row: M1 channel (b,
- * c), M2 (b, h, p); its state is its slot's (Serve) or its entry's. */
+/* S lanes a row (a power of two, 16·S >= N); a unit of R consecutive rows
+ * of one head (M2) or one batch entry (M1) a thread group, so that B and C
+ * (and M2's Δ and dA) are loaded once for R rows: per element B and C are
+ * 8 bytes from L1 against the code's 1 from DRAM, so sharing them is what
+ * keeps the load pipe under the DRAM rate. Unit u: M2 (b, h, p / R), M1
+ * (b, c / R); a row past the head's p (or the entry's d) is not valid. The
+ * state's rows are the slot's (a pool) or the entry's. */
 template <Codes8 CODE, bool SR, bool M2, int S>
 __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTensors t, CodesLaunch L) {
     constexpr int R = kCodeRows;
     const DecodeShape s = t.s;
     const int64_t N = s.dstate, T = s.tokens;
     const int64_t width = M2 ? s.heads * s.headdim : s.dim;  // rows of an entry: x, z, y per token
-    const int64_t rows = s.batch * width;
+    const int64_t run = M2 ? s.headdim : s.dim;               // rows that share B and C: a head's, an entry's
+    const int64_t per_run = ceil_div(run, R);                 // units of a run
+    const int64_t units = s.batch * (M2 ? s.heads : 1) * per_run;
+    const int64_t u = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;
     const int sub = threadIdx.x % S;
-    const int64_t groups = (int64_t)gridDim.x * (kCodeThreads / S);
-    const int64_t g = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;
     const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 16 values are in the row
     const int64_t e0 = (int64_t)sub * kCodesPerLane;       // its first element
     const float *x = static_cast<const float *>(t.x);      // M1 (b, T, d)  M2 (b, T, h, p)  fp32
@@ -121,51 +125,62 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     uint8_t *inter = static_cast<uint8_t *>(L.pool.inter);  // (b, T, rows, N) codes, then scales; NULL: none
     float *inter_scales = inter ? reinterpret_cast<float *>(inter + L.inter_scales) : nullptr;
 
-    int64_t bi[R], c[R], slot[R];  // the row's entry, its row in the entry, the state's slot (negative: padding)
-    bool valid[R], live[R];        // the row exists; and is not padding
-    float h[R][kCodesPerLane];     // the lane's values of the row, fp32
+    const int64_t bi = u < units ? u / (units / s.batch) : 0;         // the unit's batch entry
+    const int64_t hi = M2 && u < units ? u / per_run % s.heads : 0;    // M2: its head
+    const int64_t c0 = (M2 ? hi * s.headdim : 0) + u % per_run * R;    // its first row in the entry
+    const int64_t slot = u >= units ? -1 : L.pool.slot_of ? L.pool.slot_of[bi] : bi;  // negative: padding
+    bool valid[R], live[R];  // row c0 + j exists; and is not padding
+    /* The lane's codes of its rows and the rows' scales, held from token to
+     * token as memory holds them (a row is decoded where it is used): 3
+     * registers a row where its fp32 values would take V, so that R rows'
+     * loads are in flight at once. */
+    uint2 q[R];
+    float sc[R];
 #pragma unroll
     for (int j = 0; j < R; j++) {
-        const int64_t row = g + j * groups;
-        valid[j] = row < rows;
-        bi[j] = valid[j] ? row / width : 0;
-        c[j] = valid[j] ? row % width : 0;
-        slot[j] = !valid[j] ? -1 : L.pool.slot_of ? L.pool.slot_of[bi[j]] : bi[j];
-        live[j] = slot[j] >= 0;
-        const int64_t sr = live[j] ? slot[j] * width + c[j] : 0;  // the state's row
-        const uint4 q = live[j] && in_row ? __ldcs(reinterpret_cast<const uint4 *>(codes + sr * N + e0))
-                                          : make_uint4(0u, 0u, 0u, 0u);
-        widen_codes<CODE>(q, live[j] ? scales[sr] : 0.f, h[j]);
+        valid[j] = u < units && u % per_run * R + j < run;
+        live[j] = valid[j] && slot >= 0;
+        const int64_t sr = live[j] ? slot * width + c0 + j : 0;  // the state's row
+        q[j] = live[j] && in_row ? __ldcs(reinterpret_cast<const uint2 *>(codes + sr * N + e0)) : make_uint2(0u, 0u);
+        sc[j] = live[j] ? scales[sr] : 0.f;
     }
+    const bool any = live[0];  // the unit has a live row (its first one, when any)
     for (int64_t tok = 0; tok < T; tok++) {
+        // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
+        const int64_t bc = M2 ? ((bi * T + tok) * s.groups + hi / (s.heads / s.groups)) * N : (bi * T + tok) * N;
+        float Bv[kCodesPerLane], Cv[kCodesPerLane];  // the lane's B and C, the R rows' own
+        load_lane8(B + bc + e0, any && in_row, Bv);
+        load_lane8(C + bc + e0, any && in_row, Cv);
+        const int64_t at = (bi * T + tok) * width + c0;  // x, z, y of row c0
+        float delta_head = 0.f, dA_head = 1.f;            // M2: the head's Δ and dA
+        if constexpr (M2) {
+            delta_head = any ? delta_poly(dt[(bi * T + tok) * s.heads + hi], t.dt_bias ? t.dt_bias[hi] : 0.f,
+                                          s.softplus) : 0.f;
+            // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
+            dA_head = exp2_approx(delta_head * LOG2E_F * t.A[hi]);
+        }
+        const uint32_t key = SR ? codes8_key((uint64_t)slot, (uint64_t)(s.first_token + tok)) : 0u;
 #pragma unroll
         for (int j = 0; j < R; j++) {
-            const int64_t hi = M2 ? c[j] / s.headdim : c[j];  // what dt, D, dt_bias, A follow
-            const int64_t at = (bi[j] * T + tok) * width + c[j];  // x, z, y
-            // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
-            const int64_t bc = M2 ? ((bi[j] * T + tok) * s.groups + hi / (s.heads / s.groups)) * N
-                                  : (bi[j] * T + tok) * N;
-            float Bv[kCodesPerLane], Cv[kCodesPerLane], Av[kCodesPerLane];  // Av: M1's A of the lane's elements
-            load16(B + bc + e0, live[j] && in_row, Bv);
-            load16(C + bc + e0, live[j] && in_row, Cv);
-            if constexpr (!M2) load16(t.A + c[j] * N + e0, live[j] && in_row, Av);
-            const float xv = live[j] ? x[at] : 0.f;
-            const float bias = live[j] && t.dt_bias ? t.dt_bias[hi] : 0.f;
-            const float delta = live[j] ? delta_poly(dt[(bi[j] * T + tok) * (M2 ? s.heads : s.dim) + hi], bias,
-                                                     s.softplus) : 0.f;
+            const int64_t c = c0 + j;  // the row in the entry
+            const float xv = live[j] ? x[at + j] : 0.f;
+            const float delta = M2 ? delta_head
+                                   : live[j] ? delta_poly(dt[at + j], t.dt_bias ? t.dt_bias[c] : 0.f, s.softplus) : 0.f;
+            float Av[kCodesPerLane];  // M1: A of the lane's elements
+            if constexpr (!M2) load_lane8(t.A + c * N + e0, live[j] && in_row, Av);
             const float d2 = delta * LOG2E_F, dx = delta * xv;
-            // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
-            const float dA_head = M2 && live[j] ? exp2_approx(d2 * t.A[hi]) : 1.f;
+            float h[kCodesPerLane];  // the lane's values of row j, fp32
+            widen_codes<CODE>(q[j], sc[j], h);
             float acc = 0.f, top = 0.f;  // the lane's share of Σ_n h·C, its largest |h|
 #pragma unroll
             for (int i = 0; i < kCodesPerLane; i++) {
                 // dA = torch.exp(rearrange(dt, "b d -> b d 1") * A)
                 const float dA = M2 ? dA_head : exp2_approx(d2 * Av[i]);
                 // state.copy_(state * dA + dB * rearrange(x, "b d -> b d 1")), dB = dt·B: as B·(dt·x)
-                h[j][i] = fmaf(Bv[i], dx, h[j][i] * dA);
+                h[i] = fmaf(Bv[i], dx, h[i] * dA);
                 // out = torch.einsum("bdn,bn->bd", state.to(C.dtype), C)
-                acc = fmaf(h[j][i], Cv[i], acc);
-                top = fmaxf(top, fabsf(h[j][i]));
+                acc = fmaf(h[i], Cv[i], acc);
+                top = fmaxf(top, fabsf(h[i]));
             }
             for (int off = S / 2; off > 0; off /= 2) {
                 acc += __shfl_xor_sync(0xffffffffu, acc, off);
@@ -174,33 +189,32 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
             if (sub == 0 && valid[j]) {  // padding: y = 0
                 float out = acc;
                 // if D is not None: out += (x * D).to(out.dtype)
-                if (t.D) out += xv * t.D[hi];
+                if (t.D) out += xv * t.D[M2 ? hi : c];
                 // return (out if z is None else out * F.silu(z)).to(x.dtype)
-                if (z && live[j]) out *= silu(z[at]);
-                y[at] = live[j] ? out : 0.f;
+                if (z && live[j]) out *= silu(z[at + j]);
+                y[at + j] = live[j] ? out : 0.f;
             }
             /* The row to codes: the scale of its largest value, each value
-             * rounded and decoded back (codes8_store_row, codes8.h). */
+             * rounded (codes8_store_row, codes8.h); the next token decodes them. */
             const float scale = top / codes8_max(CODE) > 0.f ? top / codes8_max(CODE) : 1.f;
             const float inv = 1.f / scale;
-            const uint32_t key = SR ? codes8_key((uint64_t)slot[j], (uint64_t)(s.first_token + tok)) : 0u;
-            uint32_t w[4] = {0u, 0u, 0u, 0u};
+            uint32_t w[2] = {0u, 0u};
 #pragma unroll
             for (int i = 0; i < kCodesPerLane; i++) {
-                const float u = SR ? codes8_uniform(key, (uint64_t)(c[j] * N + e0 + i)) : 0.f;
-                const uint8_t b = code_byte<CODE, SR>(h[j][i] * inv, u);
-                w[i / 4] |= (uint32_t)b << (8 * (i % 4));
-                h[j][i] = code_value<CODE>(b) * scale;
+                const float r = SR ? codes8_uniform(key, (uint64_t)(c * N + e0 + i)) : 0.f;
+                w[i / 4] |= (uint32_t)code_byte<CODE, SR>(h[i] * inv, r) << (8 * (i % 4));
             }
+            q[j] = make_uint2(w[0], w[1]);
+            sc[j] = scale;
             if (inter && valid[j]) {  // padding: codes 0, scale 0
-                const int64_t ir = (bi[j] * T + tok) * width + c[j];
-                if (in_row) *reinterpret_cast<uint4 *>(inter + ir * N + e0) =
-                    live[j] ? make_uint4(w[0], w[1], w[2], w[3]) : make_uint4(0u, 0u, 0u, 0u);
+                const int64_t ir = (bi * T + tok) * width + c;
+                if (in_row) *reinterpret_cast<uint2 *>(inter + ir * N + e0) =
+                    live[j] ? make_uint2(w[0], w[1]) : make_uint2(0u, 0u);
                 if (sub == 0) inter_scales[ir] = live[j] ? scale : 0.f;
             }
-            if (tok == T - 1 && live[j]) {
-                const int64_t sr = slot[j] * width + c[j];
-                if (in_row) __stcs(reinterpret_cast<uint4 *>(codes_out + sr * N + e0), make_uint4(w[0], w[1], w[2], w[3]));
+            if (tok + 1 == T && live[j]) {
+                const int64_t sr = slot * width + c;
+                if (in_row) __stcs(reinterpret_cast<uint2 *>(codes_out + sr * N + e0), make_uint2(w[0], w[1]));
                 if (sub == 0) scales_out[sr] = scale;
             }
         }
@@ -209,10 +223,16 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
 
 /* ---- Host side ---- */
 
+/* Units of R rows: (b, h, p / R) or (b, d / R). */
+static int64_t codes8_units(const DecodeShape *s) {
+    return s->form == DECODE_M2 ? s->batch * s->heads * ceil_div(s->headdim, kCodeRows)
+                                : s->batch * ceil_div(s->dim, kCodeRows);
+}
+
 extern "C" const char *decode_codes8_unsupported(const DecodeShape *s) {
     if (s->dstate % kCodesPerLane != 0 || s->dstate > 32 * kCodesPerLane)
-        return "N not a multiple of 16 up to 512: a lane's 16 codes are one 16-byte load, a row 32 lanes at most";
-    if (ceil_div(s->batch * decode_width(s), kCodeThreads * kCodeRows) > INT_MAX) return "more than 2^31 - 1 blocks";
+        return "N not a multiple of 8 up to 256: a lane's 8 codes are one 8-byte load, a row 32 lanes at most";
+    if (ceil_div(codes8_units(s), kCodeThreads / 32) > INT_MAX) return "more than 2^31 - 1 blocks";
     return NULL;
 }
 
@@ -221,9 +241,7 @@ static void launch_codes8(const DecodeTensors *t, const CodesLaunch &L) {
     const DecodeShape *s = &t->s;
     int S = 1;
     while ((int64_t)S * kCodesPerLane < s->dstate) S *= 2;
-    const int64_t rows = s->batch * decode_width(s);
-    const int64_t per_block = (int64_t)(kCodeThreads / S) * kCodeRows;
-    const int64_t blocks = ceil_div(rows, per_block);  // at most 2^31 - 1 (decode_codes8_unsupported)
+    const int64_t blocks = ceil_div(codes8_units(s), kCodeThreads / S);  // at most 2^31 - 1 (decode_codes8_unsupported)
     const unsigned grid = (unsigned)(blocks > 0 ? blocks : 1);
     switch (S) {
     case 1: decode_codes8_kernel<CODE, SR, M2, 1><<<grid, kCodeThreads>>>(*t, L); break;
