@@ -38,41 +38,54 @@ constexpr int kCodeThreads = 256;  // threads per block
 constexpr int kCodesPerLane = 8;   // V: one 8-byte load of codes
 constexpr int kCodeRows = 8;       // R: rows a thread, of one head (M2) or entry (M1): B and C loaded once for them
 
-/* x (a value over its row's scale) as code CODE stores it, its byte, and the
- * value it stands for over the scale. int8: an integer in -127..127; e4m3:
+/* int8 codes without the conversion pipe (I2F and F2I issue at a quarter of
+ * the FMA rate on sm_90, and a step would spend two an element): 1.5·2^23
+ * added to a float below 2^22 leaves its integer part, rounded by the add's
+ * mode, in the low mantissa bits, two's complement in the low byte; back,
+ * the byte flipped to offset binary (b + 128) below 2^23's exponent is a
+ * float 2^23 + b + 128, exact. */
+constexpr float kRoundInt = 12582912.f;        // 1.5·2^23
+constexpr float kOffsetInt = 8388608.f + 128.f;  // 2^23 + 128
+
+/* The code of x (a value times its row's 1 / scale), as a byte: int8 an
+ * integer in -127..127, to the nearest (the add rounds to nearest even) or
+ * SR floor(x + u) (the add rounds down), as round_to_grid (codes8.h); e4m3
  * on e4m3's grid (3 mantissa bits: a step of 2^(e-3) in [2^e, 2^(e+1)),
- * 2^-9 below 2^-6), rounded to the nearest by the converter or, SR, up with
- * the probability u < the distance from the code below, then converted
- * exactly. */
+ * 2^-9 below 2^-6), to the nearest by the converter or SR floor(x / step +
+ * u)·step in registers and then converted exactly. */
 template <Codes8 CODE, bool SR>
-static __device__ __forceinline__ uint8_t code_byte(float x, float u) {
+static __device__ __forceinline__ uint32_t code_byte(float x, float u) {
     if constexpr (CODE == CODES_INT8) {
-        const float k = SR ? floorf(x) + (u < x - floorf(x) ? 1.f : 0.f) : rintf(x);
-        return (uint8_t)(int8_t)fminf(fmaxf(k, -INT8_CODE_MAX), INT8_CODE_MAX);
+        float k = SR ? __fadd_rd(__fadd_rn(x, u), kRoundInt) : __fadd_rn(x, kRoundInt);
+        if constexpr (SR) k = fminf(fmaxf(k, kRoundInt - INT8_CODE_MAX), kRoundInt + INT8_CODE_MAX);
+        return __float_as_uint(k) & 0xffu;
     } else {
         if constexpr (SR) {
             const float v = fabsf(x);
             const int e = max((int)((__float_as_uint(v) >> 23) & 0xff) - 127, -6);  // v's binade, -6 below 2^-6
             const float step = __uint_as_float((uint32_t)(e - 3 + 127) << 23);       // 2^(e-3)
             const float k = v * __uint_as_float((uint32_t)(3 - e + 127) << 23);      // v / step, exact
-            const float below = floorf(k);
-            x = copysignf(fminf((u < k - below ? below + 1.f : below) * step, E4M3_MAX), x);
+            x = copysignf(fminf(floorf(__fadd_rn(k, u)) * step, E4M3_MAX), x);
         }
-        return (uint8_t)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+        return (uint32_t)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
     }
 }
-template <Codes8 CODE>
-static __device__ __forceinline__ float code_value(uint32_t byte) {
-    if constexpr (CODE == CODES_INT8) return (float)(int8_t)byte;
-    else return __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)byte, __NV_E4M3)));
-}
 
-/* The V codes of a uint2 (byte i of word i / 4) as values. */
+/* The V codes of a uint2 (byte i of word i / 4) as values: code · scale. */
 template <Codes8 CODE>
 static __device__ __forceinline__ void widen_codes(uint2 q, float scale, float (&v)[kCodesPerLane]) {
-    const uint32_t w[2] = {q.x, q.y};
+    const uint32_t w[2] = {q.x ^ 0x80808080u, q.y ^ 0x80808080u};  // int8: offset binary
 #pragma unroll
-    for (int i = 0; i < kCodesPerLane; i++) v[i] = code_value<CODE>((w[i / 4] >> (8 * (i % 4))) & 0xffu) * scale;
+    for (int i = 0; i < kCodesPerLane; i++) {
+        float code;
+        if constexpr (CODE == CODES_INT8) {
+            code = __uint_as_float(__byte_perm(w[i / 4], 0x4b000000u, 0x7650 + i % 4)) - kOffsetInt;
+        } else {
+            const uint32_t b = ((i < 4 ? q.x : q.y) >> (8 * (i % 4))) & 0xffu;
+            code = __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3)));
+        }
+        v[i] = code * scale;
+    }
 }
 
 /* A lane's V fp32 values at p (16-byte aligned), 0 past the row. */
@@ -196,13 +209,13 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
             }
             /* The row to codes: the scale of its largest value, each value
              * rounded (codes8_store_row, codes8.h); the next token decodes them. */
-            const float scale = top / codes8_max(CODE) > 0.f ? top / codes8_max(CODE) : 1.f;
-            const float inv = 1.f / scale;
+            const float scale = top * (1.f / codes8_max(CODE)) > 0.f ? top * (1.f / codes8_max(CODE)) : 1.f;
+            const float inv = __frcp_rn(scale);
             uint32_t w[2] = {0u, 0u};
 #pragma unroll
             for (int i = 0; i < kCodesPerLane; i++) {
                 const float r = SR ? codes8_uniform(key, (uint64_t)(c * N + e0 + i)) : 0.f;
-                w[i / 4] |= (uint32_t)code_byte<CODE, SR>(h[i] * inv, r) << (8 * (i % 4));
+                w[i / 4] |= code_byte<CODE, SR>(__fmul_rn(h[i], inv), r) << (8 * (i % 4));
             }
             q[j] = make_uint2(w[0], w[1]);
             sc[j] = scale;

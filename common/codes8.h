@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define CODES8_FN __host__ __device__ static inline
@@ -60,52 +61,59 @@ CODES8_FN uint32_t hash32(uint32_t x) {
 
 /* A stochastic rounding's random numbers: the key of (slot, token), made
  * once a row and token, and from it a uniform number in [0, 1) for each
- * element, 24 bits (exact in a float). Within a key, distinct elements
- * below 2^32 draw distinct numbers' bits (odd multiply, xor and hash32 are
+ * element: 23 bits of the hash as the mantissa of a float in [1, 2), less 1
+ * (exact; no integer-to-float conversion). Within a key, distinct elements
+ * below 2^32 hash to distinct values (odd multiply, xor and hash32 are
  * bijections); two multiplies and three xor-shifts an element. */
 CODES8_FN uint32_t codes8_key(uint64_t slot, uint64_t token) {
     return hash32((uint32_t)slot * 0x9e3779b9u ^ hash32((uint32_t)token + 0x632be5abu));
 }
 CODES8_FN float codes8_uniform(uint32_t key, uint64_t element) {
-    return (float)(hash32(key ^ (uint32_t)element * 0x85ebca6bu) >> 8) * 0x1.0p-24f;
+    const uint32_t bits = 0x3f800000u | hash32(key ^ (uint32_t)element * 0x85ebca6bu) >> 9;  // a float in [1, 2)
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(bits) - 1.0f;
+#else
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f - 1.0f;
+#endif
 }
 
-/* v on the grid of multiples of step: the nearest (ties to even), or the one
- * below with probability 1 - f and the one above with f, f v's fraction of
- * the step (u uniform in [0, 1)). */
+/* v on the grid of multiples of step: the nearest (ties to even), or
+ * floor(v / step + u)·step, which goes up with the probability of v's
+ * fraction of the step (u uniform in [0, 1)). */
 CODES8_FN float round_to_grid(float v, float step, Rounding r, float u) {
     const float k = v / step;
-    if (r == ROUND_NEAREST) return rintf(k) * step;
-    const float below = floorf(k);
-    return (u < k - below ? below + 1.0f : below) * step;
+    return (r == ROUND_NEAREST ? rintf(k) : floorf(k + u)) * step;
 }
 
-/* The row's scale for a code whose largest value is code_max: max |row| / code_max
- * (1 where that is 0, a row of zeros or of values too small for a float
- * scale, which any scale then stores as zeros). */
+/* The row's scale for a code whose largest value is code_max: max |row| times
+ * 1 / code_max (1 where that is 0, a row of zeros or of values too small for
+ * a float scale, which any scale then stores as zeros). A value is coded
+ * as value · inv, inv = 1 / scale: one division a row, not one a value. */
 CODES8_FN float codes8_scale(const float *row, int64_t n, float code_max) {
     float m = 0.0f;
     for (int64_t i = 0; i < n; i++) m = fmaxf(m, fabsf(row[i]));
-    const float scale = m / code_max;
+    const float scale = m * (1.0f / code_max);
     return scale > 0.0f ? scale : 1.0f;
 }
 
-/* x / scale as int8 stores it: an integer in -127..127. */
-CODES8_FN float int8_code(float x, float scale, Rounding r, float u) {
-    return fminf(fmaxf(round_to_grid(x / scale, 1.0f, r, u), -INT8_CODE_MAX), INT8_CODE_MAX);
+/* x · inv as int8 stores it: an integer in -127..127. */
+CODES8_FN float int8_code(float x, float inv, Rounding r, float u) {
+    return fminf(fmaxf(round_to_grid(x * inv, 1.0f, r, u), -INT8_CODE_MAX), INT8_CODE_MAX);
 }
 
-/* x / scale as e4m3 stores it: on the e4m3 grid (3 mantissa bits: a step of
+/* x · inv as e4m3 stores it: on the e4m3 grid (3 mantissa bits: a step of
  * 2^(e-3) in [2^e, 2^(e+1)), 2^-9 below 2^-6, the subnormals), at most 448. */
-CODES8_FN float e4m3_code(float x, float scale, Rounding r, float u) {
-    const float v = fabsf(x / scale);
+CODES8_FN float e4m3_code(float x, float inv, Rounding r, float u) {
+    const float v = fabsf(x * inv);
     const float step = v < 0x1.0p-6f ? 0x1.0p-9f : ldexpf(1.0f, ilogbf(v) - 3);
     return copysignf(fminf(round_to_grid(v, step, r, u), E4M3_MAX), x);
 }
 
 /* What x is stored as, a code times the scale. */
-CODES8_FN float int8_stored(float x, float scale, Rounding r, float u) { return int8_code(x, scale, r, u) * scale; }
-CODES8_FN float e4m3_stored(float x, float scale, Rounding r, float u) { return e4m3_code(x, scale, r, u) * scale; }
+CODES8_FN float int8_stored(float x, float scale, Rounding r, float u) { return int8_code(x, 1.0f / scale, r, u) * scale; }
+CODES8_FN float e4m3_stored(float x, float scale, Rounding r, float u) { return e4m3_code(x, 1.0f / scale, r, u) * scale; }
 
 /* A code's byte and back: int8 two's complement; e4m3 sign, exponent (bias
  * 7; 0 for the subnormals) and mantissa, of a value on its grid. */
@@ -129,11 +137,11 @@ CODES8_FN float codes8_value(Codes8 c, uint8_t b) {
  * element0 + i). */
 CODES8_FN float codes8_store_row(Codes8 c, const float *row, int64_t n, Rounding r, uint64_t slot, uint64_t token,
                                   uint64_t element0, uint8_t *codes) {
-    const float scale = codes8_scale(row, n, codes8_max(c));
+    const float scale = codes8_scale(row, n, codes8_max(c)), inv = 1.0f / scale;
     const uint32_t key = codes8_key(slot, token);
     for (int64_t i = 0; i < n; i++) {
         const float u = r == ROUND_STOCHASTIC ? codes8_uniform(key, element0 + (uint64_t)i) : 0.0f;
-        const float code = c == CODES_INT8 ? int8_code(row[i], scale, r, u) : e4m3_code(row[i], scale, r, u);
+        const float code = c == CODES_INT8 ? int8_code(row[i], inv, r, u) : e4m3_code(row[i], inv, r, u);
         codes[i] = codes8_byte(c, code);
     }
     return scale;
