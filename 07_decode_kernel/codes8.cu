@@ -5,24 +5,27 @@
  *
  * What changed from version 6 (decode_lean): the state moves as one byte a
  * value and 4 bytes a row, not 4 a value: a quarter of the bytes of a step.
- * A lane holds 16 values of a row, one 16-byte load of codes (M2 N 128: 8
- * lanes a row; M1 N 16: one), decoded into fp32 registers. Each token
- * updates them as 6 does and writes y from the fp32 values; then the row's
- * largest |value| (a max over its lanes, like y's sum) gives the new scale,
- * each value is rounded to a code and decoded back, so that the next token
- * starts from what memory holds and one launch of T tokens stores exactly
- * what T launches of one would (make check holds it to that). int8 rounds
- * x / scale to an integer; e4m3 to the nearest by the converter
- * (cvt.rn.satfinite.e4m3x2.f32), stochastically on e4m3's grid in
- * registers. A stochastic rounding draws its number from (slot, token,
- * element) (codes8_key, codes8_uniform: two multiplies an element).
+ * A lane holds 8 values of a row, one 8-byte load of codes (M2 N 128: 16
+ * lanes a row; M1 N 16: two), and a thread 8 rows of one head (M2) or batch
+ * entry (M1), so that B and C, 8 bytes an element against the code's one,
+ * are loaded once for the 8 rows. Between tokens a row stays as its codes
+ * and scale (3 registers a lane); each token decodes it into fp32, updates
+ * it as 6 does and writes y from the fp32 values; then the row's largest
+ * |value| (a max over its lanes, like y's sum) gives the new scale and each
+ * value is rounded to a code, so that the next token starts from what
+ * memory holds and one launch of T tokens stores exactly what T launches
+ * of one would (make check holds it to that). int8 codes are made and read
+ * by float adds and a byte permute, not by the conversion pipe; e4m3 by the
+ * converter (cvt.rn.satfinite.e4m3x2.f32), or stochastically on e4m3's grid
+ * in registers first. A stochastic rounding draws its number from (slot,
+ * token, element) (codes8_key, codes8_uniform: two multiplies an element).
  * What it should buy: a step near the copy time of a quarter of version 6's
- * bytes, since the work an element grows by a few instructions (the max, a
- * multiply, a round, a convert), not by a memory access.
- * Bytes: 2·(b·(d or h·p)·(N + 4)) for the state, plus x, dt, z, B, C, y in
+ * bytes, if the few instructions an element it adds (a max, the rounding,
+ * the decode) stay under the memory time.
+ * Bytes: 2·b·(d or h·p)·(N + 4) for the state, plus x, dt, z, B, C, y in
  * fp32 a token. Exps: as version 6.
- * SKIPs N not a multiple of 16 or above 512 (a lane's 16 codes are one
- * 16-byte load; at most 32 lanes a row). */
+ * SKIPs N not a multiple of 8 or above 256 (a lane's 8 codes are one
+ * 8-byte load; at most 32 lanes a row). */
 #include "kernels.h"
 
 #include <cuda_fp16.h>
@@ -105,7 +108,7 @@ struct CodesLaunch {
     DecodePool pool;       // slot of each entry and the intermediate states (NULL: none)
 };
 
-/* S lanes a row (a power of two, 16·S >= N); a unit of R consecutive rows
+/* S lanes a row (a power of two, 8·S >= N); a unit of R consecutive rows
  * of one head (M2) or one batch entry (M1) a thread group, so that B and C
  * (and M2's Δ and dA) are loaded once for R rows: per element B and C are
  * 8 bytes from L1 against the code's 1 from DRAM, so sharing them is what
@@ -123,7 +126,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     const int64_t units = s.batch * (M2 ? s.heads : 1) * per_run;
     const int64_t u = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;
     const int sub = threadIdx.x % S;
-    const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 16 values are in the row
+    const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 8 values are in the row
     const int64_t e0 = (int64_t)sub * kCodesPerLane;       // its first element
     const float *x = static_cast<const float *>(t.x);      // M1 (b, T, d)  M2 (b, T, h, p)  fp32
     const float *dt = static_cast<const float *>(t.dt);    // M1 (b, T, d)  M2 (b, T, h)     fp32
@@ -138,9 +141,15 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     uint8_t *inter = static_cast<uint8_t *>(L.pool.inter);  // (b, T, rows, N) codes, then scales; NULL: none
     float *inter_scales = inter ? reinterpret_cast<float *>(inter + L.inter_scales) : nullptr;
 
-    const int64_t bi = u < units ? u / (units / s.batch) : 0;         // the unit's batch entry
-    const int64_t hi = M2 && u < units ? u / per_run % s.heads : 0;    // M2: its head
-    const int64_t c0 = (M2 ? hi * s.headdim : 0) + u % per_run * R;    // its first row in the entry
+    /* The unit's batch entry, head (M2) and first row in the entry, by
+     * 32-bit divisions (units < 2^31: decode_codes8_unsupported; a 64-bit
+     * division is a long software routine). */
+    const uint32_t u32 = u < units ? (uint32_t)u : 0u, run_units = (uint32_t)per_run;
+    const uint32_t unit_in_run = u32 % run_units, run_index = u32 / run_units;  // run: (b, h) or b
+    const int64_t bi = M2 ? run_index / (uint32_t)s.heads : run_index;
+    const int64_t hi = M2 ? run_index % (uint32_t)s.heads : 0;
+    const int64_t c0 = (M2 ? hi * s.headdim : 0) + (int64_t)unit_in_run * R;
+    const int64_t bc_group = M2 ? hi / (s.heads / s.groups) : 0;  // M2: the head's group of B and C
     const int64_t slot = u >= units ? -1 : L.pool.slot_of ? L.pool.slot_of[bi] : bi;  // negative: padding
     bool valid[R], live[R];  // row c0 + j exists; and is not padding
     /* The lane's codes of its rows and the rows' scales, held from token to
@@ -151,7 +160,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     float sc[R];
 #pragma unroll
     for (int j = 0; j < R; j++) {
-        valid[j] = u < units && u % per_run * R + j < run;
+        valid[j] = u < units && (int64_t)unit_in_run * R + j < run;
         live[j] = valid[j] && slot >= 0;
         const int64_t sr = live[j] ? slot * width + c0 + j : 0;  // the state's row
         q[j] = live[j] && in_row ? __ldcs(reinterpret_cast<const uint2 *>(codes + sr * N + e0)) : make_uint2(0u, 0u);
@@ -160,7 +169,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     const bool any = live[0];  // the unit has a live row (its first one, when any)
     for (int64_t tok = 0; tok < T; tok++) {
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
-        const int64_t bc = M2 ? ((bi * T + tok) * s.groups + hi / (s.heads / s.groups)) * N : (bi * T + tok) * N;
+        const int64_t bc = ((bi * T + tok) * (M2 ? s.groups : 1) + bc_group) * N;
         float Bv[kCodesPerLane], Cv[kCodesPerLane];  // the lane's B and C, the R rows' own
         load_lane8(B + bc + e0, any && in_row, Bv);
         load_lane8(C + bc + e0, any && in_row, Cv);
@@ -245,7 +254,7 @@ static int64_t codes8_units(const DecodeShape *s) {
 extern "C" const char *decode_codes8_unsupported(const DecodeShape *s) {
     if (s->dstate % kCodesPerLane != 0 || s->dstate > 32 * kCodesPerLane)
         return "N not a multiple of 8 up to 256: a lane's 8 codes are one 8-byte load, a row 32 lanes at most";
-    if (ceil_div(codes8_units(s), kCodeThreads / 32) > INT_MAX) return "more than 2^31 - 1 blocks";
+    if (codes8_units(s) > INT_MAX) return "more than 2^31 - 1 units of rows";
     return NULL;
 }
 
