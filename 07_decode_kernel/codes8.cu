@@ -5,11 +5,11 @@
  *
  * What changed from version 6 (decode_lean): the state moves as one byte a
  * value and 4 bytes a row, not 4 a value: a quarter of the bytes of a step.
- * A lane holds 8 values of a row, one 8-byte load of codes (M2 N 128: 16
- * lanes a row; M1 N 16: two), and a thread 8 rows of one head (M2) or batch
+ * A lane holds 16 values of a row, one 16-byte load of codes (M2 N 128: 8
+ * lanes a row; M1 N 16: one), and a thread 4 rows of one head (M2) or batch
  * entry (M1), so that B and C, 8 bytes an element against the code's one,
- * are loaded once for the 8 rows. Between tokens a row stays as its codes
- * and scale (3 registers a lane); each token decodes it into fp32, updates
+ * are loaded once for the 4 rows. Between tokens a row stays as its codes
+ * and scale (5 registers a lane); each token decodes it into fp32, updates
  * it as 6 does and writes y from the fp32 values; then the row's largest
  * |value| (a max over its lanes, like y's sum) gives the new scale and each
  * value is rounded to a code, so that the next token starts from what
@@ -24,8 +24,8 @@
  * the decode) stay under the memory time.
  * Bytes: 2·b·(d or h·p)·(N + 4) for the state, plus x, dt, z, B, C, y in
  * fp32 a token. Exps: as version 6.
- * SKIPs N not a multiple of 8 or above 256 (a lane's 8 codes are one
- * 8-byte load; at most 32 lanes a row). */
+ * SKIPs N not a multiple of 16 or above 512 (a lane's 16 codes are one
+ * 16-byte load; at most 32 lanes a row). */
 #include "kernels.h"
 
 #include <cuda_fp16.h>
@@ -38,8 +38,8 @@
 #include "lanes.cuh"
 
 constexpr int kCodeThreads = 256;  // threads per block
-constexpr int kCodesPerLane = 8;   // V: one 8-byte load of codes
-constexpr int kCodeRows = 8;       // R: rows a thread, of one head (M2) or entry (M1): B and C loaded once for them
+constexpr int kCodesPerLane = 16;  // V: one 16-byte load of codes
+constexpr int kCodeRows = 4;       // R: rows a thread, of one head (M2) or entry (M1): B and C loaded once for them
 
 /* int8 codes without the conversion pipe (I2F and F2I issue at a quarter of
  * the FMA rate on sm_90, and a step would spend two an element): 1.5·2^23
@@ -74,17 +74,18 @@ static __device__ __forceinline__ uint32_t code_byte(float x, float u) {
     }
 }
 
-/* The V codes of a uint2 (byte i of word i / 4) as values: code · scale. */
+/* The V codes of a uint4 (byte i of word i / 4) as values: code · scale. */
 template <Codes8 CODE>
-static __device__ __forceinline__ void widen_codes(uint2 q, float scale, float (&v)[kCodesPerLane]) {
-    const uint32_t w[2] = {q.x ^ 0x80808080u, q.y ^ 0x80808080u};  // int8: offset binary
+static __device__ __forceinline__ void widen_codes(uint4 q, float scale, float (&v)[kCodesPerLane]) {
+    const uint32_t raw[4] = {q.x, q.y, q.z, q.w};
+    const uint32_t w[4] = {q.x ^ 0x80808080u, q.y ^ 0x80808080u, q.z ^ 0x80808080u, q.w ^ 0x80808080u};  // int8: offset binary
 #pragma unroll
     for (int i = 0; i < kCodesPerLane; i++) {
         float code;
         if constexpr (CODE == CODES_INT8) {
             code = __uint_as_float(__byte_perm(w[i / 4], 0x4b000000u, 0x7650 + i % 4)) - kOffsetInt;
         } else {
-            const uint32_t b = ((i < 4 ? q.x : q.y) >> (8 * (i % 4))) & 0xffu;
+            const uint32_t b = (raw[i / 4] >> (8 * (i % 4))) & 0xffu;
             code = __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3)));
         }
         v[i] = code * scale;
@@ -92,7 +93,7 @@ static __device__ __forceinline__ void widen_codes(uint2 q, float scale, float (
 }
 
 /* A lane's V fp32 values at p (16-byte aligned), 0 past the row. */
-static __device__ __forceinline__ void load_lane8(const float *p, bool in_row, float (&v)[kCodesPerLane]) {
+static __device__ __forceinline__ void load_lane(const float *p, bool in_row, float (&v)[kCodesPerLane]) {
 #pragma unroll
     for (int i = 0; i < kCodesPerLane; i += 4) {
         const float4 q = in_row ? *reinterpret_cast<const float4 *>(p + i) : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -108,7 +109,7 @@ struct CodesLaunch {
     DecodePool pool;       // slot of each entry and the intermediate states (NULL: none)
 };
 
-/* S lanes a row (a power of two, 8·S >= N); a unit of R consecutive rows
+/* S lanes a row (a power of two, 16·S >= N); a unit of R consecutive rows
  * of one head (M2) or one batch entry (M1) a thread group, so that B and C
  * (and M2's Δ and dA) are loaded once for R rows: per element B and C are
  * 8 bytes from L1 against the code's 1 from DRAM, so sharing them is what
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     const int64_t units = s.batch * (M2 ? s.heads : 1) * per_run;
     const int64_t u = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;
     const int sub = threadIdx.x % S;
-    const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 8 values are in the row
+    const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 16 values are in the row
     const int64_t e0 = (int64_t)sub * kCodesPerLane;       // its first element
     const float *x = static_cast<const float *>(t.x);      // M1 (b, T, d)  M2 (b, T, h, p)  fp32
     const float *dt = static_cast<const float *>(t.dt);    // M1 (b, T, d)  M2 (b, T, h)     fp32
@@ -153,17 +154,17 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     const int64_t slot = u >= units ? -1 : L.pool.slot_of ? L.pool.slot_of[bi] : bi;  // negative: padding
     bool valid[R], live[R];  // row c0 + j exists; and is not padding
     /* The lane's codes of its rows and the rows' scales, held from token to
-     * token as memory holds them (a row is decoded where it is used): 3
+     * token as memory holds them (a row is decoded where it is used): 5
      * registers a row where its fp32 values would take V, so that R rows'
      * loads are in flight at once. */
-    uint2 q[R];
+    uint4 q[R];
     float sc[R];
 #pragma unroll
     for (int j = 0; j < R; j++) {
         valid[j] = u < units && (int64_t)unit_in_run * R + j < run;
         live[j] = valid[j] && slot >= 0;
         const int64_t sr = live[j] ? slot * width + c0 + j : 0;  // the state's row
-        q[j] = live[j] && in_row ? __ldcs(reinterpret_cast<const uint2 *>(codes + sr * N + e0)) : make_uint2(0u, 0u);
+        q[j] = live[j] && in_row ? __ldcs(reinterpret_cast<const uint4 *>(codes + sr * N + e0)) : make_uint4(0u, 0u, 0u, 0u);
         sc[j] = live[j] ? scales[sr] : 0.f;
     }
     const bool any = live[0];  // the unit has a live row (its first one, when any)
@@ -171,8 +172,8 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
         // B = repeat(B, "b g n -> b (g h) n", h=nheads // ngroups)
         const int64_t bc = ((bi * T + tok) * (M2 ? s.groups : 1) + bc_group) * N;
         float Bv[kCodesPerLane], Cv[kCodesPerLane];  // the lane's B and C, the R rows' own
-        load_lane8(B + bc + e0, any && in_row, Bv);
-        load_lane8(C + bc + e0, any && in_row, Cv);
+        load_lane(B + bc + e0, any && in_row, Bv);
+        load_lane(C + bc + e0, any && in_row, Cv);
         const int64_t at = (bi * T + tok) * width + c0;  // x, z, y of row c0
         float delta_head = 0.f, dA_head = 1.f;            // M2: the head's Δ and dA
         if constexpr (M2) {
@@ -189,7 +190,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
             const float delta = M2 ? delta_head
                                    : live[j] ? delta_poly(dt[at + j], t.dt_bias ? t.dt_bias[c] : 0.f, s.softplus) : 0.f;
             float Av[kCodesPerLane];  // M1: A of the lane's elements
-            if constexpr (!M2) load_lane8(t.A + c * N + e0, live[j] && in_row, Av);
+            if constexpr (!M2) load_lane(t.A + c * N + e0, live[j] && in_row, Av);
             const float d2 = delta * LOG2E_F, dx = delta * xv;
             float h[kCodesPerLane];  // the lane's values of row j, fp32
             widen_codes<CODE>(q[j], sc[j], h);
@@ -220,23 +221,22 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
              * rounded (codes8_store_row, codes8.h); the next token decodes them. */
             const float scale = top * (1.f / codes8_max(CODE)) > 0.f ? top * (1.f / codes8_max(CODE)) : 1.f;
             const float inv = __frcp_rn(scale);
-            uint32_t w[2] = {0u, 0u};
+            uint32_t w[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
             for (int i = 0; i < kCodesPerLane; i++) {
                 const float r = SR ? codes8_uniform(key, (uint64_t)(c * N + e0 + i)) : 0.f;
                 w[i / 4] |= code_byte<CODE, SR>(__fmul_rn(h[i], inv), r) << (8 * (i % 4));
             }
-            q[j] = make_uint2(w[0], w[1]);
+            q[j] = make_uint4(w[0], w[1], w[2], w[3]);
             sc[j] = scale;
             if (inter && valid[j]) {  // padding: codes 0, scale 0
                 const int64_t ir = (bi * T + tok) * width + c;
-                if (in_row) *reinterpret_cast<uint2 *>(inter + ir * N + e0) =
-                    live[j] ? make_uint2(w[0], w[1]) : make_uint2(0u, 0u);
+                if (in_row) *reinterpret_cast<uint4 *>(inter + ir * N + e0) = live[j] ? q[j] : make_uint4(0u, 0u, 0u, 0u);
                 if (sub == 0) inter_scales[ir] = live[j] ? scale : 0.f;
             }
             if (tok + 1 == T && live[j]) {
                 const int64_t sr = slot * width + c;
-                if (in_row) __stcs(reinterpret_cast<uint2 *>(codes_out + sr * N + e0), make_uint2(w[0], w[1]));
+                if (in_row) __stcs(reinterpret_cast<uint4 *>(codes_out + sr * N + e0), q[j]);
                 if (sub == 0) scales_out[sr] = scale;
             }
         }
@@ -253,7 +253,7 @@ static int64_t codes8_units(const DecodeShape *s) {
 
 extern "C" const char *decode_codes8_unsupported(const DecodeShape *s) {
     if (s->dstate % kCodesPerLane != 0 || s->dstate > 32 * kCodesPerLane)
-        return "N not a multiple of 8 up to 256: a lane's 8 codes are one 8-byte load, a row 32 lanes at most";
+        return "N not a multiple of 16 up to 512: a lane's 16 codes are one 16-byte load, a row 32 lanes at most";
     if (codes8_units(s) > INT_MAX) return "more than 2^31 - 1 units of rows";
     return NULL;
 }

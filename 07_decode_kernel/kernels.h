@@ -79,11 +79,11 @@ const char *decode_via_scan_unsupported(const DecodeShape *s);
 void decode_via_scan(const DecodeTensors *t, void *workspace);
 
 /* 17-20: the step with the state in 8-bit codes and an fp32 scale a row
- * (common/codes8.h; 13-16 in C): a lane's 8 values one 8-byte load of
- * codes, a thread's 8 rows sharing B and C, each row decoded into fp32,
+ * (common/codes8.h; 13-16 in C): a lane's 16 values one 16-byte load of
+ * codes, a thread's 4 rows sharing B and C, each row decoded into fp32,
  * updated, y written, its new scale from a max over its lanes, rounded to
  * codes every token; int8 or fp8 e4m3, to the nearest or stochastically.
- * x, dt, z, B, C, y fp32. SKIPs N not a multiple of 8 or above 256. What it
+ * x, dt, z, B, C, y fp32. SKIPs N not a multiple of 16 or above 512. What it
  * should buy: a quarter of version 6's state bytes for a few instructions
  * an element. */
 const char *decode_codes8_unsupported(const DecodeShape *s);

@@ -79,7 +79,7 @@ static const DecodeVersion versions[] = {
      .workspace_bytes = decode_step_cpu_codes8_workspace,
      .run_serving = decode_step_cpu_state_fp8_sr_serving},
     {GPU_VERSION(decode_lean_state_int8, DT_FP32_STATE_INT8,
-                 "13 on the GPU: 8 codes a lane (one 8-byte load), 8 rows a thread sharing B and C, a max for the scale"),
+                 "13 on the GPU: 16 codes a lane (one 16-byte load), 4 rows a thread sharing B and C, a max for the scale"),
      .unsupported = decode_codes8_unsupported,
      .graph = true,
      .run_serving = decode_lean_state_int8_serving},
