@@ -54,8 +54,12 @@ void flags_text(const Op *op, const Problem *p, char *buf, size_t len) {
     else buf[n - 1] = '\0';
 }
 
-/* The dtype of x, dt, B, C, y...: a 16- or 8-bit state shows in the version's name. */
-const char *dtype_name(DType dt) { return dt == DT_FP32 || dtype_codes8(dt) ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16"; }
+/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's
+ * name; an 8-bit state's code stands for the version (its I/O is fp32). */
+const char *dtype_name(DType dt) {
+    if (dtype_codes8(dt)) return dtype_codes8(dt) == CODES_INT8 ? "int8" : "e4m3";
+    return dt == DT_FP32 ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16";
+}
 
 /* ------------------------------------------------------------ the session */
 

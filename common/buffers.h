@@ -66,7 +66,8 @@ int problem_table(const Op *op, const Problem *p, TensorSpec *t);
 double problem_bytes(const TensorSpec *t, int n, DType dt);
 /* "z+D+bias+softplus+h0" ("Dhp": D of shape (h, p)), "none" without any. */
 void flags_text(const Op *op, const Problem *p, char *buf, size_t len);
-/* The dtype of x, dt, B, C, y...: a 16- or 8-bit state shows in the version's name. */
+/* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's
+ * name; an 8-bit state's code stands for the version (its I/O is fp32). */
 const char *dtype_name(DType dt);
 
 /* ---- the session ---- */

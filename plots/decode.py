@@ -153,7 +153,9 @@ def tokens_line(rows, r):
 
 
 def state_dtype(r):
-    """How a row's version stores the state: its name says so where it is 16-bit."""
+    """How a row's version stores the state: its dtype says so where it is 8-bit, its name where 16-bit."""
+    if r["dtype"] in ("int8", "e4m3"):
+        return r["dtype"]
     return "bf16" if "state_bf16" in r["name"] else "fp16" if "state16" in r["name"] else "fp32"
 
 

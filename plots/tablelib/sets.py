@@ -10,7 +10,7 @@ SSD_FLAGS = "D+bias+softplus"  # S3's flags: no z
 
 CAUSAL = "ssd_fused_mma"               # 05's fused causal kernel: what one direction costs
 LOOP_STEPS = 256  # steps of the token loop (LOOP_STEPS in common/bench.c)
-DTYPE_ORDER = ("fp32", "fp16", "bf16")
+DTYPE_ORDER = ("fp32", "fp16", "bf16", "int8", "e4m3")  # int8, e4m3: a decode state in 8-bit codes (fp32 I/O)
 # What makes two rows of different versions the same problem: shape, dtype and bytes moved.
 CONFIG_SHAPE = ("dtype", "batch", "dim", "heads", "headdim", "groups", "dstate", "seqlen",
                 "chunk", "flags", "bytes")
