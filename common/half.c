@@ -62,18 +62,19 @@ float half_to_float(uint16_t h) {
  * array is large enough to pay for the threads: at a million tokens a chapter's
  * tensors hold billions of elements, converted for every version. */
 #define CONVERT_PARALLEL_MIN (1 << 22)
+#ifdef _OPENMP
+#define CONVERT_IN_PARALLEL _Pragma("omp parallel for if (n >= CONVERT_PARALLEL_MIN)")
+#else
+#define CONVERT_IN_PARALLEL
+#endif
 
 void floats_to_halves(const float *x, uint16_t *h, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for if (n >= CONVERT_PARALLEL_MIN)
-#endif
+    CONVERT_IN_PARALLEL
     for (int64_t i = 0; i < n; i++) h[i] = half_from_float(x[i]);
 }
 
 void halves_to_floats(const uint16_t *h, float *x, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for if (n >= CONVERT_PARALLEL_MIN)
-#endif
+    CONVERT_IN_PARALLEL
     for (int64_t i = 0; i < n; i++) x[i] = half_to_float(h[i]);
 }
 
@@ -86,15 +87,11 @@ uint16_t bf16_from_float(float f) {
 float bf16_to_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
 
 void floats_to_bf16s(const float *x, uint16_t *h, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for if (n >= CONVERT_PARALLEL_MIN)
-#endif
+    CONVERT_IN_PARALLEL
     for (int64_t i = 0; i < n; i++) h[i] = bf16_from_float(x[i]);
 }
 
 void bf16s_to_floats(const uint16_t *h, float *x, int64_t n) {
-#ifdef _OPENMP
-#pragma omp parallel for if (n >= CONVERT_PARALLEL_MIN)
-#endif
+    CONVERT_IN_PARALLEL
     for (int64_t i = 0; i < n; i++) x[i] = bf16_to_float(h[i]);
 }
