@@ -97,25 +97,14 @@ static Head head_of(const SsdTensors *t, int64_t bi, int64_t hi) {
 }
 
 /* Δ_t, as the official _chunk_cumsum_fwd_kernel computes it. */
-static double delta_of(const Head *hd, int64_t t) {
-    // dt += dt_bias[:, None]
-    const double dt = (double)hd->dt[t * hd->dt_t] + hd->bias;
-    // dt = tl.where(dt <= 20.0, softplus(dt), dt)
-    return hd->softplus ? softplus_thresholded(dt) : dt;
-}
+static double delta_of(const Head *hd, int64_t t) { return delta_f64(hd->dt[t * hd->dt_t], hd->bias, hd->softplus); }
 
 /* Writes y[t, pi] from the scan's output acc = (H_t·C_t)[pi], as the end of
- * the official _chunk_scan_fwd_kernel does. */
+ * the official _chunk_scan_fwd_kernel does:
+ *   acc += x_residual * D;  acc *= z * tl.sigmoid(z) */
 static void store_output(const Head *hd, int64_t t, int64_t pi, double acc) {
-    const double x = hd->x[t * hd->x_t + pi];
-    // acc += x_residual * D
-    if (hd->D) acc += x * (double)hd->D[pi * hd->D_p];
-    if (hd->z) {
-        const double z = hd->z[t * hd->x_t + pi];
-        // acc *= z * tl.sigmoid(z)
-        acc *= silu_f64(z);
-    }
-    hd->y[t * hd->x_t + pi] = (float)acc;
+    const int64_t at = t * hd->x_t + pi;
+    hd->y[at] = gated_f64(acc, hd->x[at], hd->D ? hd->D + pi * hd->D_p : NULL, hd->z ? hd->z + at : NULL);
 }
 
 /* ---- 1. the recurrence ---- */

@@ -124,23 +124,15 @@ static Head head_of(const BidirTensors *t, int64_t bi, int64_t hi) {
 
 /* Δ_t of one direction, as the official _chunk_cumsum_fwd_kernel computes it. */
 static double delta_of(const Head *hd, const Direction *dir, int64_t t) {
-    // dt += dt_bias[:, None]
-    const double dt = (double)dir->dt[t * hd->dt_t] + hd->bias;
-    // dt = tl.where(dt <= 20.0, softplus(dt), dt)
-    return hd->softplus ? softplus_thresholded(dt) : dt;
+    return delta_f64(dir->dt[t * hd->dt_t], hd->bias, hd->softplus);
 }
 
-/* Writes y[t, pi] from the two directions' sum acc. */
+/* Writes y[t, pi] from the two directions' sum acc:
+ *   y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
+ *   out = out * F.silu(z) */
 static void store_output(const Head *hd, int64_t t, int64_t pi, double acc) {
-    const double x = hd->x[t * hd->x_t + pi];
-    // y = y_fw + y_bw + x_og * D   (Hydra's D is input-dependent; here a parameter)
-    if (hd->D) acc += x * (double)hd->D[pi * hd->D_p];
-    if (hd->z) {
-        const double z = hd->z[t * hd->x_t + pi];
-        // out = out * F.silu(z)
-        acc *= silu_f64(z);
-    }
-    hd->y[t * hd->x_t + pi] = (float)acc;
+    const int64_t at = t * hd->x_t + pi;
+    hd->y[at] = gated_f64(acc, hd->x[at], hd->D ? hd->D + pi * hd->D_p : NULL, hd->z ? hd->z + at : NULL);
 }
 
 /* ---- 1. 05's chunked form, run twice ----
