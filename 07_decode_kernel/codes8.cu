@@ -1,27 +1,10 @@
-/* 07_decode_kernel, GPU: versions 17-20, decode_lean_state_int8,
- * decode_lean_state_int8_sr, decode_lean_state_fp8 and decode_lean_state_fp8_sr:
- * the step with the state in 8-bit codes and an fp32 scale a row
- * (common/codes8.h), versions 13-16 on the GPU; x, dt, z, B, C, y fp32.
- *
- * What changed from version 6 (decode_lean): the state moves as one byte a
- * value and 4 bytes a row, not 4 a value: a quarter of the bytes of a step.
- * A lane holds 16 values of a row, one 16-byte load of codes (M2 N 128: 8
- * lanes a row; M1 N 16: one), and a thread 4 rows of one head (M2) or batch
- * entry (M1), so that B and C, 8 bytes an element against the code's one,
- * are loaded once for the 4 rows. Between tokens a row stays as its codes
- * and scale (5 registers a lane); each token decodes it into fp32, updates
- * it as 6 does and writes y from the fp32 values; then the row's largest
- * |value| (a max over its lanes, like y's sum) gives the new scale and each
- * value is rounded to a code, so that the next token starts from what
- * memory holds and one launch of T tokens stores exactly what T launches
- * of one would (make check holds it to that). int8 codes are made and read
- * by float adds and a byte permute, not by the conversion pipe; e4m3 by the
- * converter (cvt.rn.satfinite.e4m3x2.f32), or stochastically on e4m3's grid
- * in registers first. A stochastic rounding draws its number from (slot,
- * token, element) (codes8_key, codes8_uniform: two multiplies an element).
- * What it should buy: a step near the copy time of a quarter of version 6's
- * bytes, if the few instructions an element it adds (a max, the rounding,
- * the decode) stay under the memory time.
+/* 07_decode_kernel, GPU: versions 17-20, decode_lean_state_int8, _int8_sr,
+ * decode_lean_state_fp8 and _fp8_sr: versions 13-16 on the GPU (x, dt, z,
+ * B, C, y fp32). What changed from version 6: the state moves as one byte a
+ * value and 4 bytes a row (its scale, common/codes8.h), a quarter of 6's
+ * state bytes; what it should buy: a step near that quarter's copy time, if
+ * the instructions an element adds (a max, the rounding, the decode) stay
+ * under the memory time. The kernel's comment says how.
  * Bytes: 2·b·(d or h·p)·(N + 4) for the state, plus x, dt, z, B, C, y in
  * fp32 a token. Exps: as version 6.
  * SKIPs N not a multiple of 16 or above 512 (a lane's 16 codes are one
@@ -38,15 +21,17 @@
 #include "lanes.cuh"
 
 constexpr int kCodeThreads = 256;  // threads per block
-constexpr int kCodesPerLane = 16;  // V: one 16-byte load of codes
+constexpr int kCodesPerLane = 16;  // codes a lane: one 16-byte load
 constexpr int kCodeRows = 4;       // R: rows a thread, of one head (M2) or entry (M1): B and C loaded once for them
 
 /* int8 codes without the conversion pipe (I2F and F2I issue at a quarter of
- * the FMA rate on sm_90, and a step would spend two an element): 1.5·2^23
- * added to a float below 2^22 leaves its integer part, rounded by the add's
- * mode, in the low mantissa bits, two's complement in the low byte; back,
- * the byte flipped to offset binary (b + 128) below 2^23's exponent is a
- * float 2^23 + b + 128, exact. */
+ * the FMA rate on sm_90, and a step would spend two an element). There:
+ * 1.5·2^23 + x, for |x| < 2^22, lies in [2^23, 2^24), where a float's step
+ * is 1, so the sum is 1.5·2^23 + x rounded to an integer by the add's mode,
+ * and x's two's complement is its low mantissa byte (1.5·2^23's is 0).
+ * Back: b ^ 0x80 = b + 128, in 0..255, as the low byte under 2^23's
+ * exponent bits (0x4b000000) is the float 2^23 + b + 128; less 2^23 + 128,
+ * b exactly. */
 constexpr float kRoundInt = 12582912.f;        // 1.5·2^23
 constexpr float kOffsetInt = 8388608.f + 128.f;  // 2^23 + 128
 
@@ -60,6 +45,7 @@ template <Codes8 CODE, bool SR>
 static __device__ __forceinline__ uint32_t code_byte(float x, float u) {
     if constexpr (CODE == CODES_INT8) {
         float k = SR ? __fadd_rd(__fadd_rn(x, u), kRoundInt) : __fadd_rn(x, kRoundInt);
+        // nearest: |x| is 127 and a few ulps at most, which rounds to ±127; floor(x + u) can reach ±128
         if constexpr (SR) k = fminf(fmaxf(k, kRoundInt - INT8_CODE_MAX), kRoundInt + INT8_CODE_MAX);
         return __float_as_uint(k) & 0xffu;
     } else {
@@ -74,25 +60,25 @@ static __device__ __forceinline__ uint32_t code_byte(float x, float u) {
     }
 }
 
-/* The V codes of a uint4 (byte i of word i / 4) as values: code · scale. */
+/* The 16 codes of a uint4 (byte i of word i / 4) as values: code · scale. */
 template <Codes8 CODE>
 static __device__ __forceinline__ void widen_codes(uint4 q, float scale, float (&v)[kCodesPerLane]) {
-    const uint32_t raw[4] = {q.x, q.y, q.z, q.w};
-    const uint32_t w[4] = {q.x ^ 0x80808080u, q.y ^ 0x80808080u, q.z ^ 0x80808080u, q.w ^ 0x80808080u};  // int8: offset binary
+    const uint32_t words[4] = {q.x, q.y, q.z, q.w};  // (4,) uint32: 4 codes a word
 #pragma unroll
     for (int i = 0; i < kCodesPerLane; i++) {
         float code;
         if constexpr (CODE == CODES_INT8) {
-            code = __uint_as_float(__byte_perm(w[i / 4], 0x4b000000u, 0x7650 + i % 4)) - kOffsetInt;
+            // byte_perm: the word's byte i % 4 (as offset binary), then 0x00, 0x00, 0x4b: 2^23 + b + 128
+            code = __uint_as_float(__byte_perm(words[i / 4] ^ 0x80808080u, 0x4b000000u, 0x7650 + i % 4)) - kOffsetInt;
         } else {
-            const uint32_t b = (raw[i / 4] >> (8 * (i % 4))) & 0xffu;
+            const uint32_t b = (words[i / 4] >> (8 * (i % 4))) & 0xffu;
             code = __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3)));
         }
         v[i] = code * scale;
     }
 }
 
-/* A lane's V fp32 values at p (16-byte aligned), 0 past the row. */
+/* A lane's 16 fp32 values at p (16-byte aligned), 0 past the row. */
 static __device__ __forceinline__ void load_lane(const float *p, bool in_row, float (&v)[kCodesPerLane]) {
 #pragma unroll
     for (int i = 0; i < kCodesPerLane; i += 4) {
@@ -109,13 +95,22 @@ struct CodesLaunch {
     DecodePool pool;       // slot of each entry and the intermediate states (NULL: none)
 };
 
-/* S lanes a row (a power of two, 16·S >= N); a unit of R consecutive rows
- * of one head (M2) or one batch entry (M1) a thread group, so that B and C
- * (and M2's Δ and dA) are loaded once for R rows: per element B and C are
- * 8 bytes from L1 against the code's 1 from DRAM, so sharing them is what
- * keeps the load pipe under the DRAM rate. Unit u: M2 (b, h, p / R), M1
- * (b, c / R); a row past the head's p (or the entry's d) is not valid. The
- * state's rows are the slot's (a pool) or the entry's. */
+/* S lanes a row (a power of two, 16·S >= N: M2 N 128 8 lanes, M1 N 16 one),
+ * 16 codes a lane, one 16-byte load. Each group of S lanes takes a unit of
+ * R consecutive rows of one head (M2) or one batch entry (M1), so that B
+ * and C (and M2's Δ and dA) are loaded once for R rows: B and C are 8 bytes
+ * an element from L1 against the code's one from DRAM, and sharing them
+ * keeps their L1 traffic from outpacing the codes'. Unit: M2 (b, h, p / R),
+ * M1 (b, c / R); a row past the head's p (or the entry's d) is not valid.
+ * The state's rows are the slot's (a pool) or the entry's.
+ * Between tokens a row stays as its codes and scale (5 registers a row);
+ * each token decodes it into fp32, updates it as version 6 does and writes
+ * y from the fp32 values; then the row's largest |value| (a max over its
+ * lanes, like y's sum) gives the new scale (codes8_scale's) and each value
+ * is rounded to a code, so that the next token starts from what memory
+ * holds and one launch of T tokens stores exactly what T launches of one
+ * would (make check holds it to that). A stochastic rounding draws its
+ * number from (slot, token, element) (codes8_key, codes8_uniform). */
 template <Codes8 CODE, bool SR, bool M2, int S>
 __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTensors t, CodesLaunch L) {
     constexpr int R = kCodeRows;
@@ -125,7 +120,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     const int64_t run = M2 ? s.headdim : s.dim;               // rows that share B and C: a head's, an entry's
     const int64_t per_run = ceil_div(run, R);                 // units of a run
     const int64_t units = s.batch * (M2 ? s.heads : 1) * per_run;
-    const int64_t u = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;
+    const int64_t unit = (int64_t)blockIdx.x * (kCodeThreads / S) + threadIdx.x / S;  // this lane group's
     const int sub = threadIdx.x % S;
     const bool in_row = (int64_t)sub * kCodesPerLane < N;  // this lane's 16 values are in the row
     const int64_t e0 = (int64_t)sub * kCodesPerLane;       // its first element
@@ -140,28 +135,28 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
     const float *scales = reinterpret_cast<const float *>(codes + L.state_scales);  // (pool rows,) fp32
     float *scales_out = reinterpret_cast<float *>(codes_out + L.state_scales);     // like scales, written
     uint8_t *inter = static_cast<uint8_t *>(L.pool.inter);  // (b, T, rows, N) codes, then scales; NULL: none
-    float *inter_scales = inter ? reinterpret_cast<float *>(inter + L.inter_scales) : nullptr;
+    float *inter_scales = inter ? reinterpret_cast<float *>(inter + L.inter_scales) : nullptr;  // (b, T, rows) fp32
 
     /* The unit's batch entry, head (M2) and first row in the entry, by
      * 32-bit divisions (units < 2^31: decode_codes8_unsupported; a 64-bit
      * division is a long software routine). */
-    const uint32_t u32 = u < units ? (uint32_t)u : 0u, run_units = (uint32_t)per_run;
+    const uint32_t u32 = unit < units ? (uint32_t)unit : 0u, run_units = (uint32_t)per_run;
     const uint32_t unit_in_run = u32 % run_units, run_index = u32 / run_units;  // run: (b, h) or b
     const int64_t bi = M2 ? run_index / (uint32_t)s.heads : run_index;
     const int64_t hi = M2 ? run_index % (uint32_t)s.heads : 0;
     const int64_t c0 = (M2 ? hi * s.headdim : 0) + (int64_t)unit_in_run * R;
     const int64_t bc_group = M2 ? hi / (s.heads / s.groups) : 0;  // M2: the head's group of B and C
-    const int64_t slot = u >= units ? -1 : L.pool.slot_of ? L.pool.slot_of[bi] : bi;  // negative: padding
+    const int64_t slot = unit >= units ? -1 : L.pool.slot_of ? L.pool.slot_of[bi] : bi;  // negative: padding
     bool valid[R], live[R];  // row c0 + j exists; and is not padding
     /* The lane's codes of its rows and the rows' scales, held from token to
      * token as memory holds them (a row is decoded where it is used): 5
-     * registers a row where its fp32 values would take V, so that R rows'
+     * registers a row where its fp32 values would take 16, so that R rows'
      * loads are in flight at once. */
-    uint4 q[R];
-    float sc[R];
+    uint4 q[R];   // (R,) the lane's 16 codes of each row
+    float sc[R];  // (R,) fp32: the rows' scales
 #pragma unroll
     for (int j = 0; j < R; j++) {
-        valid[j] = u < units && (int64_t)unit_in_run * R + j < run;
+        valid[j] = unit < units && (int64_t)unit_in_run * R + j < run;
         live[j] = valid[j] && slot >= 0;
         const int64_t sr = live[j] ? slot * width + c0 + j : 0;  // the state's row
         q[j] = live[j] && in_row ? __ldcs(reinterpret_cast<const uint4 *>(codes + sr * N + e0)) : make_uint4(0u, 0u, 0u, 0u);
@@ -177,6 +172,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
         const int64_t at = (bi * T + tok) * width + c0;  // x, z, y of row c0
         float delta_head = 0.f, dA_head = 1.f;            // M2: the head's Δ and dA
         if constexpr (M2) {
+            // dt = F.softplus(dt + dt_bias) if dt_softplus else dt + dt_bias: delta_poly (lanes.cuh)
             delta_head = any ? delta_poly(dt[(bi * T + tok) * s.heads + hi], t.dt_bias ? t.dt_bias[hi] : 0.f,
                                           s.softplus) : 0.f;
             // dA = torch.exp(rearrange(dt, "b h d -> b h d 1") * A)
@@ -187,6 +183,7 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
         for (int j = 0; j < R; j++) {
             const int64_t c = c0 + j;  // the row in the entry
             const float xv = live[j] ? x[at + j] : 0.f;
+            // M1: dt = F.softplus(dt + dt_bias) if dt_softplus else dt + dt_bias, the channel's own
             const float delta = M2 ? delta_head
                                    : live[j] ? delta_poly(dt[at + j], t.dt_bias ? t.dt_bias[c] : 0.f, s.softplus) : 0.f;
             float Av[kCodesPerLane];  // M1: A of the lane's elements
@@ -219,13 +216,13 @@ __global__ void __launch_bounds__(kCodeThreads) decode_codes8_kernel(DecodeTenso
             }
             /* The row to codes: the scale of its largest value, each value
              * rounded (codes8_store_row, codes8.h); the next token decodes them. */
-            const float scale = top * (1.f / codes8_max(CODE)) > 0.f ? top * (1.f / codes8_max(CODE)) : 1.f;
+            const float scale = codes8_scale_of_max(top, codes8_max(CODE));
             const float inv = __frcp_rn(scale);
-            uint32_t w[4] = {0u, 0u, 0u, 0u};
+            uint32_t w[4] = {0u, 0u, 0u, 0u};  // (4,) uint32: the lane's 16 new codes, 4 a word
 #pragma unroll
             for (int i = 0; i < kCodesPerLane; i++) {
-                const float r = SR ? codes8_uniform(key, (uint64_t)(c * N + e0 + i)) : 0.f;
-                w[i / 4] |= code_byte<CODE, SR>(__fmul_rn(h[i], inv), r) << (8 * (i % 4));
+                const float uniform = SR ? codes8_uniform(key, (uint64_t)(c * N + e0 + i)) : 0.f;
+                w[i / 4] |= code_byte<CODE, SR>(__fmul_rn(h[i], inv), uniform) << (8 * (i % 4));
             }
             q[j] = make_uint4(w[0], w[1], w[2], w[3]);
             sc[j] = scale;

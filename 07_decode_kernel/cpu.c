@@ -143,14 +143,17 @@ void decode_step_cpu_serving(const DecodeServing *sv, void *workspace) {
 /* ---------------------------------------------- the state in 8-bit codes */
 
 /* Versions 13-16: the step with the state in 8-bit codes and an fp32 scale a
- * row (codes8.h): a batch entry's rows are decoded into fp32 (the
- * workspace), each token updates them as decode_step_cpu does and writes y
- * from those fp32 values, then rounds each row to codes (a new scale from
- * its largest value; a stochastic rounding keyed on (slot, token, the
- * element's place in the slot)) and decodes them back, so that the next
- * token starts from what memory holds: one launch of T tokens stores what T
- * launches of one would, code for code. */
-static void step_codes8(const DecodeServing *sv, float *work, Codes8 code, Rounding rounding) {
+ * row (codes8.h). What it buys: a quarter of the state's bytes, at the
+ * accuracy of the README's table; the C form of versions 17-20. A batch
+ * entry's rows are decoded into fp32 (the workspace), each token updates
+ * them as decode_step_cpu does and writes y from those fp32 values, then
+ * rounds each row to codes (a new scale from its largest value; a
+ * stochastic rounding keyed on (slot, token, the element's place in the
+ * slot)) and decodes them back, so that the next token starts from what
+ * memory holds: one launch of T tokens stores what T launches of one
+ * would, code for code. */
+static void step_codes8(const DecodeServing *sv, float *work /* (W, N) fp32: the entry's rows decoded */,
+                        Codes8 format, Rounding rounding) {
     const DecodeTensors *t = &sv->t;
     const DecodeShape *s = &t->s;
     const int64_t W = decode_width(s), T = s->tokens, N = s->dstate;
@@ -171,15 +174,15 @@ static void step_codes8(const DecodeServing *sv, float *work, Codes8 code, Round
             continue;
         }
         for (int64_t c = 0; c < W; c++)
-            codes8_load_row(code, codes + (slot * W + c) * N, scales[slot * W + c], N, work + c * N);
+            codes8_load_row(format, codes + (slot * W + c) * N, scales[slot * W + c], N, work + c * N);
         for (int64_t tok = 0; tok < T; tok++) {
             if (s->form == DECODE_M1) token_m1(t, bi, tok, work);
             else token_m2(t, bi, tok, work);
             for (int64_t c = 0; c < W; c++) {
                 const int64_t r = slot * W + c;  // the row in the pool
-                scales[r] = codes8_store_row(code, work + c * N, N, rounding, (uint64_t)slot,
+                scales[r] = codes8_store_row(format, work + c * N, N, rounding, (uint64_t)slot,
                                               (uint64_t)(s->first_token + tok), (uint64_t)(c * N), codes + r * N);
-                codes8_load_row(code, codes + r * N, scales[r], N, work + c * N);
+                codes8_load_row(format, codes + r * N, scales[r], N, work + c * N);
                 if (inter) {
                     memcpy(inter + ((bi * T + tok) * W + c) * N, codes + r * N, (size_t)N);
                     inter_scales[(bi * T + tok) * W + c] = scales[r];

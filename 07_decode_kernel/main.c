@@ -84,7 +84,7 @@ static const DecodeVersion versions[] = {
      .graph = true,
      .run_serving = decode_lean_state_int8_serving},
     {GPU_VERSION(decode_lean_state_int8_sr, DT_FP32_STATE_INT8,
-                 "14 on the GPU: 17 with the stochastic rounding, two multiplies an element for its number"),
+                 "14 on the GPU: 17 with the stochastic rounding, a hash an element for its number"),
      .unsupported = decode_codes8_unsupported,
      .graph = true,
      .run_serving = decode_lean_state_int8_sr_serving},

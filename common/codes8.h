@@ -1,15 +1,16 @@
 /* Values in 8 bits: each row of a tensor (its last dimension, n values; a
  * decode state's row), or each block of a row, stored as 8-bit codes and one
  * fp32 scale, the block's largest |value| over the code's largest. Two codes:
- *   int8   integers -127..127 times the scale: a uniform grid, 2^-7 of the
- *          row's largest value a step;
+ *   int8   integers -127..127 times the scale: a uniform grid, 1/127 of the
+ *          row's largest |value| a step;
  *   e4m3   fp8 (1 sign, 4 exponent, 3 mantissa bits, finite up to 448, no
  *          inf) times the scale: 3 bits of mantissa at every magnitude, so a
  *          small value keeps its relative precision where int8 rounds it to 0.
  * A scale a row costs 4 bytes on n codes (n 128: 1.03 bytes a value), and a
- * row is what one warp of a decode kernel reads at once.
+ * row is what one group of lanes of a decode kernel holds, so its scale is
+ * one max over those lanes.
  * Two roundings: to the nearest code (ties to even), or stochastic, up with
- * the probability of the distance from the code below, so that the stored
+ * probability (value - code below) / step, so that the stored
  * value is the true one on average and a chain of roundings walks without a
  * drift. The random number is counter-based, a hash of (slot, token,
  * element), so that a GPU version draws the same one as the C code, and one
@@ -59,12 +60,14 @@ CODES8_FN uint32_t hash32(uint32_t x) {
     return x;
 }
 
-/* A stochastic rounding's random numbers: the key of (slot, token), made
- * once a row and token, and from it a uniform number in [0, 1) for each
- * element: 23 bits of the hash as the mantissa of a float in [1, 2), less 1
- * (exact; no integer-to-float conversion). Within a key, distinct elements
- * below 2^32 hash to distinct values (odd multiply, xor and hash32 are
- * bijections); two multiplies and three xor-shifts an element. */
+/* A stochastic rounding's random numbers: the key of (slot, token), the
+ * same for every row of the slot, and from it a uniform number in [0, 1)
+ * for each element: 23 bits of the hash as the mantissa of a float in
+ * [1, 2), less 1 (exact; no integer-to-float conversion). Within a key,
+ * distinct elements below 2^32 hash to distinct values (odd multiply, xor
+ * and hash32 are bijections; the 23 bits kept may repeat). Three multiplies
+ * and three xor-shifts an element (on the GPU the first becomes an add:
+ * consecutive elements). */
 CODES8_FN uint32_t codes8_key(uint64_t slot, uint64_t token) {
     return hash32((uint32_t)slot * 0x9e3779b9u ^ hash32((uint32_t)token + 0x632be5abu));
 }
@@ -87,15 +90,18 @@ CODES8_FN float round_to_grid(float v, float step, Rounding r, float u) {
     return (r == ROUND_NEAREST ? rintf(k) : floorf(k + u)) * step;
 }
 
-/* The row's scale for a code whose largest value is code_max: max |row| times
- * 1 / code_max (1 where that is 0, a row of zeros or of values too small for
+/* The row's scale for a code whose largest value is code_max: max |row| (m)
+ * times 1 / code_max (1 where that is 0, a row of zeros or of values too small for
  * a float scale, which any scale then stores as zeros). A value is coded
  * as value · inv, inv = 1 / scale: one division a row, not one a value. */
+CODES8_FN float codes8_scale_of_max(float m, float code_max) {
+    const float scale = m * (1.0f / code_max);
+    return scale > 0.0f ? scale : 1.0f;
+}
 CODES8_FN float codes8_scale(const float *row, int64_t n, float code_max) {
     float m = 0.0f;
     for (int64_t i = 0; i < n; i++) m = fmaxf(m, fabsf(row[i]));
-    const float scale = m * (1.0f / code_max);
-    return scale > 0.0f ? scale : 1.0f;
+    return codes8_scale_of_max(m, code_max);
 }
 
 /* x · inv as int8 stores it: an integer in -127..127. */

@@ -132,15 +132,17 @@ void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out
 
 /* ---- what a state in 8-bit codes may move ---- */
 
-/* One step of code c at a value within e of v, in a row whose largest
- * |value| is at most rowmax (scale rowmax / the code's largest): int8, the
- * scale; e4m3, 2^-3 of the value's magnitude (3 mantissa bits: a step of
- * 2^(e-3) in [2^e, 2^(e+1))) and at least the subnormals' 2^-9 of the scale.
- * A little above (2^-20), for the fp32 division by the scale. */
-static double code_step(int codes8, double v, double e, double rowmax) {
+/* One step of code `codes8` at a value within err of v, in a row whose
+ * largest |value| is at most rowmax (scale rowmax / the code's largest):
+ * int8, the scale; e4m3, 2^-3 of the value's magnitude (3 mantissa bits: a
+ * step of 2^(k-3) in [2^k, 2^(k+1))) and at least the subnormals' 2^-9 of
+ * the scale. A little above (2^-15): the fp32 reciprocal of the scale,
+ * value · (1 / scale) and code · scale each move a value by up to 127·2^-24
+ * of a step. */
+static double code_step(int codes8, double v, double err, double rowmax) {
     const double scale = rowmax / codes8_max((Codes8)codes8);
-    const double step = codes8 == CODES_INT8 ? scale : fmax((fabs(v) + e) * 0x1.0p-3, scale * 0x1.0p-9);
-    return step * (1.0 + 0x1.0p-20);
+    const double step = codes8 == CODES_INT8 ? scale : fmax((fabs(v) + err) * 0x1.0p-3, scale * 0x1.0p-9);
+    return step * (1.0 + 0x1.0p-15);
 }
 
 /* The state the version carries into token k is off the oracle's by at most
@@ -173,6 +175,7 @@ void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int co
         for (int64_t n = 0; n < N; n++) {
             E[n] *= exp(dt * (double)A[s->form == DECODE_M1 ? n : 0]);
             dy += fabs((double)Ck[n]) * E[n];
+            // the version's row is within E of the oracle's: its largest |value| at most max |oracle| + E
             rowmax = fmax(rowmax, fabs(per[k * N + n]) + E[n]);
         }
         if (t->z) dy *= fabs(oracle_silu(((const float *)t->z)[(bi * T + k) * W + c]));

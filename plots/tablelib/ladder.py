@@ -115,7 +115,9 @@ def ladder_section(chapter, rows, front, readme_text):
     lines += ["", f"ms: the median time at {shape} "
                   f"([benchmark sets](../docs/glossary.md#s1-s2-s3-s4)), L2 flushed; × previous: the last "
                   "timed version's time over this one's (named where it is not the one just before); "
-                  "— : not timed at this shape (every timed row: [RESULTS.md](RESULTS.md); a C version's "
+                  + ("— : not in the front page's run at this shape" if source == "plots/data/front.csv"
+                     else "— : not timed at this shape")
+                  + " (every timed row: [RESULTS.md](RESULTS.md); a C version's "
                   "times on this machine: the program run without flags). " + FLOOR_NOTE,
               "",
               f"Source: `{source}`, {', '.join(short_device(d) for d in devices) or 'no device'}, "

@@ -35,7 +35,8 @@ def row_groups(rows):
 
 def time_targets(chapter):
     return [("S4 Mamba-2 b 64, fp32 state, ≤ 0.040 ms", s4("m2", 64), ("fp32",), 0.040),
-            ("S4 Mamba-2 b 64, fp16 state, ≤ 0.021 ms", s4("m2", 64), ("fp16",), 0.021),
+            ("S4 Mamba-2 b 64, fp16 state, ≤ 0.021 ms", lambda r: s4("m2", 64)(r) and "state16" in r["name"], ("fp16",),
+             0.021),
             ("S4 Mamba-1 b 64, ≤ 0.010 ms", s4("m1", 64), ("fp32", "fp16", "bf16"), 0.010),
             ("S4 Mamba-2 b 64, int8 state, ≤ 0.0130 ms", s4("m2", 64), ("int8",), 0.0130),
             ("S4 Mamba-2 b 256, int8 state, ≤ 1.2× its copy floor", s4("m2", 256), ("int8",),
