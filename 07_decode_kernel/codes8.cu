@@ -273,19 +273,14 @@ static void launch_codes8(const DecodeTensors *t, const CodesLaunch &L) {
     cuda_check_launch();
 }
 
-/* A server's step (DecodeServing) or a plain one (slots 0, no pool): in
- * place on the pool, which is copied to state_out first when it is handed
- * one apart (slots no entry names keep their codes and scales). */
+/* A server's step (DecodeServing) or a plain one (slots 0, no pool), in
+ * place on the pool (pool_in_place, lanes.cuh: codes and scales copied). */
 template <Codes8 CODE, bool SR>
 static void run_codes8(const DecodeServing *sv) {
-    DecodeTensors t = sv->t;
-    const DecodeShape *s = &t.s;
+    const DecodeShape *s = &sv->t.s;
     const int64_t W = decode_width(s), N = s->dstate;
-    const int64_t pool_values = (sv->slots ? sv->slots : s->batch) * W * N;
-    if (sv->slots && t.state_out != t.state) {
-        cuda_check(cudaMemcpyAsync(t.state_out, t.state, codes8_bytes(pool_values, N), cudaMemcpyDeviceToDevice, 0));
-        t.state = t.state_out;
-    }
+    const int64_t pool_values = decode_pool_values(sv);
+    const DecodeTensors t = pool_in_place(sv, codes8_bytes(pool_values, N));
     const CodesLaunch L = {(int64_t)codes8_scales_at(pool_values), (int64_t)codes8_scales_at(s->batch * s->tokens * W * N),
                            DecodePool{sv->state_batch_indices, sv->intermediate_states}};
     if (s->form == DECODE_M2) launch_codes8<CODE, SR, true>(&t, L);

@@ -155,14 +155,12 @@ struct DecodePool {
  * place (state_out == state). Handed a separate state_out, the pool is
  * copied there first (slots no entry names keep their state) and the step
  * runs on the copy. Without a pool (intermediate states alone) every row is
- * read and written, so nothing is copied. state_bytes: bytes of one state
- * value. */
-static inline DecodeTensors pool_in_place(const DecodeServing *sv, size_t state_bytes) {
+ * read and written, so nothing is copied. pool_bytes: the pool's bytes
+ * (decode_pool_values times a value's bytes; 8-bit codes: codes8_bytes). */
+static inline DecodeTensors pool_in_place(const DecodeServing *sv, size_t pool_bytes) {
     DecodeTensors t = sv->t;
     if (sv->slots && t.state_out != t.state) {
-        const int64_t entries = sv->slots ? sv->slots : t.s.batch;
-        cuda_check(cudaMemcpyAsync(t.state_out, t.state, (size_t)(entries * decode_width(&t.s) * t.s.dstate) * state_bytes,
-                                   cudaMemcpyDeviceToDevice, 0));
+        cuda_check(cudaMemcpyAsync(t.state_out, t.state, pool_bytes, cudaMemcpyDeviceToDevice, 0));
         t.state = t.state_out;
     }
     return t;

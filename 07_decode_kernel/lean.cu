@@ -293,7 +293,7 @@ struct LeanKernel {
  * state_out and copies nothing). */
 template <typename St, typename In>
 static void lean_serving(const DecodeServing *sv) {
-    DecodeTensors t = pool_in_place(sv, sizeof(St));
+    DecodeTensors t = pool_in_place(sv, (size_t)decode_pool_values(sv) * sizeof(St));
     CoalescedLaunch c = plan_lean(&t, sizeof(In), sv->intermediate_states);
     c.pool = DecodePool{sv->state_batch_indices, sv->intermediate_states};
     launch_planned<LeanKernel<St, true>, In>(&t, c);

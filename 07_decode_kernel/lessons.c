@@ -66,25 +66,23 @@ static const StateStore STORES[] = {
 
 /* The state (rows of n values) as st stores it after token k: each value
  * rounded to the format, an 8-bit block (a row, or st->block values of it)
- * to its codes times the block's scale. */
-static void store_state(const StateStore *st, float *state, int64_t rows, int64_t n, int64_t k) {
-    const int64_t block = st->block ? st->block : n;
-    const uint32_t key = codes8_key(0, (uint64_t)k);  // one sequence: slot 0
-    for (int64_t b0 = 0, m; b0 < rows * n; b0 += m) {
-        float *v = state + b0;
-        m = b0 % n + block <= n ? block : n - b0 % n;  // a row's last block may be short
-        const float scale = st->format == STORE_INT8 ? codes8_scale(v, m, INT8_CODE_MAX)
-                            : st->format == STORE_E4M3 ? codes8_scale(v, m, E4M3_MAX) : 1.0f;
-        for (int64_t i = 0; i < m; i++) {
-            const float u = st->rounding == ROUND_STOCHASTIC ? codes8_uniform(key, (uint64_t)(b0 + i)) : 0.0f;
-            switch (st->format) {
-            case STORE_FP32: break;
-            case STORE_FP16: v[i] = half_to_float(half_from_float(v[i])); break;
-            case STORE_BF16: v[i] = bf16_to_float(bf16_from_float(v[i])); break;
-            case STORE_INT8: v[i] = int8_stored(v[i], scale, st->rounding, u); break;
-            case STORE_E4M3: v[i] = e4m3_stored(v[i], scale, st->rounding, u); break;
-            }
+ * to its codes and the block's scale (codes8_store_row, as versions 13-16
+ * store a row) and back. codes: (n,) bytes of scratch. */
+static void store_state(const StateStore *st, float *state, int64_t rows, int64_t n, int64_t k, uint8_t *codes) {
+    if (st->format == STORE_INT8 || st->format == STORE_E4M3) {
+        const Codes8 format = st->format == STORE_INT8 ? CODES_INT8 : CODES_E4M3;
+        const int64_t block = st->block ? st->block : n;
+        for (int64_t b0 = 0, m; b0 < rows * n; b0 += m) {
+            m = b0 % n + block <= n ? block : n - b0 % n;  // a row's last block may be short
+            // one sequence: slot 0, the state's element b0 + i
+            const float scale = codes8_store_row(format, state + b0, m, st->rounding, 0, (uint64_t)k, (uint64_t)b0, codes);
+            codes8_load_row(format, codes, scale, m, state + b0);
         }
+        return;
+    }
+    for (int64_t i = 0; i < rows * n; i++) {
+        if (st->format == STORE_FP16) state[i] = half_to_float(half_from_float(state[i]));
+        else if (st->format == STORE_BF16) state[i] = bf16_to_float(bf16_from_float(state[i]));
     }
 }
 
@@ -141,6 +139,7 @@ static void state_precision(const Args *a) {
     float *state = host_alloc(sizeof(float) * S, "lesson");          // (1, h, p, N) fp32: the running state
     double *y_ref = host_alloc(sizeof(double) * T * W, "lesson");    // (1, T, h, p) fp64: the oracle's
     double *state_ref = host_alloc(sizeof(double) * S, "lesson");    // (1, h, p, N) fp64: the oracle's final state
+    uint8_t codes[N];                                                // (N,) an 8-bit row's codes
     Rng r;
     rng_seed(&r, a->seed);
     rng_fill_uniform(&r, state0, S, -1.0, 1.0);
@@ -172,7 +171,7 @@ static void state_precision(const Args *a) {
             DecodeTensors t = {one, state, x + k * W, dt + k * H, A, B + k * N, C + k * N, D, NULL, bias,
                                y + k * W, state};
             decode_step_cpu(&t, NULL);
-            store_state(st, state, S / N, N, k);
+            store_state(st, state, S / N, N, k, codes);
             for (int64_t i = 0; i < W; i++) {
                 const double e = (double)y[k * W + i] - y_ref[k * W + i];
                 err[window_of(k)] += e * e;

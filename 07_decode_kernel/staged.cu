@@ -315,7 +315,7 @@ static void run_staged(const DecodeTensors *t, DecodePool pool) {
 /* As a server runs them: in place on the pool (pool_in_place, lanes.cuh). */
 template <typename F>
 static void staged_serving(const DecodeServing *sv) {
-    const DecodeTensors t = pool_in_place(sv, sizeof(F));
+    const DecodeTensors t = pool_in_place(sv, (size_t)decode_pool_values(sv) * sizeof(F));
     run_staged<F, true>(&t, DecodePool{sv->state_batch_indices, sv->intermediate_states});
 }
 

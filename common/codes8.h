@@ -117,10 +117,6 @@ CODES8_FN float e4m3_code(float x, float inv, Rounding r, float u) {
     return copysignf(fminf(round_to_grid(v, step, r, u), E4M3_MAX), x);
 }
 
-/* What x is stored as, a code times the scale. */
-CODES8_FN float int8_stored(float x, float scale, Rounding r, float u) { return int8_code(x, 1.0f / scale, r, u) * scale; }
-CODES8_FN float e4m3_stored(float x, float scale, Rounding r, float u) { return e4m3_code(x, 1.0f / scale, r, u) * scale; }
-
 /* A code's byte and back: int8 two's complement; e4m3 sign, exponent (bias
  * 7; 0 for the subnormals) and mantissa, of a value on its grid. */
 CODES8_FN uint8_t codes8_byte(Codes8 c, float code) {

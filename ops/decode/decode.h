@@ -77,6 +77,11 @@ static inline int64_t decode_rows(const DecodeShape *s) {
 static inline int64_t decode_width(const DecodeShape *s) {
     return s->form == DECODE_M1 ? s->dim : s->heads * s->headdim;
 }
+/* Values of a server's state (the pool: S slots, or one state a batch
+ * entry), (S | b) · rows per entry · N. */
+static inline int64_t decode_pool_values(const DecodeServing *sv) {
+    return (sv->slots ? sv->slots : sv->t.s.batch) * decode_width(&sv->t.s) * sv->t.s.dstate;
+}
 /* Group of head hi (Mamba-2): the official code uses hi / (h / g). */
 static inline int64_t decode_group_of(const DecodeShape *s, int64_t hi) { return hi / (s->heads / s->groups); }
 

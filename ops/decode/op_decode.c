@@ -357,14 +357,16 @@ static CheckResult decode_check_row(const Problem *p, void *const *t, int64_t ro
     double *y = host_alloc(T * 8, "oracle row");          // (T,) fp64
     double *terms = host_alloc(T * 8, "oracle row");      // (T,) fp64: y's terms' magnitude
     double *state = host_alloc(N * 8, "oracle row");      // (N,) fp64, the final state
-    double *per = sv.intermediate_states ? host_alloc(T * N * 8, "oracle row") : NULL;  // (T, N) fp64, after each token
+    /* (T, N) fp64, the state after each token: for the intermediate states, and for an 8-bit state's bounds */
+    double *per = sv.intermediate_states || tol.codes8 ? host_alloc(T * N * 8, "oracle row") : NULL;
     float *got = host_alloc(T * (N + 1) * 4, "row");      // y (T,), then the states (T, N), fp32
     /* With 8-bit codes, what their roundings allow (NULL otherwise): y (T,), the final state (N,), after each token (T, N). */
     double *bound = tol.codes8 ? host_alloc((T * (N + 1) + N) * 8, "bounds") : NULL;
     bool skipped;
     oracle_decode_serving_row(&sv, row, y, state, per, terms, &skipped);
     if (bound)
-        oracle_decode_codes8_bound_row(&sv, row, tol.codes8, bound, bound + T, per ? bound + T + N : NULL);
+        oracle_decode_codes8_bound_row(&sv, row, tol.codes8, per, bound, bound + T,
+                                       sv.intermediate_states ? bound + T + N : NULL);
     for (int64_t k = 0; k < T; k++) got[k] = ((const float *)sv.t.y)[(bi * T + k) * W + c];
     CheckResult r = compare_f32_bounded(got, y, tol.of_terms ? terms : NULL, bound, T, tol);
     if (!skipped) {

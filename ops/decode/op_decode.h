@@ -67,12 +67,13 @@ void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out
                            double *y_terms);
 
 /* Row `row` of a problem whose state is stored in 8-bit codes (codes8: a
- * Codes8) after every token, starting from the same codes as the oracle:
- * the bound on each y (T,), on the final state (N,) and, per_token_bound
- * not NULL, on the state after each token (T, N) that the roundings allow
- * (zeros for padding). */
-void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int codes8, double *y_bound,
-                                    double *state_bound, double *per_token_bound);
+ * Codes8) after every token, starting from the same codes as the oracle,
+ * given the oracle's state after each token `per` (T, N) fp64
+ * (oracle_decode_serving_row): the bound on each y (T,), on the final state
+ * (N,) and, per_token_bound not NULL, on the state after each token (T, N)
+ * that the roundings allow (zeros for padding). */
+void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int codes8, const double *per,
+                                    double *y_bound, double *state_bound, double *per_token_bound);
 
 /* The same for every row, in the layouts of y, the pool after the tokens
  * and, when intermediate, the intermediate states (zeros where a slot is

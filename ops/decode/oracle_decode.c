@@ -104,7 +104,7 @@ void oracle_decode_serving(const DecodeServing *sv, double *y, double *state_out
                            double *y_terms) {
     const DecodeShape *s = &sv->t.s;
     int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
-    int64_t pool = (sv->slots ? sv->slots : s->batch) * W * N;   // elements of the state pool
+    int64_t pool = decode_pool_values(sv);                        // elements of the state pool
     for (int64_t e = 0; e < pool; e++) state_out[e] = sv->t.state[e];  // slots no entry names keep theirs
     double *yr = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: one row's outputs
     double *mag = y_terms ? oracle_alloc((size_t)T * sizeof(double)) : NULL;  // (T,) fp64: their terms' magnitudes
@@ -152,8 +152,8 @@ static double code_step(int codes8, double v, double err, double rowmax) {
  * the nearest by half, so E_k = dA·E_(k-1) + one step (both roundings are
  * held to the step). y at token k is computed before that rounding, from a
  * state off by dA·E_(k-1): |Δy| <= |silu(z)|·Σ_n |C_n|·dA·E_(k-1)[n]. */
-void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int codes8, double *y_bound,
-                                    double *state_bound, double *per_token_bound) {
+void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int codes8, const double *per,
+                                    double *y_bound, double *state_bound, double *per_token_bound) {
     const DecodeTensors *t = &sv->t;
     const DecodeShape *s = &t->s;
     const int64_t T = s->tokens, N = s->dstate, W = decode_width(s), bi = row / W, c = row % W;
@@ -161,12 +161,8 @@ void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int co
     const int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
     const int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
     const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
-    double *y = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: the oracle's y, unused
-    double *h = oracle_alloc((size_t)N * sizeof(double));            // (N,) fp64: its final state, unused
-    double *per = oracle_alloc((size_t)(T * N) * sizeof(double));    // (T, N) fp64: its state after each token
-    double *E = oracle_alloc((size_t)N * sizeof(double));            // (N,) fp64: the bound carried
-    bool skipped;
-    oracle_decode_serving_row(sv, row, y, h, per, NULL, &skipped);
+    const bool skipped = sv->state_batch_indices && sv->state_batch_indices[bi] < 0;  // padding
+    double *E = oracle_alloc((size_t)N * sizeof(double));  // (N,) fp64: the bound carried
     for (int64_t n = 0; n < N; n++) E[n] = 0.0;
     for (int64_t k = 0; k < T; k++) {
         const double dt = skipped ? 0.0 : row_delta(t, bi, k, hi);
@@ -185,9 +181,6 @@ void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int co
             for (int64_t n = 0; n < N; n++) per_token_bound[k * N + n] = E[n];
     }
     for (int64_t n = 0; n < N; n++) state_bound[n] = E[n];
-    free(y);
-    free(h);
-    free(per);
     free(E);
 }
 
@@ -195,15 +188,20 @@ void oracle_decode_codes8_bound(const DecodeServing *sv, bool intermediate, int 
                                 double *state_bound, double *inter_bound) {
     const DecodeShape *s = &sv->t.s;
     const int64_t T = s->tokens, N = s->dstate, W = decode_width(s);
-    const int64_t pool = (sv->slots ? sv->slots : s->batch) * W * N;  // elements of the state pool
+    const int64_t pool = decode_pool_values(sv);  // elements of the state pool
     for (int64_t e = 0; e < pool; e++) state_bound[e] = 0.0;  // slots no entry names: copied as they are
     double *yb = oracle_alloc((size_t)T * sizeof(double));           // (T,) fp64: one row's y bounds
     double *hb = oracle_alloc((size_t)N * sizeof(double));           // (N,) fp64: its final state's
     double *per = intermediate ? oracle_alloc((size_t)(T * N) * sizeof(double)) : NULL;  // (T, N) fp64: after each token
+    double *y = oracle_alloc((size_t)T * sizeof(double));            // (T,) fp64: the oracle's row, unused
+    double *h = oracle_alloc((size_t)N * sizeof(double));            // (N,) fp64: its final state, unused
+    double *ref = oracle_alloc((size_t)(T * N) * sizeof(double));    // (T, N) fp64: its state after each token
     for (int64_t row = 0; row < s->batch * W; row++) {
         const int64_t bi = row / W, c = row % W;
         const int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
-        oracle_decode_codes8_bound_row(sv, row, codes8, yb, hb, per);
+        bool skipped;
+        oracle_decode_serving_row(sv, row, y, h, ref, NULL, &skipped);
+        oracle_decode_codes8_bound_row(sv, row, codes8, ref, yb, hb, per);
         for (int64_t k = 0; k < T; k++) y_bound[(bi * T + k) * W + c] = yb[k];
         for (int64_t n = 0; n < N && slot >= 0; n++) state_bound[(slot * W + c) * N + n] = hb[n];
         for (int64_t k = 0; per && k < T; k++)
@@ -212,4 +210,7 @@ void oracle_decode_codes8_bound(const DecodeServing *sv, bool intermediate, int 
     free(yb);
     free(hb);
     free(per);
+    free(y);
+    free(h);
+    free(ref);
 }
