@@ -64,9 +64,15 @@ struct TwiceLayout {
     size_t x_flip, dt_flip, B_flip, C_flip, y_fwd, y_bwd, final_state, ssd, total;
 };
 
+/* A version of 05 that "twice" runs: its run, and its workspace's size. */
+typedef void (*SsdRun)(const SsdTensors *t, void *workspace);
+typedef size_t (*SsdWorkspace)(const SsdShape *s);
 
-static TwiceLayout twice_layout(const BidirShape *bs, size_t elem, size_t ssd_workspace) {
+/* The layout for inputs and outputs of elem bytes an element, then the
+ * workspace of the version of 05 run twice (ssd_workspace of a direction). */
+static TwiceLayout twice_layout(const BidirShape *bs, size_t elem, SsdWorkspace ssd_workspace) {
     const SsdShape *s = &bs->s;
+    const SsdShape d = bidir_direction_shape(s);
     TwiceLayout w;
     size_t at = 0;
     w.x_flip = take_piece(&at, ssd_n_x(s), elem);
@@ -77,14 +83,12 @@ static TwiceLayout twice_layout(const BidirShape *bs, size_t elem, size_t ssd_wo
     w.y_bwd = take_piece(&at, ssd_n_x(s), elem);
     w.final_state = take_piece(&at, ssd_n_state(s), sizeof(float));
     w.ssd = at;
-    w.total = at + ssd_workspace;
+    w.total = at + ssd_workspace(&d);
     return w;
 }
 
-typedef void (*SsdRun)(const SsdTensors *t, void *workspace);
-
 template <typename T>
-static void run_twice(const BidirTensors *t, void *workspace, SsdRun ssd, size_t ssd_workspace) {
+static void run_twice(const BidirTensors *t, void *workspace, SsdRun ssd, SsdWorkspace ssd_workspace) {
     const SsdShape *s = &t->s.s;
     const TwiceLayout w = twice_layout(&t->s, sizeof(T), ssd_workspace);
     char *ws = static_cast<char *>(workspace);
@@ -125,13 +129,11 @@ static void run_twice(const BidirTensors *t, void *workspace, SsdRun ssd, size_t
 }
 
 extern "C" size_t bidir_twice_steps_workspace(const BidirShape *s) {
-    const SsdShape d = bidir_direction_shape(&s->s);
-    return twice_layout(s, sizeof(float), ssd_steps_workspace(&d)).total;
+    return twice_layout(s, sizeof(float), ssd_steps_workspace).total;
 }
 
 extern "C" void bidir_twice_steps_fp32(const BidirTensors *t, void *workspace) {
-    const SsdShape d = bidir_direction_shape(&t->s.s);
-    run_twice<float>(t, workspace, ssd_steps_fp32, ssd_steps_workspace(&d));
+    run_twice<float>(t, workspace, ssd_steps_fp32, ssd_steps_workspace);
 }
 
 extern "C" const char *bidir_twice_fused_unsupported(const BidirShape *s) {
@@ -140,11 +142,9 @@ extern "C" const char *bidir_twice_fused_unsupported(const BidirShape *s) {
 }
 
 extern "C" size_t bidir_twice_fused_workspace(const BidirShape *s) {
-    const SsdShape d = bidir_direction_shape(&s->s);
-    return twice_layout(s, sizeof(__half), ssd_fused_mma_workspace(&d)).total;
+    return twice_layout(s, sizeof(__half), ssd_fused_mma_workspace).total;
 }
 
 extern "C" void bidir_twice_fused_mma(const BidirTensors *t, void *workspace) {
-    const SsdShape d = bidir_direction_shape(&t->s.s);
-    run_twice<__half>(t, workspace, ssd_fused_mma, ssd_fused_mma_workspace(&d));
+    run_twice<__half>(t, workspace, ssd_fused_mma, ssd_fused_mma_workspace);
 }
