@@ -59,6 +59,10 @@
 static const float PI_F = 3.14159265358979f, TWO_PI_F = 6.28318530717959f;
 static const double TWO_PI_D = 6.283185307179586;
 
+/* The row pitch of the chunk's angles (floats): 16-byte rows where the
+ * INFLIGHT versions copy them in by cp.async, else S + 1 (no bank conflicts). */
+static __host__ __device__ int angle_pitch(int S, bool inflight) { return inflight && S % 4 == 0 ? S + 4 : S + 1; }
+
 struct FusedArgs {
     Mamba3Tensors t;    // 16-bit q, k, v, z, y (the version's dtype); the rest fp32
     ChunkMap map;       // the chunks (chunk_map.cuh)
@@ -94,15 +98,20 @@ static __global__ void chunk_rounds_kernel(Mamba3Tensors t, ChunkMap w, int64_t 
 }
 
 /* FULL: N and p padded are exactly 128 and 64 (S6's head), so every tile
- * bound is a compile-time constant. */
-template <typename F, bool FULL>
+ * bound is a compile-time constant. INFLIGHT (versions 13, 14): every input
+ * of the chunk is asked for before the block computes (the angles with q, k
+ * and v; z once φ is done with its rows), the angles' tanh and running sum
+ * are one pass over segments of steps, and the entering state moves in
+ * 8-byte pieces: the block waits on memory once, not at each phase. */
+template <typename F, bool FULL, bool INFLIGHT>
 __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     using F2 = typename Pair<F>::type;
     extern __shared__ __align__(16) unsigned char smem[];
     const Mamba3Tensors &t = a.t;
     const int Q = (int)t.s.chunk, N = (int)t.s.dstate, P = (int)t.s.headdim, S = (int)t.s.angles;
     const int Np = FULL ? NMAX : a.Np, Pp = FULL ? PMAX : a.Pp;
-    const int NS = Np + 8, PS = Pp + 8, AS = S + 1;  // row pitches: +16 bytes keeps ldmatrix conflict-free
+    const int NS = Np + 8, PS = Pp + 8;  // row pitches: +16 bytes keeps ldmatrix conflict-free
+    const int AS = angle_pitch(S, INFLIGHT);
     F *Qs = reinterpret_cast<F *>(smem);             // (Q, Np) F: q + bias turned by φ
     F *Ks = Qs + Q * NS;                             // (Q, Np) F: k + bias turned by φ
     F *Vs = Ks + Q * NS;                             // (Q, Pp) F: v
@@ -114,7 +123,10 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     float *shift = gam + Q;                          // (Q,) (1 - λ_j) dt_j, the term step j adds to j - 1's
     float *wj = shift + Q;                           // (Q,) w_j
     float *vdt = wj + Q;                             // (Q,) w_j e^{cum_e - cum_j}, e the last step of j's 16-tile
-    float *phi = vdt + Q;                            // (Q, S + 1) fp32: increments, then φ
+    float *phi = vdt + Q;                            // (Q, AS) fp32: angles (INFLIGHT), increments, then φ
+    F *Zs = reinterpret_cast<F *>(phi);              // (Q, Pp + 8) F: z, in φ's place once φ is used (INFLIGHT)
+    double *seg_tot = reinterpret_cast<double *>(phi + Q * AS);  // (THREADS,) fp64: a segment's increments (INFLIGHT)
+    float *seg_run = reinterpret_cast<float *>(seg_tot + THREADS);  // (THREADS,) fp32: the same, summed in fp32
     __shared__ int item;
     __shared__ double total[NMAX / 2], theta_out[NMAX / 2];  // (S,) fp64: the chunk's increments; θ after it
     __shared__ float cs_in[NMAX / 2], sn_in[NMAX / 2];       // (S,) cos and sin of θ_in
@@ -139,6 +151,16 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     load_tile<FULL ? NMAX / 8 : 0, F>(Qs, NS, qg, G * N, 0, m, Q, N, Np, vec16);
     load_tile<FULL ? NMAX / 8 : 0, F>(Ks, NS, kg, G * N, 0, m, Q, N, Np, vec16);
     load_tile<FULL ? PMAX / 8 : 0, F>(Vs, PS, vg, H * P, 0, m, Q, P, Pp, vec16);
+    if constexpr (INFLIGHT) {  // the chunk's angles, as they are, into φ's rows
+        const float *ag = t.angles + ((r * L + c0) * H + h) * S;  // (len, S) fp32 rows at stride H·S
+        if (S % 4 == 0)
+            for (int i = tid; i < m * (S / 4); i += THREADS) {
+                const int j = i / (S / 4), col = i % (S / 4) * 4;
+                cp_async16(phi + j * AS + col, ag + j * H * S + col);
+            }
+        else
+            for (int i = tid; i < m * S; i += THREADS) phi[i / S * AS + i % S] = ag[i / S * H * S + i % S];
+    }
     asm volatile("cp.async.commit_group;");
 
     /* The chunk's scalars, a thread a step, while the copies fly. */
@@ -162,39 +184,69 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
         wts[tid] = Pair<F>::narrow1(w * exp2_approx(cum_last - cum2[tid]));
         vdt[tid] = w * exp2_approx(cum2[tid | 15] - cum2[tid]);
     }
-    /* The angle increments of the chunk, read row by row (coalesced).
-     * Angles = torch.tanh(Angles) * math.pi; Angles_scaled = Angles * DT[..., None] */
-    for (int j = warp; j < m; j += WARPS) {  // a warp a step, a lane an angle pair (S <= 64)
-        const float *row = t.angles + ((r * L + c0 + j) * H + h) * S;
-        for (int i = lane; i < S; i += 32) phi[j * AS + i] = PI_F * tanhf(row[i]) * dts[j];
-    }
-    __syncthreads();
-    /* φ: a warp per angle pair, R consecutive steps a lane, a shuffle scan over
-     * the lanes' sums; the pair's total in fp64 for θ.
-     * Angles_Cumsum = torch.cumsum(Angles_scaled, dim=0) */
-    const int R = (Q + 31) / 32;
-    for (int i = warp; i < S; i += WARPS) {
+    if constexpr (INFLIGHT) {
+        /* φ in one pass: thread (segment g, pair i) turns its steps' angles into
+         * increments and sums them, then adds the segments before its own.
+         * Angles = torch.tanh(Angles) * math.pi; Angles_scaled = Angles * DT[..., None]
+         * Angles_Cumsum = torch.cumsum(Angles_scaled, dim=0) */
+        asm volatile("cp.async.wait_all;");
+        __syncthreads();
+        const int segs = THREADS / S, g = tid / S, i = tid % S, per = (m + segs - 1) / segs;
+        const int j0 = min(m, g * per), j1 = min(m, j0 + per);
         float run = 0.f;
         double tot = 0.0;
-        for (int k = 0; k < R; k++) {
-            const int j = lane * R + k;
-            if (j < m) run += phi[j * AS + i], tot += phi[j * AS + i], phi[j * AS + i] = run;
+        if (g < segs) {
+            for (int j = j0; j < j1; j++) {
+                const float inc = PI_F * tanhf(phi[j * AS + i]) * dts[j];
+                run += inc, tot += inc, phi[j * AS + i] = run;
+            }
+            seg_run[tid] = run, seg_tot[tid] = tot;
         }
-        float incl = run;
-#pragma unroll
-        for (int off = 1; off < 32; off *= 2) {
-            const float u = __shfl_up_sync(0xffffffffu, incl, off);
-            if (lane >= off) incl += u;
+        __syncthreads();
+        if (g < segs) {
+            float before = 0.f;
+            for (int k = 0; k < g; k++) before += seg_run[k * S + i];
+            for (int j = j0; j < j1; j++) phi[j * AS + i] += before;
+            if (g == 0) {
+                for (int k = 1; k < segs; k++) tot += seg_tot[k * S + i];
+                total[i] = tot;
+            }
         }
-        for (int k = 0; k < R; k++) {
-            const int j = lane * R + k;
-            if (j < m) phi[j * AS + i] += incl - run;
+    } else {
+        /* The angle increments of the chunk, read row by row (coalesced).
+         * Angles = torch.tanh(Angles) * math.pi; Angles_scaled = Angles * DT[..., None] */
+        for (int j = warp; j < m; j += WARPS) {  // a warp a step, a lane an angle pair (S <= 64)
+            const float *row = t.angles + ((r * L + c0 + j) * H + h) * S;
+            for (int i = lane; i < S; i += 32) phi[j * AS + i] = PI_F * tanhf(row[i]) * dts[j];
         }
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) tot += __shfl_down_sync(0xffffffffu, tot, off);
-        if (lane == 0) total[i] = tot;
+        __syncthreads();
+        /* φ: a warp per angle pair, R consecutive steps a lane, a shuffle scan over
+         * the lanes' sums; the pair's total in fp64 for θ.
+         * Angles_Cumsum = torch.cumsum(Angles_scaled, dim=0) */
+        const int R = (Q + 31) / 32;
+        for (int i = warp; i < S; i += WARPS) {
+            float run = 0.f;
+            double tot = 0.0;
+            for (int k = 0; k < R; k++) {
+                const int j = lane * R + k;
+                if (j < m) run += phi[j * AS + i], tot += phi[j * AS + i], phi[j * AS + i] = run;
+            }
+            float incl = run;
+    #pragma unroll
+            for (int off = 1; off < 32; off *= 2) {
+                const float u = __shfl_up_sync(0xffffffffu, incl, off);
+                if (lane >= off) incl += u;
+            }
+            for (int k = 0; k < R; k++) {
+                const int j = lane * R + k;
+                if (j < m) phi[j * AS + i] += incl - run;
+            }
+    #pragma unroll
+            for (int off = 16; off > 0; off /= 2) tot += __shfl_down_sync(0xffffffffu, tot, off);
+            if (lane == 0) total[i] = tot;
+        }
+        asm volatile("cp.async.wait_all;");
     }
-    asm volatile("cp.async.wait_all;");
     __syncthreads();
 
     /* q + bias and k + bias, the pairs below 2S turned by φ_j, in place: a
@@ -231,6 +283,15 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     const uint32_t qs_a = smem_addr(Qs) + (rowA * NS + colA) * 2, ks_a = smem_addr(Ks) + (rowA * NS + colA) * 2;
     const uint32_t ks_b = smem_addr(Ks) + (rowB * NS + colB) * 2, hs_b = smem_addr(Hs) + (rowB * NS + colB) * 2;
     const uint32_t vs_a = smem_addr(Vs) + (rowA * PS + colA) * 2, vs_b = smem_addr(Vs) + (rowB * PS + colB) * 2;
+
+    /* z of the chunk into φ's rows, used by now: it lands while the block
+     * computes, for the outputs of step 3. */
+    if constexpr (INFLIGHT)
+        if (t.z) {
+            const F *zg = static_cast<const F *>(t.z) + ((r * L + c0) * H + h) * P;  // (len, p) rows at stride H·p
+            load_tile<FULL ? PMAX / 8 : 0, F>(Zs, PS, zg, H * P, 0, m, Q, P, Pp, vec16);
+            asm volatile("cp.async.commit_group;");
+        }
 
     /* ---- 1. The chunk's own state in its frame: S_own (p x N) = Vᵀ diag(wts) K̃,
      * warp w the p-tile w and all of N.
@@ -277,19 +338,33 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     const float *__restrict__ prev = first ? (t.ssm_state ? t.ssm_state + o * P * N : nullptr)
                                            : a.ring + in_slot * P * N;
     float *__restrict__ next = last ? t.final_ssm_state + o * P * N : a.ring + out_slot * P * N;
+    const bool pairs = INFLIGHT && (FULL || N % 2 == 0);  // H_in and the end state by float2
     if (warp * 16 < Pp) {
         /* Half of this thread's elements of H_in at a time: all their loads in
          * flight together, one trip to L2 a half, not one an element. */
 #pragma unroll
         for (int k0 = 0; k0 < NT; k0 += NT / 2) {
             float hin[NT / 2][4];  // H_in at this thread's places of st[k0 ..]
+            if (pairs) {  // columns ni, ni + 1: one 8-byte load
 #pragma unroll
-            for (int kk = 0; kk < NT / 2; kk++)
+                for (int kk = 0; kk < NT / 2; kk++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int pi = warp * 16 + lane / 4 + (e / 2) * 8, ni = (k0 + kk) * 8 + (lane % 4) * 2 + e % 2;
-                    hin[kk][e] = prev && pi < P && ni < N ? __ldcg(prev + pi * N + ni) : 0.f;
-                }
+                    for (int e = 0; e < 4; e += 2) {
+                        const int pi = warp * 16 + lane / 4 + (e / 2) * 8, ni = (k0 + kk) * 8 + (lane % 4) * 2;
+                        const float2 v = prev && pi < P && ni < N
+                                             ? __ldcg(reinterpret_cast<const float2 *>(prev + pi * N + ni))
+                                             : make_float2(0.f, 0.f);
+                        hin[kk][e] = v.x, hin[kk][e + 1] = v.y;
+                    }
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < NT / 2; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int pi = warp * 16 + lane / 4 + (e / 2) * 8, ni = (k0 + kk) * 8 + (lane % 4) * 2 + e % 2;
+                        hin[kk][e] = prev && pi < P && ni < N ? __ldcg(prev + pi * N + ni) : 0.f;
+                    }
+            }
 #pragma unroll
             for (int kk = 0; kk < NT / 2; kk++) {
                 const int k = k0 + kk, ni = k * 8 + (lane % 4) * 2, pair = ni / 2;  // columns ni, ni + 1: one pair
@@ -307,13 +382,18 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
                     // final_acc_states = acc_states * da_cs_last + torch.einsum("thd,thD->hDd", K_curr_scaled, V_curr_scaled)
                     const float o0 = decay * l0 + st[k][2 * half], o1 = decay * l1 + st[k][2 * half + 1];
                     if (pi < P && ni < N) {  // back to the absolute frame: · R(θ_in)ᵀ
-                        next[pi * N + ni] = o0 * cs - o1 * sn;
-                        if (ni + 1 < N) next[pi * N + ni + 1] = o0 * sn + o1 * cs;
+                        if (pairs) {
+                            *reinterpret_cast<float2 *>(next + pi * N + ni) = make_float2(o0 * cs - o1 * sn, o0 * sn + o1 * cs);
+                        } else {
+                            next[pi * N + ni] = o0 * cs - o1 * sn;
+                            if (ni + 1 < N) next[pi * N + ni + 1] = o0 * sn + o1 * cs;
+                        }
                     }
                 }
             }
         }
     }
+    if constexpr (INFLIGHT) asm volatile("cp.async.wait_all;");  // z (the barrier shows it to every warp)
     __syncthreads();  // the block's ring writes happen before thread 0's release below
     if (tid == 0 && !last) store_release(a.published + o, (int)ci + 1);
     if (last) {  // the last step's rotated key and its v are the sequence's final k and v states
@@ -380,13 +460,19 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
         }
         // out = out + D[None, :, None] * V_curr;  out = out * Z_curr * torch.sigmoid(Z_curr)
         store_y_tile<FULL, F>(yacc, ra, m, static_cast<F *>(t.y), static_cast<const F *>(t.z),
-                              ((r * L + c0) * H + h) * P, H * P, Vs, PS, t.D, false, h, P);
+                              ((r * L + c0) * H + h) * P, H * P, Vs, PS, t.D, false, h, P,
+                              INFLIGHT && t.z ? Zs : nullptr);
     }
 }
 
-static size_t fused_smem_bytes(const Mamba3Shape *s) {
+static size_t fused_smem_bytes(const Mamba3Shape *s, bool inflight) {
     const size_t Q = (size_t)s->chunk, NS = (size_t)round16(s->dstate) + 8, PS = (size_t)round16(s->headdim) + 8;
-    return (2 * Q * NS + Q * PS + (PS - 8) * NS + Q) * 2 + (6 * Q + Q * (size_t)(s->angles + 1)) * sizeof(float);
+    size_t angles = Q * (size_t)angle_pitch((int)s->angles, inflight) * sizeof(float);  // φ's rows
+    if (inflight) {  // and the segments' sums, or z's rows in the same place later
+        angles += THREADS * (sizeof(double) + sizeof(float));
+        if (Q * PS * 2 > angles) angles = Q * PS * 2;
+    }
+    return (2 * Q * NS + Q * PS + (PS - 8) * NS + Q) * 2 + 6 * Q * sizeof(float) + angles;
 }
 
 static size_t counter_bytes(const Mamba3Shape *s) {
@@ -401,16 +487,19 @@ extern "C" size_t mamba3_fused_mma_workspace(const Mamba3Shape *s) {
            nh * 2 * (size_t)(s->headdim * s->dstate) * sizeof(float);
 }
 
-extern "C" const char *mamba3_fused_mma_unsupported(const Mamba3Shape *s) {
+static const char *fused_unsupported(const Mamba3Shape *s, bool inflight) {
     if (s->dstate > NMAX) return "register tiles hold N <= 128";
     if (s->headdim > PMAX) return "register tiles hold p <= 64";
     if (s->chunk > QMAX) return "chunks over 128 steps (a thread a step in the chunk's scans)";
-    if (fused_smem_bytes(s) > smem_optin_bytes()) return "a chunk's q, k, v and state do not fit in shared memory";
+    if (fused_smem_bytes(s, inflight) > smem_optin_bytes()) return "a chunk's q, k, v and state do not fit in shared memory";
     if (max_chunks(s) * s->heads > INT_MAX) return "more than 2^31 - 1 (chunk, head) work items";
     return NULL;
 }
 
-template <typename F>
+extern "C" const char *mamba3_fused_mma_unsupported(const Mamba3Shape *s) { return fused_unsupported(s, false); }
+extern "C" const char *mamba3_fused_prefetch_unsupported(const Mamba3Shape *s) { return fused_unsupported(s, true); }
+
+template <typename F, bool INFLIGHT>
 static void launch_fused(const Mamba3Tensors *t, void *workspace) {
     const Mamba3Shape *s = &t->s;
     const int64_t nh = (s->nseq ? s->nseq : s->batch) * s->heads;
@@ -424,9 +513,9 @@ static void launch_fused(const Mamba3Tensors *t, void *workspace) {
     a.ring_theta = reinterpret_cast<double *>(a.rounds + max_chunks(s));
     a.ring = reinterpret_cast<float *>(a.ring_theta + nh * 2 * s->angles);
     a.Np = round16(s->dstate), a.Pp = round16(s->headdim);
-    const size_t smem = fused_smem_bytes(s);
-    void (*kernel)(FusedArgs) =
-        a.Np == NMAX && a.Pp == PMAX ? mamba3_fused_kernel<F, true> : mamba3_fused_kernel<F, false>;
+    const size_t smem = fused_smem_bytes(s, INFLIGHT);
+    void (*kernel)(FusedArgs) = a.Np == NMAX && a.Pp == PMAX ? mamba3_fused_kernel<F, true, INFLIGHT>
+                                                              : mamba3_fused_kernel<F, false, INFLIGHT>;
     static size_t allowed[2] = {0, 0};  // the opt-in already asked for the FULL and the general kernel
     allow_smem(kernel, smem, &allowed[a.Np == NMAX && a.Pp == PMAX ? 1 : 0]);
     cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(s)));
@@ -438,7 +527,13 @@ static void launch_fused(const Mamba3Tensors *t, void *workspace) {
     cuda_check_launch();
 }
 
-extern "C" void mamba3_fused_mma(const Mamba3Tensors *t, void *workspace) { launch_fused<__half>(t, workspace); }
+extern "C" void mamba3_fused_mma(const Mamba3Tensors *t, void *workspace) { launch_fused<__half, false>(t, workspace); }
 extern "C" void mamba3_fused_mma_bf16(const Mamba3Tensors *t, void *workspace) {
-    launch_fused<__nv_bfloat16>(t, workspace);
+    launch_fused<__nv_bfloat16, false>(t, workspace);
+}
+extern "C" void mamba3_fused_prefetch(const Mamba3Tensors *t, void *workspace) {
+    launch_fused<__half, true>(t, workspace);
+}
+extern "C" void mamba3_fused_prefetch_bf16(const Mamba3Tensors *t, void *workspace) {
+    launch_fused<__nv_bfloat16, true>(t, workspace);
 }

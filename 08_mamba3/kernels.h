@@ -35,6 +35,14 @@ const char *mamba3_fused_mma_unsupported(const Mamba3Shape *s);
 void mamba3_fused_mma(const Mamba3Tensors *t, void *workspace);
 void mamba3_fused_mma_bf16(const Mamba3Tensors *t, void *workspace);
 
+/* 13, 14: versions 5 and 6 with every input of a chunk asked for before the
+ * block computes (the angles with q, k and v, z while it computes), the
+ * angles' running sum in one pass, and the entering state in 8-byte pieces.
+ * Workspace as 5's; SKIPs as 5 and 6 do. */
+const char *mamba3_fused_prefetch_unsupported(const Mamba3Shape *s);
+void mamba3_fused_prefetch(const Mamba3Tensors *t, void *workspace);
+void mamba3_fused_prefetch_bf16(const Mamba3Tensors *t, void *workspace);
+
 /* 7, 8, 9: the decode step (L = 1) as a stream: a block per (sequence, head)
  * and 16 rows of its state, four values a lane where N is a multiple of 128;
  * fp32 I/O and state (7), fp16 I/O and state (8), bf16 (9). The _pool forms

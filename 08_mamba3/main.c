@@ -68,6 +68,14 @@ static const Mamba3Version versions[] = {
      .unsupported = mamba3_step_bulk_state16_unsupported,
      .graph = true,
      .run_pool = mamba3_step_bulk_state_bf16_pool},
+    {GPU_VERSION(mamba3_fused_prefetch, DT_FP16,
+                 "version 5 with the chunk's inputs asked for before it computes: angles with q, k, v; z meanwhile"),
+     .workspace_bytes = mamba3_fused_mma_workspace,
+     .unsupported = mamba3_fused_prefetch_unsupported},
+    {GPU_VERSION(mamba3_fused_prefetch_bf16, DT_BF16,
+                 "version 13 with bf16 I/O, as version 6"),
+     .workspace_bytes = mamba3_fused_mma_workspace,
+     .unsupported = mamba3_fused_prefetch_unsupported},
 };
 
 int main(int argc, char **argv) {

@@ -109,12 +109,13 @@ static __device__ __forceinline__ void px_tile(float (&acc)[SSD_MMA_PMAX / 8][4]
 /* y = acc + D·x, then y *= silu(z), stored as F, for this thread's rows
  * row0 and row0 + 8 of a 16-row tile (those below len) and its two columns of
  * each n8-tile. Row i of the chunk is y[at + i·stride .. + p); x_i is read
- * from shared memory (Xs, row pitch PS) as given; D is (h,) or (h, p). */
+ * from shared memory (Xs, row pitch PS) as given; D is (h,) or (h, p). z is
+ * read at y's offsets, or, given Zs, from shared memory (row pitch PS). */
 template <bool FULL, typename F = __half>
 static __device__ __forceinline__ void store_y_tile(const float (&acc)[SSD_MMA_PMAX / 8][4], int row0, int len,
                                                     F *y, const F *z, int64_t at, int64_t stride,
                                                     const F *Xs, int PS, const float *D, bool D_per_channel,
-                                                    int64_t h, int64_t P) {
+                                                    int64_t h, int64_t P, const F *Zs = nullptr) {
     const int lane = threadIdx.x % 32;
     const bool pairs = P % 2 == 0;  // y rows then start at even offsets: 4-byte half2 stores
     const float D_head = D && !D_per_channel ? D[h] : 0.f;
@@ -123,7 +124,7 @@ static __device__ __forceinline__ void store_y_tile(const float (&acc)[SSD_MMA_P
         const int i = row0 + half_row * 8;
         if (i >= len) continue;
         const int64_t row = at + i * stride;  // offset of y[b, t0+i, h, 0]
-        const F *zrow = z ? z + row : nullptr;
+        const F *zrow = Zs ? Zs + i * PS : z ? z + row : nullptr;
         F *yrow = y + row;
 #pragma unroll
         for (int nt = 0; nt < SSD_MMA_PMAX / 8; nt++) {
