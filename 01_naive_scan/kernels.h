@@ -5,17 +5,14 @@
 
 #include <stddef.h>
 
+#include "c_decls.h"
 #include "scan.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 size_t scan_eager_workspace(const ScanShape *s);
 void scan_eager_gpu(const ScanTensors *t, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

@@ -6,11 +6,10 @@
 
 #include <stddef.h>
 
+#include "c_decls.h"
 #include "scan.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* The pairs a, b as (b, d, N, L) fp32: the workspace of every version here. */
 size_t scan_pairs_gpu_workspace(const ScanShape *s);
@@ -19,8 +18,6 @@ void scan_sequential_gpu(const ScanTensors *t, void *workspace);
 void scan_hillis_steele_gpu(const ScanTensors *t, void *workspace);
 void scan_blelloch_gpu(const ScanTensors *t, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

@@ -6,11 +6,10 @@
 
 #include <stddef.h>
 
+#include "c_decls.h"
 #include "scan.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* 2: one thread per state n, a block per (b, d) row, block-wide sum for y. */
 const char *scan_fused_naive_unsupported(const ScanShape *s);
@@ -48,8 +47,6 @@ void scan_fused_tuned(const ScanTensors *t, void *workspace);
  * scan_tiles.cuh, packed rows). Workspace as 7. */
 void scan_fused_tuned_packed(const ScanPacked *pk, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

@@ -8,11 +8,10 @@
 
 #include <stddef.h>
 
+#include "c_decls.h"
 #include "scan.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* 2: 03's fused scan with fp16 in and out, one 2-byte load per element; any N <= 256. */
 const char *scan_fp16_tiled_unsupported(const ScanShape *s);
@@ -82,8 +81,6 @@ void scan_bf16_tuned_packed(const ScanPacked *pk, void *workspace);
 void scan_fp16_running_packed(const ScanPacked *pk, void *workspace);
 void scan_fp16_rounds_packed(const ScanPacked *pk, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

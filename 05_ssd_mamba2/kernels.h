@@ -9,11 +9,10 @@
 
 #include <stddef.h>
 
+#include "c_decls.h"
 #include "ssd.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* ---- The official four steps, one kernel each, CUDA cores ---- */
 
@@ -125,8 +124,6 @@ size_t ssd_via_scan_fused_tuned_workspace(const SsdShape *s);
 const char *ssd_via_scan_fused_tuned_unsupported(const SsdShape *s);
 void ssd_via_scan_fused_tuned(const SsdTensors *t, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

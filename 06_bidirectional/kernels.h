@@ -9,10 +9,9 @@
 #include <stddef.h>
 
 #include "bidir.h"
+#include "c_decls.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* ---- The 1x: 05 twice ----
  * Flipped copies of x, dt, B, C (Hydra: of dt_bwd, B_bwd, C_bwd), 05's kernel
@@ -68,8 +67,6 @@ size_t bidir_wgmma_ws_workspace(const BidirShape *s);
 void bidir_wgmma_ws(const BidirTensors *t, void *workspace);       // fp16 I/O
 void bidir_wgmma_ws_bf16(const BidirTensors *t, void *workspace);  // bf16 I/O
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

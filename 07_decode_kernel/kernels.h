@@ -10,11 +10,10 @@
 
 #include <stddef.h>
 
+#include "c_decls.h"
 #include "decode.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* 3: one thread per state row (M1 (b, c), M2 (b, h, p)), 16 of its states in
  * registers at a time, the T tokens looped inside: the state is read once
@@ -96,8 +95,6 @@ void decode_lean_state_fp8_serving(const DecodeServing *sv, void *workspace);
 void decode_lean_state_fp8_sr(const DecodeTensors *t, void *workspace);
 void decode_lean_state_fp8_sr_serving(const DecodeServing *sv, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

@@ -8,9 +8,9 @@
 #ifndef FLOORS_H
 #define FLOORS_H
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "c_decls.h"
+
+BEGIN_C_DECLS
 
 typedef struct {
     double bw_gbps;        // copy bandwidth, bytes read + written, GB/s
@@ -26,8 +26,6 @@ typedef struct {
 const Floors *floors_get(void);
 double floor_ms(const Floors *f, double bytes, double exps, double flops);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

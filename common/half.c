@@ -68,15 +68,15 @@ float half_to_float(uint16_t h) {
 #define CONVERT_IN_PARALLEL
 #endif
 
-void floats_to_halves(const float *x, uint16_t *h, int64_t n) {
-    CONVERT_IN_PARALLEL
-    for (int64_t i = 0; i < n; i++) h[i] = half_from_float(x[i]);
-}
+/* One array conversion, dst[i] = convert(src[i]) for i < n, defined by name. */
+#define CONVERT_ARRAY(name, From, To, convert)                    \
+    void name(const From *src, To *dst, int64_t n) {              \
+        CONVERT_IN_PARALLEL                                       \
+        for (int64_t i = 0; i < n; i++) dst[i] = convert(src[i]); \
+    }
 
-void halves_to_floats(const uint16_t *h, float *x, int64_t n) {
-    CONVERT_IN_PARALLEL
-    for (int64_t i = 0; i < n; i++) x[i] = half_to_float(h[i]);
-}
+CONVERT_ARRAY(floats_to_halves, float, uint16_t, half_from_float)
+CONVERT_ARRAY(halves_to_floats, uint16_t, float, half_to_float)
 
 uint16_t bf16_from_float(float f) {
     uint32_t u = float_bits(f);
@@ -86,12 +86,5 @@ uint16_t bf16_from_float(float f) {
 
 float bf16_to_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
 
-void floats_to_bf16s(const float *x, uint16_t *h, int64_t n) {
-    CONVERT_IN_PARALLEL
-    for (int64_t i = 0; i < n; i++) h[i] = bf16_from_float(x[i]);
-}
-
-void bf16s_to_floats(const uint16_t *h, float *x, int64_t n) {
-    CONVERT_IN_PARALLEL
-    for (int64_t i = 0; i < n; i++) x[i] = bf16_to_float(h[i]);
-}
+CONVERT_ARRAY(floats_to_bf16s, float, uint16_t, bf16_from_float)
+CONVERT_ARRAY(bf16s_to_floats, uint16_t, float, bf16_to_float)

@@ -31,12 +31,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ssd import (MARKERS, S3_MAX_L, draw_scalings, inputs_outputs, line_style, log_axes,  # noqa: E402
-                 plot_version, plot_versions, save, seqlen_and_memory, series, titled, versions)
+from ssd import (MARKERS, S3_MAX_L, draw_scalings, home_and_lines, inputs_outputs, line_style,  # noqa: E402
+                 log_axes, plot_version, plot_versions, save, seqlen_and_memory, series, titled, versions)
 from tablelib.data import load_data, short_device  # noqa: E402
 from tablelib.ops import chapter_of  # noqa: E402
-from tablelib.sets import (CAUSAL, device_suffix, is_s3, is_s3_hydra, main_device,  # noqa: E402
-                           one_device, timed)
+from tablelib.sets import CAUSAL, device_suffix, is_s3, is_s3_hydra, timed  # noqa: E402
 
 BIDIR = chapter_of("bidir")  # the chapter this script draws (its op's first)
 
@@ -87,18 +86,16 @@ def main():
     if not rows:
         print(f"bidir: no S3 rows in plots/data/{BIDIR}.csv; no chapter 06 figures")
         return 0
-    home = main_device(rows)
-    every_device = rows
-    rows = one_device(rows, home)
+    home, lines = home_and_lines(rows)
     causal = causal_rows(timed(chapters.get(chapter_of("ssd"), [])), home)
     causal = [r for r in causal if r["seqlen"] <= S3_MAX_L]
-    seqlen_and_memory(BIDIR, rows,
+    seqlen_and_memory(BIDIR, lines,
                       lambda picked, name, note: draw_seqlen(picked, causal, home, name, note),
                       lambda picked, name, note: draw_memory(picked, home, name, note))
     # A version's scaling rows may come from another device than its other
     # rows: each line from the device of its row at batch 1 and the longest L,
     # named where it is not the device most of the drawn rows were timed on.
-    draw_scalings(BIDIR, [(form, [r for r in every_device if pick(r)])
+    draw_scalings(BIDIR, [(form, [r for r in rows if pick(r)])
                           for form, pick in (("default", is_s3), ("Hydra", is_s3_hydra))],
                   "06: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)")
     return 0

@@ -346,22 +346,27 @@ def draw_crossover(scan, ssd, home, name, note):
          measured, name)
 
 
+def home_and_lines(rows):
+    """The device most of rows were timed on, and the rows drawn as lines:
+    each version's from one device, that one where it has rows (one_device)."""
+    home = main_device(rows)
+    return home, one_device(rows, home)
+
+
 def main():
     chapters, official = load_data()
     rows = [r for r in timed(chapters.get(CHAPTER, [])) if is_s3(r)]
     if not rows:
         print(f"ssd: no S3 rows in plots/data/{CHAPTER}.csv; no chapter 05 figures")
         return 0
-    home = main_device(rows)
-    every_device = rows
-    rows = one_device(rows, home)
-    seqlen_and_memory(CHAPTER, rows,
+    home, lines = home_and_lines(rows)
+    seqlen_and_memory(CHAPTER, lines,
                       lambda picked, name, note: draw_seqlen(picked, official, home, name, note),
                       lambda picked, name, note: draw_memory(picked, home, name, note))
     # Each version's scaling line from the device of its row at batch 1 and the
     # longest L (the fastest first), named where it is not the device most of
     # the drawn rows were timed on (as 06's figure).
-    draw_scalings(CHAPTER, [(None, every_device)], "05: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)")
+    draw_scalings(CHAPTER, [(None, rows)], "05: scaling at S3 (h 32, p 64, N 128, chunk 256, no z)")
     # 03 against 05 on the device 03's rows were timed on; a 05 version timed
     # there drawn from it, one timed elsewhere only from its own device, named.
     scan = [r for r in chapters.get(CROSSOVER, []) if is_crossover(r)]

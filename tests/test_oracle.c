@@ -32,6 +32,19 @@ static void check_bits_value(const char *label, uint16_t (*to_bits)(float), floa
     check_report_bool(label, got == want, detail);
 }
 
+/* How many of the 65536 patterns that are not NaN (exponent bits exp_mask
+ * all set, mantissa bits mant_mask not all clear) come back changed from
+ * to_float, then to_bits. */
+static int round_trip_failures(float (*to_float)(uint16_t), uint16_t (*to_bits)(float), uint32_t exp_mask,
+                               uint32_t mant_mask) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        bool is_nan = (h & exp_mask) == exp_mask && (h & mant_mask) != 0;
+        if (!is_nan && to_bits(to_float((uint16_t)h)) != h) bad++;
+    }
+    return bad;
+}
+
 static void check_half_value(const char *label, float f, uint16_t want) {
     check_bits_value(label, half_from_float, f, want);
 }
@@ -56,11 +69,7 @@ static void check_half(void) {
                       isnan(half_to_float(nan_bits)), NULL);
 
     /* Every half that is not NaN survives half -> float -> half. */
-    int bad = 0;
-    for (uint32_t h = 0; h < 65536; h++) {
-        bool is_nan = (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0;
-        if (!is_nan && half_from_float(half_to_float((uint16_t)h)) != h) bad++;
-    }
+    int bad = round_trip_failures(half_to_float, half_from_float, 0x7c00, 0x03ff);
     char detail[64];
     snprintf(detail, sizeof detail, "%d of 63490 differ", bad);
     check_report_bool("half: every non-NaN half round-trips", bad == 0, detail);
@@ -99,11 +108,7 @@ static void check_bf16(void) {
     check_bf16_value("bf16: -inf", -INFINITY, 0xff80);
     uint16_t nan_bits = bf16_from_float(NAN);
     check_report_bool("bf16: NaN stays NaN", isnan(bf16_to_float(nan_bits)), NULL);
-    int bad = 0;  // every bf16 that is not NaN survives bf16 -> float -> bf16
-    for (uint32_t h = 0; h < 65536; h++) {
-        bool is_nan = (h & 0x7f80) == 0x7f80 && (h & 0x007f) != 0;
-        if (!is_nan && bf16_from_float(bf16_to_float((uint16_t)h)) != h) bad++;
-    }
+    int bad = round_trip_failures(bf16_to_float, bf16_from_float, 0x7f80, 0x007f);
     char detail[64];
     snprintf(detail, sizeof detail, "%d differ", bad);
     check_report_bool("bf16: every non-NaN bf16 round-trips", bad == 0, detail);
@@ -125,6 +130,17 @@ static bool write_bytes(const char *path, const void *data, size_t n) {
     if (!f) return false;
     bool ok = fwrite(data, 1, n, f) == n;
     return fclose(f) == 0 && ok;
+}
+
+/* The reader must refuse the file at path (written: whether the test could
+ * write it) with no data and an error naming want (and also, where not NULL). */
+static void check_npy_refused(const char *label, const char *path, bool written, const char *want, const char *also) {
+    char err[256] = "";
+    NpyShape got;
+    float *back = written ? npy_read_f32(path, &got, err, sizeof err) : NULL;
+    bool ok = written && !back && strstr(err, want) && (!also || strstr(err, also));
+    check_report_bool(label, ok, err);
+    free(back);
 }
 
 static void check_npy(void) {
@@ -174,39 +190,22 @@ static void check_npy(void) {
     n = f ? fread(whole, 1, sizeof whole, f) : 0;
     if (f) fclose(f);
     ok = ok && n > 10 && write_bytes(path, whole, n - 10);
-    err[0] = '\0';
-    back = ok ? npy_read_f32(path, &got, err, sizeof err) : NULL;
-    ok = ok && !back && strstr(err, "truncated") && strstr(err, "2x3 float32 (24 bytes)");
-    check_report_bool("npy: truncated file is refused", ok, err);
-    free(back);
+    check_npy_refused("npy: truncated file is refused", path, ok, "truncated", "2x3 float32 (24 bytes)");
 
     /* A valid '<f8' file of shape (2,), written here by hand, is refused with its dtype named. */
     unsigned char f8[10 + 118 + 16] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 118, 0};
     int len = snprintf((char *)f8 + 10, 118, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }");
     memset(f8 + 10 + len, ' ', (size_t)(117 - len));
     f8[10 + 117] = '\n';
-    ok = write_bytes(path, f8, sizeof f8);
-    err[0] = '\0';
-    back = ok ? npy_read_f32(path, &got, err, sizeof err) : NULL;
-    ok = ok && !back && strstr(err, "'<f8' not supported");
-    check_report_bool("npy: '<f8' file is refused", ok, err);
-    free(back);
+    check_npy_refused("npy: '<f8' file is refused", path, write_bytes(path, f8, sizeof f8), "'<f8' not supported", NULL);
 
     /* A header that lies about its length, and a missing file. */
     unsigned char liar[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0xff, 0xff, '{', '}'};
-    ok = write_bytes(path, liar, sizeof liar);
-    err[0] = '\0';
-    back = ok ? npy_read_f32(path, &got, err, sizeof err) : NULL;
-    ok = ok && !back && strstr(err, "truncated");
-    check_report_bool("npy: header longer than the file is refused", ok, err);
-    free(back);
+    check_npy_refused("npy: header longer than the file is refused", path, write_bytes(path, liar, sizeof liar),
+                      "truncated", NULL);
 
     unlink(path);
-    err[0] = '\0';
-    back = npy_read_f32(path, &got, err, sizeof err);
-    ok = !back && strstr(err, "cannot open");
-    check_report_bool("npy: missing file is refused", ok, err);
-    free(back);
+    check_npy_refused("npy: missing file is refused", path, true, "cannot open", NULL);
 }
 
 /* ---- random numbers ---- */

@@ -6,16 +6,14 @@
 
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "c_decls.h"
+
+BEGIN_C_DECLS
 
 /* dst (batch, cols, rows) = src (batch, rows, cols) transposed, fp32, on the
  * default stream (launch checked). dst and src must not overlap. */
 void transpose_batched(float *dst, const float *src, int64_t batch, int64_t rows, int64_t cols);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

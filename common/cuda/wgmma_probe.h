@@ -4,9 +4,9 @@
 #ifndef WGMMA_PROBE_H
 #define WGMMA_PROBE_H
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "c_decls.h"
+
+BEGIN_C_DECLS
 
 /* A timer the caller lends: the median time in ms of launch(ctx) over
  * several launches (floors.cu's). Passed in, so this module calls no other. */
@@ -18,8 +18,6 @@ typedef double (*ProbeTimer)(void (*launch)(void *ctx), void *ctx);
  * device that is not compute capability 9.0. */
 double wgmma_probe_tflops(int bf16, ProbeTimer time_ms);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif

@@ -30,15 +30,7 @@ typedef struct {
  * is NULL exactly when its flag is off. */
 typedef struct {
     BidirShape s;
-    const void *x;                    // (b, L, h, p)  fp32 | fp16
-    const void *dt;                   // (b, L, h)     fp32 | fp16
-    const float *A;                   // (h,)          fp32
-    const void *B;                    // (b, L, g, N)  fp32 | fp16
-    const void *C;                    // (b, L, g, N)  fp32 | fp16
-    const float *D;                   // (h,) or (h, p) fp32, NULL without D
-    const void *z;                    // (b, L, h, p)  fp32 | fp16, NULL without z
-    const float *dt_bias;             // (h,)          fp32, NULL without bias
-    const float *initial_states;      // (b, h, p, N)  fp32, forward h0, NULL without h0
+    SSD_INPUT_MEMBERS;                // x, dt, A, B, C, D, z, dt_bias as ssd.h's; initial_states the forward h0
     const float *initial_states_bwd;  // (b, h, p, N)  fp32, backward h0, NULL without h0
     const void *dt_bwd;               // (b, L, h)     Hydra only, else NULL
     const void *B_bwd;                // (b, L, g, N)  Hydra only, else NULL

@@ -17,21 +17,26 @@ typedef struct {
     int64_t nseq;  // a packed problem's sequences (SsdPacked), 0 otherwise
 } SsdShape;
 
+/* The inputs of one forward, the members SsdTensors and BidirTensors
+ * (ops/bidir/bidir.h) start with after their shape. */
+#define SSD_INPUT_MEMBERS                                                         \
+    const void *x;                /* (b, L, h, p)  fp32 | fp16 */                 \
+    const void *dt;               /* (b, L, h)     fp32 | fp16 */                 \
+    const float *A;               /* (h,)          fp32 */                        \
+    const void *B;                /* (b, L, g, N)  fp32 | fp16 */                 \
+    const void *C;                /* (b, L, g, N)  fp32 | fp16 */                 \
+    const float *D;               /* (h,) or (h, p) fp32, NULL without D */       \
+    const void *z;                /* (b, L, h, p)  fp32 | fp16, NULL without z */ \
+    const float *dt_bias;         /* (h,)          fp32, NULL without bias */     \
+    const float *initial_states   /* (b, h, p, N)  fp32, NULL without h0 */
+
 /* One forward's tensors, host or device pointers (the version says which).
  * x, dt, z, B, C, y hold fp32 or fp16 (uint16_t bits) per the version's
  * dtype; A, D, dt_bias and the states are fp32. A pointer is NULL exactly
  * when its flag in `s` is off (z, D, dt_bias, initial_states). */
 typedef struct {
     SsdShape s;
-    const void *x;                // (b, L, h, p)  fp32 | fp16
-    const void *dt;               // (b, L, h)     fp32 | fp16
-    const float *A;               // (h,)          fp32
-    const void *B;                // (b, L, g, N)  fp32 | fp16
-    const void *C;                // (b, L, g, N)  fp32 | fp16
-    const float *D;               // (h,) or (h, p) fp32, NULL without D
-    const void *z;                // (b, L, h, p)  fp32 | fp16, NULL without z
-    const float *dt_bias;         // (h,)          fp32, NULL without bias
-    const float *initial_states;  // (b, h, p, N)  fp32, NULL without h0
+    SSD_INPUT_MEMBERS;
     void *y;                      // (b, L, h, p)  fp32 | fp16, written
     float *final_state;           // (b, h, p, N)  fp32, written
 } SsdTensors;
