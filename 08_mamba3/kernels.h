@@ -4,11 +4,10 @@
 #ifndef MAMBA3_KERNELS_H
 #define MAMBA3_KERNELS_H
 
+#include "c_decls.h"
 #include "mamba3.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+BEGIN_C_DECLS
 
 /* 3: the step form on the GPU, a block per (sequence, head), its state in
  * shared memory, fp32 I/O. SKIPs (the reason returned) a state too large for
@@ -68,8 +67,6 @@ void mamba3_step_bulk_state16_pool(const Mamba3Pool *pool, void *workspace);
 void mamba3_step_bulk_state_bf16(const Mamba3Tensors *t, void *workspace);
 void mamba3_step_bulk_state_bf16_pool(const Mamba3Pool *pool, void *workspace);
 
-#ifdef __cplusplus
-}
-#endif
+END_C_DECLS
 
 #endif
