@@ -4,7 +4,10 @@
 #   2. no module of common/ calls, through others, back into itself (the
 #      graph of who calls whom, read from the objects' symbols with nm);
 #   3. no hand-written source file is over 600 lines;
-#   4. no source file holds a commit id (measurements live in the CSVs).
+#   4. no source file holds a commit id (measurements live in the CSVs);
+#   5. no header includes, through others, itself (#include "..." resolved as
+#      the compilers do: the including file's folder, then common/,
+#      common/cuda/ and ops/*/).
 # Prints one line a finding and "structure: N problems" last; exit 1 on any.
 BIN=${BIN:-build}
 problems=0
@@ -67,6 +70,26 @@ git grep -n -I -E '(^|[^0-9A-Za-z_.x])[0-9a-f]{7,40}([^0-9A-Za-z_]|$)' -- '*.c' 
 n=$(wc -l <"${TMPDIR:-/tmp}/structure.$$")
 cat "${TMPDIR:-/tmp}/structure.$$"; rm -f "${TMPDIR:-/tmp}/structure.$$"
 problems=$((problems + n))
+
+# 5. Include circles: an edge file -> header for each #include "header",
+# resolved in the including file's folder first, then the -I folders.
+files=$(git ls-files '*.c' '*.h' '*.cu' '*.cuh' 2>/dev/null)
+circle=$(for f in $files; do
+        sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\([^"]*\)".*/\1/p' "$f" | while IFS= read -r inc; do
+            for d in "$(dirname "$f")" common common/cuda ops/*; do
+                if [ -f "$d/$inc" ]; then echo "$f ${d#./}/$inc"; break; fi
+            done
+        done
+    done | sed 's:^\./::; s: \./: :' | awk 'NF == 2 { adj[$1] = adj[$1] " " $2; nodes[$1] }
+        function reach(from, to, seen,   n, list, i) {
+            n = split(adj[from], list, " ")
+            for (i = 1; i <= n; i++) {
+                if (list[i] == to) return 1
+                if (!(list[i] in seen)) { seen[list[i]]; if (reach(list[i], to, seen)) return 1 }
+            }
+            return 0 }
+        END { for (m in nodes) { delete s; if (reach(m, m, s)) print m } }' | sort | tr '\n' ' ')
+if [ -n "$circle" ]; then say "headers that include themselves through others: $circle"; fi
 
 echo "structure: $problems problems"
 [ "$problems" -eq 0 ]
