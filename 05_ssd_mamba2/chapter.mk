@@ -27,7 +27,8 @@ FRONT_05_ssd_mamba2 = --batch 8 --seqlen 512,2048,8192
 # make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
 # "EXPECT" "DROP"), tests/run_checks.sh says how.
 # (05's packed runs at p 8, N 16 and chunk 64, the smallest its walk takes.)
-CHECKS_05_ssd_mamba2 = "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 8 --dstate 16 --chunk 64 --h0"
+CHECKS_05_ssd_mamba2 = "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 8 --dstate 16 --chunk 64 --h0" \
+    "N 127, p 50: tiles padded to 128 and 64" "--check --batch 2 --seqlen 37,300 --heads 4 --groups 2 --headdim 50 --dstate 127 --chunk 64 --h0"
 ROUNDTRIPS_05_ssd_mamba2 = \
     "ssd" "3" "--batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \
         "vs loaded y, final_state.*PASS" "-" \

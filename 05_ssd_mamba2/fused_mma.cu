@@ -56,8 +56,8 @@ struct FusedArgs {
     bool softplus, D_per_channel;
 };
 
-/* FULL: N and p padded are exactly 128 and 64 (the S3 head), so every tile
- * bound below is a compile-time constant. */
+/* FULL: N and p are exactly 128 and 64 (the S3 head), so every tile bound
+ * below is a compile-time constant and no column of a tile is past p. */
 template <bool FULL>
 __global__ void __launch_bounds__(FUSED_WARPS * 32, 1) ssd_fused_mma_kernel(FusedArgs a) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -310,8 +310,8 @@ static void launch_fused(const SsdTensors *t, void *workspace) {
     a.Np = round16(s->dstate); a.Pp = round16(s->headdim);
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     const size_t smem = fused_smem_bytes(s);
-    void (*kernel)(FusedArgs) = a.Np == FUSED_NMAX && a.Pp == FUSED_PMAX ? ssd_fused_mma_kernel<true>
-                                                                       : ssd_fused_mma_kernel<false>;
+    void (*kernel)(FusedArgs) = a.N == FUSED_NMAX && a.P == FUSED_PMAX ? ssd_fused_mma_kernel<true>
+                                                                     : ssd_fused_mma_kernel<false>;
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cuda_check(cudaMemsetAsync(workspace, 0, counters));
     const int64_t items = (int64_t)a.nchunks * s->batch * s->heads;

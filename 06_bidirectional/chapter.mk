@@ -22,6 +22,7 @@ LONG_06_bidirectional = \
 FRONT_06_bidirectional = --batch 8 --seqlen 512,2048,8192
 # make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
 # "EXPECT" "DROP"), tests/run_checks.sh says how.
+CHECKS_06_bidirectional = "N 127, p 50: tiles padded to 128 and 64" "--check --batch 2 --seqlen 37,300 --heads 4 --groups 2 --headdim 50 --dstate 127 --chunk 64 --h0"
 ROUNDTRIPS_06_bidirectional = \
     "bidir" "2" "--batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" "vs loaded y.*PASS" "-" \
     "bidir_hydra" "2" "--hydra --batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \

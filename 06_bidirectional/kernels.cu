@@ -184,7 +184,7 @@ static __device__ __forceinline__ void load_chunk(const BidirArgs &a, const Stat
  * through L2. Items go out by one ticket counter, chain position k major:
  * forward chains visit chunk k, backward chains chunk nchunks-1-k, so an
  * item's predecessor (its chain's chunk k-1) has a ticket 2·b·h smaller and
- * started before it. FULL: N and p padded are exactly 128 and 64. */
+ * started before it. FULL: N and p are exactly 128 and 64. */
 template <bool FULL>
 __global__ void __launch_bounds__(STATE_WARPS * 32, 2) bidir_chunk_states_kernel(BidirArgs a) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -502,7 +502,8 @@ static BidirArgs fused_args(const BidirTensors *t) {
     return a;
 }
 
-static bool full_tile(const BidirArgs &a) { return a.Np == BIDIR_NMAX && a.Pp == BIDIR_PMAX; }
+/* The FULL kernels' shape: N and p exactly 128 and 64, so no tile column is past p. */
+static bool full_tile(const BidirArgs &a) { return a.N == BIDIR_NMAX && a.P == BIDIR_PMAX; }
 
 /* Kernel 2, after either kernel 1. */
 static void launch_output(const BidirArgs &a, const SsdShape *s) {

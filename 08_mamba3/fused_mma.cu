@@ -1,6 +1,6 @@
-/* 08_mamba3, versions 5 and 6: the chunked form fused into one kernel on
- * mma.sync tensor cores, fp16 (5) and bf16 (6) I/O: 05's version 7 for
- * Mamba-3, on the same tensor-core steps (ops/ssd/ssd_mma.cuh).
+/* 08_mamba3, versions 5, 6, 13 and 14: the chunked form fused into one kernel
+ * on mma.sync tensor cores, fp16 (5, 13) and bf16 (6, 14) I/O: 05's version 7
+ * for Mamba-3, on the same tensor-core steps (ops/ssd/ssd_mma.cuh).
  *
  * One block per (chunk, head), four warps, taken in chunk-major ticket order
  * so that chunk c - 1 of a sequence always started before chunk c. What it
@@ -97,12 +97,12 @@ static __global__ void chunk_rounds_kernel(Mamba3Tensors t, ChunkMap w, int64_t 
     for (int64_t c = (int64_t)taken + threadIdx.x; c < C; c += blockDim.x) rounds[c] = -1;
 }
 
-/* FULL: N and p padded are exactly 128 and 64 (S6's head), so every tile
- * bound is a compile-time constant. INFLIGHT (versions 13, 14): every input
- * of the chunk is asked for before the block computes (the angles with q, k
- * and v; z once φ is done with its rows), the angles' tanh and running sum
- * are one pass over segments of steps, and the entering state moves in
- * 8-byte pieces: the block waits on memory once, not at each phase. */
+/* FULL: N and p are exactly 128 and 64 (S6's head), so every tile bound is a
+ * compile-time constant and no column of a tile is past p.
+ *
+ * Versions 13 and 14 (INFLIGHT): the chunk's inputs asked for before the block
+ * computes, the angles' tanh and running sum in one pass; they should turn the
+ * block's load-by-load waits into one wait for its inputs and one for z. */
 template <typename F, bool FULL, bool INFLIGHT>
 __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     using F2 = typename Pair<F>::type;
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     load_tile<FULL ? NMAX / 8 : 0, F>(Qs, NS, qg, G * N, 0, m, Q, N, Np, vec16);
     load_tile<FULL ? NMAX / 8 : 0, F>(Ks, NS, kg, G * N, 0, m, Q, N, Np, vec16);
     load_tile<FULL ? PMAX / 8 : 0, F>(Vs, PS, vg, H * P, 0, m, Q, P, Pp, vec16);
-    if constexpr (INFLIGHT) {  // the chunk's angles, as they are, into φ's rows
+    if constexpr (INFLIGHT) {  // the chunk's angles, as they are, into φ's rows (by 16 bytes where S % 4 == 0)
         const float *ag = t.angles + ((r * L + c0) * H + h) * S;  // (len, S) fp32 rows at stride H·S
         if (S % 4 == 0)
             for (int i = tid; i < m * (S / 4); i += THREADS) {
@@ -185,17 +185,18 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
         vdt[tid] = w * exp2_approx(cum2[tid | 15] - cum2[tid]);
     }
     if constexpr (INFLIGHT) {
-        /* φ in one pass: thread (segment g, pair i) turns its steps' angles into
-         * increments and sums them, then adds the segments before its own.
+        /* φ in one pass: the chunk's steps cut into THREADS / S runs (segments);
+         * thread (segment seg, pair i) turns its steps' angles into increments
+         * and sums them, then adds the sums of the segments before its own.
          * Angles = torch.tanh(Angles) * math.pi; Angles_scaled = Angles * DT[..., None]
          * Angles_Cumsum = torch.cumsum(Angles_scaled, dim=0) */
         asm volatile("cp.async.wait_all;");
         __syncthreads();
-        const int segs = THREADS / S, g = tid / S, i = tid % S, per = (m + segs - 1) / segs;
-        const int j0 = min(m, g * per), j1 = min(m, j0 + per);
+        const int segs = THREADS / S, seg = tid / S, i = tid % S, per = (m + segs - 1) / segs;
+        const int j0 = min(m, seg * per), j1 = min(m, j0 + per);  // this thread's steps
         float run = 0.f;
         double tot = 0.0;
-        if (g < segs) {
+        if (seg < segs) {
             for (int j = j0; j < j1; j++) {
                 const float inc = PI_F * tanhf(phi[j * AS + i]) * dts[j];
                 run += inc, tot += inc, phi[j * AS + i] = run;
@@ -203,11 +204,11 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
             seg_run[tid] = run, seg_tot[tid] = tot;
         }
         __syncthreads();
-        if (g < segs) {
+        if (seg < segs) {
             float before = 0.f;
-            for (int k = 0; k < g; k++) before += seg_run[k * S + i];
+            for (int k = 0; k < seg; k++) before += seg_run[k * S + i];
             for (int j = j0; j < j1; j++) phi[j * AS + i] += before;
-            if (g == 0) {
+            if (seg == 0) {
                 for (int k = 1; k < segs; k++) tot += seg_tot[k * S + i];
                 total[i] = tot;
             }
@@ -232,7 +233,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
                 if (j < m) run += phi[j * AS + i], tot += phi[j * AS + i], phi[j * AS + i] = run;
             }
             float incl = run;
-    #pragma unroll
+#pragma unroll
             for (int off = 1; off < 32; off *= 2) {
                 const float u = __shfl_up_sync(0xffffffffu, incl, off);
                 if (lane >= off) incl += u;
@@ -241,7 +242,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
                 const int j = lane * R + k;
                 if (j < m) phi[j * AS + i] += incl - run;
             }
-    #pragma unroll
+#pragma unroll
             for (int off = 16; off > 0; off /= 2) tot += __shfl_down_sync(0xffffffffu, tot, off);
             if (lane == 0) total[i] = tot;
         }
@@ -284,8 +285,8 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     const uint32_t ks_b = smem_addr(Ks) + (rowB * NS + colB) * 2, hs_b = smem_addr(Hs) + (rowB * NS + colB) * 2;
     const uint32_t vs_a = smem_addr(Vs) + (rowA * PS + colA) * 2, vs_b = smem_addr(Vs) + (rowB * PS + colB) * 2;
 
-    /* z of the chunk into φ's rows, used by now: it lands while the block
-     * computes, for the outputs of step 3. */
+    /* z of the chunk into φ's rows, which the rotation has used: it lands while
+     * the block computes, for the outputs of step 3 (by 16 bytes where vec16). */
     if constexpr (INFLIGHT)
         if (t.z) {
             const F *zg = static_cast<const F *>(t.z) + ((r * L + c0) * H + h) * P;  // (len, p) rows at stride H·p
@@ -338,14 +339,14 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
     const float *__restrict__ prev = first ? (t.ssm_state ? t.ssm_state + o * P * N : nullptr)
                                            : a.ring + in_slot * P * N;
     float *__restrict__ next = last ? t.final_ssm_state + o * P * N : a.ring + out_slot * P * N;
-    const bool pairs = INFLIGHT && (FULL || N % 2 == 0);  // H_in and the end state by float2
+    const bool by_float2 = INFLIGHT && (FULL || N % 2 == 0);  // H_in and the end state by 8 bytes (FULL: N is 128)
     if (warp * 16 < Pp) {
         /* Half of this thread's elements of H_in at a time: all their loads in
          * flight together, one trip to L2 a half, not one an element. */
 #pragma unroll
         for (int k0 = 0; k0 < NT; k0 += NT / 2) {
             float hin[NT / 2][4];  // H_in at this thread's places of st[k0 ..]
-            if (pairs) {  // columns ni, ni + 1: one 8-byte load
+            if (by_float2) {  // columns ni, ni + 1: one 8-byte load
 #pragma unroll
                 for (int kk = 0; kk < NT / 2; kk++)
 #pragma unroll
@@ -382,7 +383,7 @@ __global__ void __launch_bounds__(THREADS) mamba3_fused_kernel(FusedArgs a) {
                     // final_acc_states = acc_states * da_cs_last + torch.einsum("thd,thD->hDd", K_curr_scaled, V_curr_scaled)
                     const float o0 = decay * l0 + st[k][2 * half], o1 = decay * l1 + st[k][2 * half + 1];
                     if (pi < P && ni < N) {  // back to the absolute frame: · R(θ_in)ᵀ
-                        if (pairs) {
+                        if (by_float2) {
                             *reinterpret_cast<float2 *>(next + pi * N + ni) = make_float2(o0 * cs - o1 * sn, o0 * sn + o1 * cs);
                         } else {
                             next[pi * N + ni] = o0 * cs - o1 * sn;
@@ -491,6 +492,7 @@ static const char *fused_unsupported(const Mamba3Shape *s, bool inflight) {
     if (s->dstate > NMAX) return "register tiles hold N <= 128";
     if (s->headdim > PMAX) return "register tiles hold p <= 64";
     if (s->chunk > QMAX) return "chunks over 128 steps (a thread a step in the chunk's scans)";
+    if (inflight && s->angles < 1) return "no angle pairs (the angles' pass gives each pair threads)";
     if (fused_smem_bytes(s, inflight) > smem_optin_bytes()) return "a chunk's q, k, v and state do not fit in shared memory";
     if (max_chunks(s) * s->heads > INT_MAX) return "more than 2^31 - 1 (chunk, head) work items";
     return NULL;
@@ -514,10 +516,10 @@ static void launch_fused(const Mamba3Tensors *t, void *workspace) {
     a.ring = reinterpret_cast<float *>(a.ring_theta + nh * 2 * s->angles);
     a.Np = round16(s->dstate), a.Pp = round16(s->headdim);
     const size_t smem = fused_smem_bytes(s, INFLIGHT);
-    void (*kernel)(FusedArgs) = a.Np == NMAX && a.Pp == PMAX ? mamba3_fused_kernel<F, true, INFLIGHT>
-                                                              : mamba3_fused_kernel<F, false, INFLIGHT>;
+    const bool full = s->dstate == NMAX && s->headdim == PMAX;
+    void (*kernel)(FusedArgs) = full ? mamba3_fused_kernel<F, true, INFLIGHT> : mamba3_fused_kernel<F, false, INFLIGHT>;
     static size_t allowed[2] = {0, 0};  // the opt-in already asked for the FULL and the general kernel
-    allow_smem(kernel, smem, &allowed[a.Np == NMAX && a.Pp == PMAX ? 1 : 0]);
+    allow_smem(kernel, smem, &allowed[full ? 1 : 0]);
     cuda_check(cudaMemsetAsync(workspace, 0, counter_bytes(s)));
     chunk_map_kernel<<<1, 1>>>(*t, a.map);
     cuda_check_launch();

@@ -36,8 +36,9 @@ void mamba3_fused_mma_bf16(const Mamba3Tensors *t, void *workspace);
 
 /* 13, 14: versions 5 and 6 with every input of a chunk asked for before the
  * block computes (the angles with q, k and v, z while it computes), the
- * angles' running sum in one pass, and the entering state in 8-byte pieces.
- * Workspace as 5's; SKIPs as 5 and 6 do. */
+ * angles' running sum in one pass, and the state in and out by 8 bytes where
+ * N is even. Workspace as 5's; SKIPs as 5 and 6 do (with a little more shared
+ * memory: the angles' rows padded to 16 bytes, the segments' sums), and S < 1. */
 const char *mamba3_fused_prefetch_unsupported(const Mamba3Shape *s);
 void mamba3_fused_prefetch(const Mamba3Tensors *t, void *workspace);
 void mamba3_fused_prefetch_bf16(const Mamba3Tensors *t, void *workspace);
