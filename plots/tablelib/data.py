@@ -114,19 +114,21 @@ def matrix_tflops(r, probes):
 def refloor(r, probes):
     """r with floor_ms and time_over_floor recomputed where its FLOPs count:
     max(bytes / its run's copy rate, exps / its run's exp2 rate, FLOPs / the
-    device's probed matrix rate, see matrix_tflops). Rows without FLOPs, or of
-    a device never probed, keep the floor their run wrote."""
+    device's probed matrix rate, see matrix_tflops), and floor_bound naming the
+    term that sets it. Rows without FLOPs, or of a device never probed, keep
+    the floor their run wrote."""
     rate = matrix_tflops(r, probes)
     if not r["flops"] or not rate:
         return r
-    terms = [r["flops"] / (rate * 1e12) * 1e3]
+    terms = {"tensor": r["flops"] / (rate * 1e12) * 1e3}
     if r["bytes"] is not None and r["bw_gbps"]:
-        terms.append(r["bytes"] / r["bw_gbps"] / 1e6)
+        terms["bytes"] = r["bytes"] / r["bw_gbps"] / 1e6
     if r["exps"] is not None and r["exp_rate"]:
-        terms.append(r["exps"] / r["exp_rate"] * 1e3)
-    floor = max(terms)
+        terms["exp2"] = r["exps"] / r["exp_rate"] * 1e3
+    bound = max(terms, key=terms.get)
+    floor = terms[bound]
     ratio = r["ms_median"] / floor if r["ms_median"] is not None else None
-    return dict(r, floor_ms=floor, time_over_floor=ratio)
+    return dict(r, floor_ms=floor, time_over_floor=ratio, floor_bound=bound)
 
 
 def chapter_rows(path, probes=None):

@@ -204,9 +204,12 @@ def floor_terms(r):
 
 
 def floor_bound(r):
-    """Which term sets the row's floor: 'bytes', 'exp2' or 'tensor' (the floor
-    is over 5% above both other terms, so the FLOPs over the matrix rate set
-    it); None without a floor."""
+    """Which term sets the row's floor: 'bytes', 'exp2' or 'tensor'; None
+    without a floor. A floor the tables recomputed names its term (refloor);
+    for one its run wrote, 'tensor' when the floor is over 5% above both other
+    terms (the run's own matrix rate is not in the row)."""
+    if r.get("floor_bound"):
+        return r["floor_bound"]
     terms = floor_terms(r)
     if r["floor_ms"] is None or not terms:
         return None
