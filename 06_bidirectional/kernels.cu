@@ -34,7 +34,7 @@
  *
  * Budget per (b, chunk, h) at p 64, N 128, Q 256, in FLOPs:
  *   twice      2 × (Q·p·N·2 + Q·p·N·2 + f·Q²·N·2 + f·Q²·p·2), f = 5/8 the
- *              share of 05's 16×16 causal tiles: 2 × 24.1 = 48.3 MFLOP
+ *              share of 05's 16×16 causal tiles: 2 × 24.1 = 48.2 MFLOP
  *   fused      states 2 × 4.2, state terms 2 × 4.2, C·Bᵀ Q²·N·2 = 16.8
  *              (default: one product, Hydra: the diagonal tile twice, one
  *              16th more), M·X Q²·p·2 = 8.4: 41.9 MFLOP, 0.87× of twice;

@@ -34,8 +34,8 @@
  * 256 steps against version 6's 41.9 M at chunk 256 (the Q×Q products grow
  * as Q²).
  * Bytes (fp16, S3 b 8, L 8192): x 3× (kernel 1 per direction, kernel 2), B
- * 3×, C once, the entering states (2·b·h·chunks·N·p, 268 MB at chunk 128)
- * written once and read once, y once: about 1.7 GB, as version 6.
+ * 3×, C once, the entering states (2·b·h·chunks·N·p, 537 MB at chunk 128)
+ * written once and read once, y once: about 2.2 GB (version 6: 1.7).
  *
  * What should bound them: latency. Kernel 1 is a chain a block, each 64-step
  * step a block scan, barriers and a product that waits for itself; kernel 2
