@@ -13,6 +13,19 @@ BIN=${BIN:-build}
 problems=0
 say() { echo "structure: $*"; problems=$((problems + 1)); }
 
+# The nodes on a circle of a graph given as "from to" lines on stdin, on one line.
+on_circles() {
+    awk 'NF == 2 { adj[$1] = adj[$1] " " $2; nodes[$1] }
+        function reach(from, to, seen,   n, list, i) {
+            n = split(adj[from], list, " ")
+            for (i = 1; i <= n; i++) {
+                if (list[i] == to) return 1
+                if (!(list[i] in seen)) { seen[list[i]]; if (reach(list[i], to, seen)) return 1 }
+            }
+            return 0 }
+        END { for (m in nodes) { delete s; if (reach(m, m, s)) print m } }' | sort | tr '\n' ' '
+}
+
 # 1. Operation words in code lines of common/: comments stripped first.
 WORDS='decode|bidir|hydra|ssd|slots|tokens|heads|headdim|chunk|mamba1|mamba2'
 for f in common/*.c common/*.h common/*.cu common/cuda/*; do
@@ -38,15 +51,7 @@ if command -v nm >/dev/null 2>&1 && ls "$BIN"/obj/common/*.o >/dev/null 2>&1; th
         nm "$o" | awk -v m="$m" '$1 ~ /^[0-9a-f]+$/ && $2 ~ /^[TDBR]$/ { print "def", m, $3 } $1 == "U" { print "use", m, $2 }'
     done | awk '$1 == "def" { owner[$3] = $2 } $1 == "use" { use[NR] = $2 " " $3 }
         END { for (k in use) { split(use[k], u, " "); if ((u[2] in owner) && owner[u[2]] != u[1]) print u[1], owner[u[2]] } }' | sort -u)
-    circle=$(echo "$edges" | awk 'NF == 2 { adj[$1] = adj[$1] " " $2; nodes[$1]; nodes[$2] }
-        function reach(from, to, seen,   n, list, i) {
-            n = split(adj[from], list, " ")
-            for (i = 1; i <= n; i++) {
-                if (list[i] == to) return 1
-                if (!(list[i] in seen)) { seen[list[i]]; if (reach(list[i], to, seen)) return 1 }
-            }
-            return 0 }
-        END { for (m in nodes) { delete s; if (reach(m, m, s)) print m } }' | sort | tr '\n' ' ')
+    circle=$(echo "$edges" | on_circles)
     if [ -n "$circle" ]; then say "common/ modules that call back into themselves: $circle"; fi
 else
     echo "structure: nm or $BIN/obj/common/*.o missing: the call graph is not checked"
@@ -80,15 +85,7 @@ circle=$(for f in $files; do
                 if [ -f "$d/$inc" ]; then echo "$f ${d#./}/$inc"; break; fi
             done
         done
-    done | sed 's:^\./::; s: \./: :' | awk 'NF == 2 { adj[$1] = adj[$1] " " $2; nodes[$1] }
-        function reach(from, to, seen,   n, list, i) {
-            n = split(adj[from], list, " ")
-            for (i = 1; i <= n; i++) {
-                if (list[i] == to) return 1
-                if (!(list[i] in seen)) { seen[list[i]]; if (reach(list[i], to, seen)) return 1 }
-            }
-            return 0 }
-        END { for (m in nodes) { delete s; if (reach(m, m, s)) print m } }' | sort | tr '\n' ' ')
+    done | sed 's:^\./::; s: \./: :' | on_circles)
 if [ -n "$circle" ]; then say "headers that include themselves through others: $circle"; fi
 
 echo "structure: $problems problems"
