@@ -258,8 +258,7 @@ extern "C" const char *decode_codes8_unsupported(const DecodeShape *s) {
 template <Codes8 CODE, bool SR, bool M2>
 static void launch_codes8(const DecodeTensors *t, const CodesLaunch &L) {
     const DecodeShape *s = &t->s;
-    int S = 1;
-    while ((int64_t)S * kCodesPerLane < s->dstate) S *= 2;
+    const int S = pow2_at_least(ceil_div(s->dstate, kCodesPerLane));  // lanes a row: 16 codes each
     const int64_t blocks = ceil_div(codes8_units(s), kCodeThreads / S);  // at most 2^31 - 1 (decode_codes8_unsupported)
     const unsigned grid = (unsigned)(blocks > 0 ? blocks : 1);
     switch (S) {

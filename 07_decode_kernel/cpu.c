@@ -122,7 +122,7 @@ void decode_step_cpu_serving(const DecodeServing *sv, void *workspace) {
     const DecodeShape *s = &t->s;
     const int64_t W = decode_width(s), T = s->tokens, block = W * s->dstate;  // state elements of one entry
     if (t->state_out != t->state)
-        memcpy(t->state_out, t->state, sizeof(float) * (size_t)((sv->slots ? sv->slots : s->batch) * block));
+        memcpy(t->state_out, t->state, sizeof(float) * (size_t)decode_pool_values(sv));
     for (int64_t bi = 0; bi < s->batch; bi++) {
         const int64_t slot = sv->state_batch_indices ? sv->state_batch_indices[bi] : bi;
         float *inter = sv->intermediate_states ? sv->intermediate_states + bi * T * block : NULL;  // (T, W, N)
@@ -157,7 +157,7 @@ static void step_codes8(const DecodeServing *sv, float *work /* (W, N) fp32: the
     const DecodeTensors *t = &sv->t;
     const DecodeShape *s = &t->s;
     const int64_t W = decode_width(s), T = s->tokens, N = s->dstate;
-    const int64_t pool = (sv->slots ? sv->slots : s->batch) * W;  // state rows of the pool
+    const int64_t pool = decode_pool_values(sv) / N;                 // state rows of the pool
     uint8_t *codes = (uint8_t *)t->state_out;                      // (pool, N) codes, updated
     float *scales = (float *)((char *)t->state_out + codes8_scales_at(pool * N));  // (pool,) fp32, updated
     if ((const void *)t->state != (void *)t->state_out) memcpy(t->state_out, t->state, codes8_bytes(pool * N, N));

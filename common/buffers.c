@@ -57,7 +57,7 @@ void flags_text(const Op *op, const Problem *p, char *buf, size_t len) {
 /* The dtype of x, dt, B, C, y...: a 16-bit state shows in the version's
  * name; an 8-bit state's code stands for the version (its I/O is fp32). */
 const char *dtype_name(DType dt) {
-    if (dtype_codes8(dt)) return dtype_codes8(dt) == CODES_INT8 ? "int8" : "e4m3";
+    if (dtype_codes8(dt)) return codes8_name(dtype_codes8(dt));
     return dt == DT_FP32 ? "fp32" : dtype_bf16(dt) ? "bf16" : "fp16";
 }
 
@@ -77,7 +77,7 @@ int input_set(const Session *se, const VersionInfo *v) {
 /* Whether the oracle gives Σ|term| on input set `set`: some version that
  * reads the set is held to it (PLAIN: the fp32 versions). */
 bool of_terms(const Session *se, int set) {
-    const bool fp32 = set == PLAIN || set == CODED_INT8 || set == CODED_E4M3;  // the sets of fp32 inputs
+    const bool fp32 = set == PLAIN || set_codes8(set);  // the sets of fp32 inputs
     return se->op->oracle_terms && (!fp32 || !se->op->terms_rtol || se->op->terms_rtol(DT_FP32));
 }
 
@@ -112,8 +112,9 @@ void host_view(const HostProblem *hp, int set, float *const *out, void **t) {
  * codes stand for: the oracle starts from the state the version reads, and
  * the check counts the roundings of the states it writes (Op.codes8_bound). */
 static void host_round(HostProblem *hp, int set) {
-    const bool coded = set == CODED_INT8 || set == CODED_E4M3;
-    const DType dt = set == CODED_INT8 ? DT_FP32_STATE_INT8 : set == CODED_E4M3 ? DT_FP32_STATE_E4M3
+    const Codes8 code = set_codes8(set);
+    const bool coded = code != CODES_NONE;
+    const DType dt = code == CODES_INT8 ? DT_FP32_STATE_INT8 : code == CODES_E4M3 ? DT_FP32_STATE_E4M3
                      : set == ROUNDED_BF16 ? DT_BF16_STATE16 : DT_FP16_STATE16;
     for (int k = 0; k < hp->n; k++) {
         const TensorSpec *t = &hp->t[k];

@@ -15,6 +15,11 @@
  * state (STATE_DTYPE) in int8 or e4m3 codes. */
 enum { PLAIN, ROUNDED, ROUNDED_BF16, CODED_INT8, CODED_E4M3, NSETS };
 
+/* The 8-bit code of input set `set`'s state: CODES_NONE but for the CODED sets. */
+static inline Codes8 set_codes8(int set) {
+    return set == CODED_INT8 ? CODES_INT8 : set == CODED_E4M3 ? CODES_E4M3 : CODES_NONE;
+}
+
 typedef struct {
     const Chapter *ch;
     const Op *op;

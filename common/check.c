@@ -143,7 +143,7 @@ void check_report(const char *label, CheckResult r, Tol tol) {
            label, r.max_abs, r.rel_l2, r.worst_row ? " (worst row)" : "", tol.name, tol.rtol, tol.atol);
     if (tol.max_rel_l2 > 0.0) printf(" rel_l2 %.0e", tol.max_rel_l2);
     if (r.scaled) printf(" of sum|terms|");
-    if (tol.codes8) printf(" + the %s roundings' bound", tol.codes8 == CODES_INT8 ? "int8" : "e4m3");
+    if (tol.codes8) printf(" + the %s roundings' bound", codes8_name(tol.codes8));
     printf(")  %s", r.pass ? "PASS" : "FAIL");
     if (!r.pass) printf(" (%lld of %lld elements out)", (long long)r.n_bad, (long long)r.n);
     if (r.n_bad > 0) {

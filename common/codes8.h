@@ -41,6 +41,8 @@ typedef enum { ROUND_NEAREST, ROUND_STOCHASTIC } Rounding;
 
 /* The largest value of a code: 127 or 448. */
 CODES8_FN float codes8_max(Codes8 c) { return c == CODES_INT8 ? INT8_CODE_MAX : E4M3_MAX; }
+/* Its name in check lines, --list and the CSV's dtype column. */
+static inline const char *codes8_name(Codes8 c) { return c == CODES_INT8 ? "int8" : "e4m3"; }
 
 /* Where the scales of a tensor of numel codes start, and its bytes in all,
  * n values a row. */

@@ -120,10 +120,10 @@ static const Reference *oracle(const Session *se, HostProblem *hp, int set) {
     } else {
         se->op->oracle(&hp->p, t, r->out);
     }
-    if ((set == CODED_INT8 || set == CODED_E4M3) && se->op->codes8_bound) {
+    if (set_codes8(set) && se->op->codes8_bound) {
         for (int k = 0; k < hp->n; k++)
             if (is_output(&hp->t[k])) r->bound[k] = host_alloc(tensor_numel(&hp->t[k]) * 8, "rounding bounds");
-        se->op->codes8_bound(&hp->p, t, set == CODED_INT8 ? CODES_INT8 : CODES_E4M3, r->bound);
+        se->op->codes8_bound(&hp->p, t, set_codes8(set), r->bound);
     }
     r->tried = r->ran = true;
     return r;

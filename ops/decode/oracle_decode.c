@@ -17,6 +17,23 @@ static double row_delta(const DecodeTensors *t, int64_t bi, int64_t k, int64_t h
     return s->softplus ? oracle_softplus(dt) : dt;
 }
 
+/* What row c (channel, M1; hi·p + pi, M2) reads: dt, D and dt_bias of hi
+ * (its head, M2, or channel, M1), its A ((N,) for M1, one value for M2), and
+ * its B and C at bc_off in rows of bc_width. */
+typedef struct {
+    int64_t hi, bc_width, bc_off;
+    const float *A;
+} RowReads;
+
+static RowReads row_reads(const DecodeShape *s, const float *A, int64_t c) {
+    RowReads r;
+    r.hi = s->form == DECODE_M2 ? c / s->headdim : c;
+    r.A = A + (s->form == DECODE_M1 ? c * s->dstate : r.hi);
+    r.bc_width = s->form == DECODE_M1 ? s->dstate : s->groups * s->dstate;
+    r.bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, r.hi) * s->dstate;
+    return r;
+}
+
 /* One state row over the T tokens, from state0. Mamba-1 (selective_state_update_ref with
  * state (b, d, N)): channel c of batch entry bi, its own A row, dt, D and dt_bias; B and C
  * per batch entry. Mamba-2: the tied form that Mamba2.step
@@ -35,11 +52,10 @@ void oracle_decode_row_from(const DecodeTensors *t, int64_t bi, int64_t c, const
                             double *state, double *per_token, double *terms) {
     const DecodeShape *s = &t->s;
     int64_t T = s->tokens, N = s->dstate, W = decode_width(s);  // c: channel (M1) or hi·p + pi (M2)
-    int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;  // what dt, D, dt_bias follow: head (M2) or channel (M1)
-    const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
+    const RowReads rr = row_reads(s, t->A, c);
+    const int64_t hi = rr.hi, bc_width = rr.bc_width, bc_off = rr.bc_off;
+    const float *A = rr.A;
     const float *x = t->x, *z = t->z, *B = t->B, *C = t->C;
-    int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
-    int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
     for (int64_t n = 0; n < N; n++) state[n] = state0[n];
     for (int64_t k = 0; k < T; k++) {
         int64_t at = (bi * T + k) * W + c;                            // x, z, y
@@ -157,10 +173,9 @@ void oracle_decode_codes8_bound_row(const DecodeServing *sv, int64_t row, int co
     const DecodeTensors *t = &sv->t;
     const DecodeShape *s = &t->s;
     const int64_t T = s->tokens, N = s->dstate, W = decode_width(s), bi = row / W, c = row % W;
-    const int64_t hi = s->form == DECODE_M2 ? c / s->headdim : c;
-    const int64_t bc_width = s->form == DECODE_M1 ? N : s->groups * N;
-    const int64_t bc_off = s->form == DECODE_M1 ? 0 : decode_group_of(s, hi) * N;
-    const float *A = t->A + (s->form == DECODE_M1 ? c * N : hi);  // (N,) for M1, one value for M2
+    const RowReads rr = row_reads(s, t->A, c);
+    const int64_t hi = rr.hi, bc_width = rr.bc_width, bc_off = rr.bc_off;
+    const float *A = rr.A;
     const bool skipped = sv->state_batch_indices && sv->state_batch_indices[bi] < 0;  // padding
     double *E = oracle_alloc((size_t)N * sizeof(double));  // (N,) fp64: the bound carried
     for (int64_t n = 0; n < N; n++) E[n] = 0.0;

@@ -81,15 +81,20 @@ def results_file(chapter, rows, official):
     return "\n".join(lines)
 
 
-SUMMARY_DEVICE = "H200"  # a README's summary shows this device's rows where it has any
+SUMMARY_DEVICE = "H200"  # a README's summary and targets show this device's rows where it has any
+
+
+def on_summary_device(rows):
+    """rows of SUMMARY_DEVICE where there are any, else rows as they are."""
+    mine = [r for r in rows if short_device(r["device"]) == SUMMARY_DEVICE]
+    return mine if mine else rows
 
 
 def summary_rows(chapter, rows, official):
     """[(shape, our fastest row, official row, same call?)]: the fastest
     version of each dtype at each of the chapter's summary shapes, on the
     H200 where the chapter has H200 rows, else on each device."""
-    if any(short_device(r["device"]) == SUMMARY_DEVICE for r in rows):
-        rows = [r for r in rows if short_device(r["device"]) == SUMMARY_DEVICE]
+    rows = on_summary_device(rows)
     found = []
     for shape, pick in summary_shapes(chapter):
         here = [r for r in timed(rows) if pick(r)]

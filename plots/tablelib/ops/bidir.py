@@ -1,8 +1,8 @@
 """The bidirectional Mamba-2 scan (OP_BIDIR, chapter 06): S3 in the default
 and the Hydra form, against one causal pass of the SSD chapter and against
 the official recipe (Hydra's)."""
-from ..chapters import SUMMARY_DEVICE
-from ..data import load_front, short_device
+from ..chapters import on_summary_device
+from ..data import load_front
 from ..markdown import integer, label, markdown_table, mib, provenance, sig
 from ..sets import fastest, is_s3, is_s3_hydra, main_device, official_match, timed
 from . import chapters_of
@@ -66,8 +66,7 @@ def targets_section(chapter, chapters, official, front):
     causal_chapter = next(iter(chapters_of("ssd", chapters)), None)  # the causal SSD's chapter
     rows = [r for r in timed(chapters.get(chapter, [])) if r["dtype"] == "fp16"]
     # every time compared is of one device: the targets' (docs/design.md §7) where 06 has rows on it
-    on_target = [r for r in rows if short_device(r["device"]) == SUMMARY_DEVICE]
-    device = on_target[0]["device"] if on_target else main_device(rows)
+    device = main_device(on_summary_device(rows))
     rows = [r for r in rows if r["device"] == device]
     ssd = [r for r in timed(chapters.get(causal_chapter, [])) if is_s3(r) and r["device"] == device]
     causal_best = [r for r in ssd if r["dtype"] == "fp16"]
