@@ -59,12 +59,12 @@ programs: $(BINS) $(ALL_CU_OBJ)
 help:
 	@sed -n '2,7p' Makefile | sed 's/^# //'
 
-# The commit goes into the CSV rows; rewritten only when it changes.
+# The commit goes into the CSV rows; rewritten only when it changes (a temporary file a
+# shell, so that makes run side by side do not race).
 build/commit.h: FORCE
 	@mkdir -p build
-	@echo '#define GIT_COMMIT "$(COMMIT)"' > build/commit.h.tmp
-	@cmp -s build/commit.h.tmp build/commit.h || mv build/commit.h.tmp build/commit.h
-	@rm -f build/commit.h.tmp
+	@echo '#define GIT_COMMIT "$(COMMIT)"' > build/commit.h.$$$$ && \
+	    { cmp -s build/commit.h.$$$$ build/commit.h || mv build/commit.h.$$$$ build/commit.h; }; rm -f build/commit.h.$$$$
 
 build/obj/common/csv.o build/asan/obj/common/csv.o: build/commit.h
 
@@ -180,11 +180,12 @@ SANITIZE_SHAPES := --batch 2 --dim 8 --seqlen 1,37,1100 --groups 2 --h0
 SANITIZE_DSTATES := 7 32
 # the Mamba-1 versions that take packed rows (03, 04): one packed row, each sequence from its h0
 SANITIZE_PACKED_SHAPES := --seqlens 1,37,300,129,1000,64 --dim 8 --groups 2 --h0
-# SANITIZE_CHAPTERS=... picks chapters; SANITIZE_JOBS=J runs J checks at once on the one GPU.
+# SANITIZE_CHAPTERS=... picks chapters, SANITIZE_VERSIONS=... versions; SANITIZE_JOBS=J runs
+# J checks at once on the one GPU.
 SANITIZE_CHAPTERS ?= $(GPU_CHAPTERS)
 SANITIZE_JOBS ?= 1
 sanitize: all
-	@SANITIZE_JOBS=$(SANITIZE_JOBS) sh tests/sanitize.sh $(foreach c,$(SANITIZE_CHAPTERS),$(if $(SANITIZE_$(c)),$(SANITIZE_$(c)),\
+	@SANITIZE_JOBS=$(SANITIZE_JOBS) SANITIZE_VERSIONS="$(SANITIZE_VERSIONS)" sh tests/sanitize.sh $(foreach c,$(SANITIZE_CHAPTERS),$(if $(SANITIZE_$(c)),$(SANITIZE_$(c)),\
 	  "$(c)" "$(SANITIZE_SHAPES)" "$(SANITIZE_DSTATES)"))
 
 # The CPU parts under AddressSanitizer and UndefinedBehaviorSanitizer (no GPU used).

@@ -7,6 +7,8 @@
 # SANITIZE_JOBS=J sanitizes J (version, N) pairs at once (default 1; each is
 # a small check, so several share the GPU; their lines then come in the
 # order they finish).
+# SANITIZE_VERSIONS="V ..." takes only those versions (to share a chapter
+# between machines or GPUs).
 if ! command -v compute-sanitizer >/dev/null 2>&1; then
     echo "sanitize: compute-sanitizer not found (it ships with the CUDA toolkit: add its bin/ to PATH)"
     exit 1
@@ -46,6 +48,7 @@ while [ $# -ge 3 ]; do
     chapters=$1; shapes=$2; dstates=$3; shift 3
     for c in $chapters; do
         for v in $(build/$c --list | awk '$2 == "gpu" { print $1 }'); do
+            case " ${SANITIZE_VERSIONS:-$v} " in *" $v "*) ;; *) continue ;; esac
             for n in $dstates; do printf '%s\0%s\0%s\0%s\0' "$c" "$v" "$n" "$shapes" >>"$list"; pairs=$((pairs + 1)); done
         done
     done
