@@ -39,7 +39,7 @@ static const Mamba3Version versions[] = {
      .workspace_bytes = mamba3_fused_mma_workspace,
      .unsupported = mamba3_fused_mma_unsupported},
     {GPU_VERSION(mamba3_step_stream, DT_FP32,
-                 "the decode step (L 1) as a stream: a head a block, two rows a warp, the next rows of H loading"),
+                 "the decode step (L 1) as a stream: a head a block (split at small batch), two rows a warp, the next rows of H loading"),
      .unsupported = mamba3_step_stream_unsupported,
      .graph = true,
      .run_pool = mamba3_step_stream_pool},
