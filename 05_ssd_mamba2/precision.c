@@ -153,7 +153,7 @@ void ssd_precision_lesson(const Args *a) {
     FILE *f = csv_sibling(a->csv, "precision", path, sizeof(path));
     if (f) fprintf(f, "operand,products_per_mac,seqlen,heads,headdim,dstate,chunk,y_rel_l2,y_max_abs,"
                       "final_state_rel_l2,y_out_of_fp32_tol,y_elements\n");
-    const Tol tol = TOLERANCES[TOL_FP32_SCAN];
+    const Tol tol = TOLERANCES[TOL_FP32];
     printf("\nthe products' operands (the chunked form in C, fp32 sums; L %d, h %d, p %d, N %d, chunk %d):\n"
            "error against the fp64 oracle, and y's elements outside the fp32 tolerance (%s)\n"
            "  %-7s %9s %11s %11s %14s %16s\n", L, H, P, N, Q, tol.name, "operand", "products", "y rel L2",

@@ -10,7 +10,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_GPU_SKIPPED = 3 };
 
 typedef enum {
-    TOL_FP32_SCAN,    // fp32 scans, and tensor-core products with split operands
+    TOL_FP32,         // fp32 inputs and sums, and tensor-core products with split operands
     TOL_FP16,         // fp16 inputs, or fp16/bf16 tensor-core operands
     TOL_BF16,         // bf16 inputs (the official bf16 tolerance, selective_scan's test)
     TOL_FIXTURE,      // fp64 oracle vs the official fp32 fixtures

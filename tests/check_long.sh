@@ -1,7 +1,7 @@
 #!/bin/sh
-# make check-long (GPU only, not in CI): every GPU version of 03-07 checked at
-# a million tokens (b 1, L = 2^20) and at a shape where one tensor holds more
-# than 2^31 elements, so that a 32-bit offset anywhere would show. Each run is
+# make check-long (GPU only, not in CI): every GPU version of 03-08 checked at
+# a million tokens (b 1, L = 2^20) and (03-07) at a shape where one tensor holds
+# more than 2^31 elements, so that a 32-bit offset anywhere would show. Each run is
 # the chapter's --bench --sampled at that shape: each GPU version runs once into
 # poisoned outputs, nothing timed, and 64 rows spread from the first to the
 # last are checked against the fp64 oracle (the last row's elements sit at the

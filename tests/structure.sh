@@ -27,7 +27,7 @@ on_circles() {
 }
 
 # 1. Operation words in code lines of common/: comments stripped first.
-WORDS='decode|bidir|hydra|ssd|slots|tokens|heads|headdim|chunk|mamba1|mamba2'
+WORDS='decode|bidir|hydra|ssd|slots|tokens|heads|headdim|chunk|mamba1|mamba2|mamba3|scan'
 for f in common/*.c common/*.h common/*.cu common/cuda/*; do
     [ -f "$f" ] || continue
     sed -e 's://.*$::' "$f" | awk '

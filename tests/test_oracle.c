@@ -369,16 +369,16 @@ static void check_terms_mamba3(void) {
 static void check_compare(void) {
     const double ref[3] = {0.0, 0.0, 0.0};
     const float nan_first[3] = {NAN, 1.0f, 0.5f}, nan_between[3] = {0.25f, NAN, 2.0f};
-    CheckResult a = compare_f32(nan_first, ref, 3, TOLERANCES[TOL_FP32_SCAN]);
-    CheckResult b = compare_f32(nan_between, ref, 3, TOLERANCES[TOL_FP32_SCAN]);
+    CheckResult a = compare_f32(nan_first, ref, 3, TOLERANCES[TOL_FP32]);
+    CheckResult b = compare_f32(nan_between, ref, 3, TOLERANCES[TOL_FP32]);
     check_report_bool("check: a NaN error is the max_abs and fails",
                       isnan(a.max_abs) && !a.pass && isnan(b.max_abs) && !b.pass, NULL);
     /* The worst element is the one furthest over its bound, not the largest
      * error: 0.01 off a ref of 0 is worse than 0.1 off a ref of 1000. */
     const double ref2[3] = {1000.0, 0.0, 5.0};
     const float got2[3] = {1000.1f, 0.01f, 5.0f};
-    CheckResult w = compare_f32(got2, ref2, 3, TOLERANCES[TOL_FP32_SCAN]);
-    const double bound = TOLERANCES[TOL_FP32_SCAN].atol;  // at ref 0
+    CheckResult w = compare_f32(got2, ref2, 3, TOLERANCES[TOL_FP32]);
+    const double bound = TOLERANCES[TOL_FP32].atol;  // at ref 0
     CheckResult rows = check_rows_merge(b, w);
     check_report_bool("check: the worst element is the one furthest over its bound; a NaN one sticks",
                       !w.pass && w.n_bad == 1 && w.worst_i == 1 && fabs(w.worst - 0.01 / bound) < 1e-6 &&

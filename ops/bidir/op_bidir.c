@@ -231,7 +231,7 @@ static const OpFlag BIDIR_FLAGS[] = {
 const Op OP_BIDIR = {
     .args = ARGS_BIDIR,
     .version_size = sizeof(BidirVersion),
-    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp32 = &TOLERANCES[TOL_FP32],
     .tol_fp16 = &TOLERANCES[TOL_FP16],
     .tol_bf16 = &TOLERANCES[TOL_BF16],
     .flags = BIDIR_FLAGS, .nflags = COUNT(BIDIR_FLAGS),

@@ -335,7 +335,7 @@ static const OpFlag M3_FLAGS[] = {
 
 const Op OP_MAMBA3 = {
     .args = ARGS_MAMBA3,
-    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp32 = &TOLERANCES[TOL_FP32],
     .tol_fp16 = &TOLERANCES[TOL_FP16],
     .tol_bf16 = &TOLERANCES[TOL_BF16],
     .flags = M3_FLAGS, .nflags = COUNT(M3_FLAGS),

@@ -317,7 +317,7 @@ static int scan_csv_sizes(const Problem *p, int64_t *v) { return mamba_csv_sizes
 
 const Op OP_SCAN = {
     .args = ARGS_SCAN,
-    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp32 = &TOLERANCES[TOL_FP32],
     .tol_fp16 = &TOLERANCES[TOL_FP16],
     .tol_bf16 = &TOLERANCES[TOL_BF16],
     .csv_columns = MAMBA_CSV_COLUMNS,

@@ -369,7 +369,7 @@ int ssd_csv_sizes(const Problem *p, int64_t *v) {
 
 const Op OP_SSD = {
     .args = ARGS_SSD,
-    .tol_fp32 = &TOLERANCES[TOL_FP32_SCAN],
+    .tol_fp32 = &TOLERANCES[TOL_FP32],
     .tol_fp16 = &TOLERANCES[TOL_FP16],
     .tol_bf16 = &TOLERANCES[TOL_BF16],
     .flags = SSD_FLAGS, .nflags = COUNT(SSD_FLAGS),
