@@ -30,7 +30,7 @@ static const ScanVersion versions[] = {
                  "time tiles in shared memory: B/C once per block, float4 I/O, N over lanes"),
      .unsupported = scan_fused_tiled_unsupported},
     {GPU_VERSION(scan_fused_chunked, DT_FP32,
-                 "L cut into chunks when b*d cannot fill the GPU: up to 2x the exps, many more threads"),
+                 "L cut into chunks when b*d*S threads cannot fill the GPU: up to 2x the exps, many more threads"),
      .workspace_bytes = scan_fused_chunked_workspace,
      .unsupported = scan_fused_tiled_unsupported},
     {GPU_VERSION(scan_fused_tuned, DT_FP32,

@@ -70,8 +70,9 @@
  * Version 15: version 14 with twice the lanes a row where that spreads the
  * blocks over the SMs in fewer, fuller rounds (plan_rounds; S1 b16: 1024
  * blocks, 4 an SM, where 512 blocks at 3 an SM left a lone second round).
- * What bounds it at S1 b16: issue, with the MUFU and the FMA pipe both busy,
- * 4 blocks of 4 warps an SM (tuning.md, "Fewer, fuller rounds"). */
+ * What bounds it at S1 b16: latency, the issue slots two thirds busy and the
+ * stalls led by dependent fixed-latency instructions, 4 blocks of 4 warps an
+ * SM (tuning.md, "Fewer, fuller rounds"). */
 #include "kernels.h"
 
 #include <stdint.h>

@@ -69,7 +69,7 @@ def official_lines(chapter, rows, official, used):
         ratio, mine, same = worst
         used.append(mine)
         seq = spec(chapter).SEQ
-        body.append([what, f"slowest shape {sig(ratio)}× the official kernel ({label(mine)} {mine['dtype']}, "
+        body.append([what, f"least speed-up {sig(ratio)}× over the official kernel ({label(mine)} {mine['dtype']}, "
                      f"b {mine['batch']:g}, {seq} {mine['seqlen']:g}: {sig(mine['ms_median'])} against "
                      f"the official best {sig(same['ms_median'])} ms)", verdict(ratio >= 1.0)])
     return body
