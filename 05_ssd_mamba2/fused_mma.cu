@@ -310,9 +310,10 @@ static void launch_fused(const SsdTensors *t, void *workspace) {
     a.Np = round16(s->dstate); a.Pp = round16(s->headdim);
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     const size_t smem = fused_smem_bytes(s);
-    void (*kernel)(FusedArgs) = a.N == FUSED_NMAX && a.P == FUSED_PMAX ? ssd_fused_mma_kernel<true>
-                                                                     : ssd_fused_mma_kernel<false>;
-    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const bool full = a.N == FUSED_NMAX && a.P == FUSED_PMAX;
+    void (*kernel)(FusedArgs) = full ? ssd_fused_mma_kernel<true> : ssd_fused_mma_kernel<false>;
+    static size_t allowed[2] = {0, 0};  // the opt-in already asked for the general and the FULL kernel
+    allow_smem(kernel, smem, &allowed[full]);
     cuda_check(cudaMemsetAsync(workspace, 0, counters));
     const int64_t items = (int64_t)a.nchunks * s->batch * s->heads;
     kernel<<<(unsigned)items, FUSED_WARPS * 32, smem>>>(a);

@@ -509,7 +509,8 @@ static bool full_tile(const BidirArgs &a) { return a.N == BIDIR_NMAX && a.P == B
 static void launch_output(const BidirArgs &a, const SsdShape *s) {
     void (*output)(BidirArgs) = full_tile(a) ? bidir_chunk_output_kernel<true> : bidir_chunk_output_kernel<false>;
     const size_t smem = output_smem_bytes(s);
-    cuda_check(cudaFuncSetAttribute(output, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed[2] = {0, 0};  // the opt-in already asked for the general and the FULL kernel
+    allow_smem(output, smem, &allowed[full_tile(a)]);
     output<<<(unsigned)((int64_t)a.nchunks * s->batch * s->heads), OUTPUT_WARPS * 32, smem>>>(a);
     cuda_check_launch();
 }
@@ -524,7 +525,8 @@ extern "C" void bidir_fused_mma(const BidirTensors *t, void *workspace) {
     a.entering = reinterpret_cast<__half *>(ws + counters_bytes(s) + ring_bytes(s));
     void (*states)(BidirArgs) = full_tile(a) ? bidir_chunk_states_kernel<true> : bidir_chunk_states_kernel<false>;
     const size_t smem = states_smem_bytes(s);
-    cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed[2] = {0, 0};  // as launch_output's, for the states kernels
+    allow_smem(states, smem, &allowed[full_tile(a)]);
     cuda_check(cudaMemsetAsync(workspace, 0, counters_bytes(s)));
     states<<<(unsigned)(2 * (int64_t)a.nchunks * s->batch * s->heads), STATE_WARPS * 32, smem>>>(a);
     cuda_check_launch();
@@ -537,7 +539,8 @@ extern "C" void bidir_fused_mma_chain(const BidirTensors *t, void *workspace) {
     a.entering = static_cast<__half *>(workspace);
     void (*states)(BidirArgs) = full_tile(a) ? bidir_chain_states_kernel<true> : bidir_chain_states_kernel<false>;
     const size_t smem = states_smem_bytes(s);
-    cuda_check(cudaFuncSetAttribute(states, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static size_t allowed[2] = {0, 0};  // as launch_output's, for the chain's states kernels
+    allow_smem(states, smem, &allowed[full_tile(a)]);
     states<<<(unsigned)(2 * s->batch * s->heads), STATE_WARPS * 32, smem>>>(a);
     cuda_check_launch();
     launch_output(a, s);
