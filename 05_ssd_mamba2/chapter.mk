@@ -5,7 +5,7 @@ LINKS_05_ssd_mamba2 := build/obj/03_fused_cuda/tiled.o
 # target is sm_90 they are built for sm_90a (SSD_SM90A tells their launchers), elsewhere
 # their launchers refuse.
 comma := ,
-build/obj/05_ssd_mamba2/wgmma.o build/obj/05_ssd_mamba2/wgmma_split.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
+build/obj/05_ssd_mamba2/wgmma.o build/obj/05_ssd_mamba2/wgmma_split.o build/obj/05_ssd_mamba2/wgmma_ws_varlen.o: NVFLAGS := $(if $(filter sm_90 sm_90a,$(CUDA_ARCH)),$(filter-out \
     -arch=%,$(NVFLAGS)) -gencode=arch=compute_90a$(comma)code=sm_90a -DSSD_SM90A,$(NVFLAGS))
 
 # make sanitize: p 64 with N 128 is the fused kernels' compiled-in tile, N 7 their generic path.
@@ -14,8 +14,10 @@ build/obj/05_ssd_mamba2/wgmma.o build/obj/05_ssd_mamba2/wgmma_split.o: NVFLAGS :
 SANITIZE_SSD_SHAPES = --batch 2 --seqlen 1,37,300 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
 SANITIZE_SSD_DSTATES = 7 128
 SANITIZE_SSD_WALKS = --batch 8 --seqlen 200 --heads 32 --headdim 64 --chunk 64 --h0
+# The packed set: at h 4 the row's 11 chunks of 64 are cut into segments of one chunk (versions 22-23).
+SANITIZE_SSD_PACKED = --seqlens 300,1,37,129,64 --heads 4 --headdim 64 --groups 2 --chunk 64 --h0
 SANITIZE_05_ssd_mamba2 = "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SSD_DSTATES)" \
-    "05_ssd_mamba2" "$(SANITIZE_SSD_WALKS)" "128"
+    "05_ssd_mamba2" "$(SANITIZE_SSD_WALKS)" "128" "05_ssd_mamba2" "$(SANITIZE_SSD_PACKED)" "128 16"
 
 # make check-long: "CHAPTER" "NAME" "FLAGS" triples, each one --bench --sampled run
 # (tests/check_long.sh): a million tokens, and a shape where one tensor holds more than
@@ -28,6 +30,8 @@ FRONT_05_ssd_mamba2 = --batch 8 --seqlen 512,2048,8192
 # "EXPECT" "DROP"), tests/run_checks.sh says how.
 # (05's packed runs at p 8, N 16 and chunk 64, the smallest its walk takes.)
 CHECKS_05_ssd_mamba2 = "1000 packed sequences" "--check --seqlens SEQS1000 --heads 2 --headdim 8 --dstate 16 --chunk 64 --h0" \
+    "packed, long sequences cut into segments (versions 22-23), chunk states every 256 steps" \
+        "--check --seqlens 5000,64,1,200,129,4097 --heads 4 --headdim 64 --dstate 128 --chunk 256 --h0" \
     "N 127, p 50: tiles padded to 128 and 64" "--check --batch 2 --seqlen 37,300 --heads 4 --groups 2 --headdim 50 --dstate 127 --chunk 64 --h0"
 ROUNDTRIPS_05_ssd_mamba2 = \
     "ssd" "3" "--batch 2 --seqlen 37 --heads 4 --headdim 3 --groups 2 --dstate 5 --chunk 16 --h0" \

@@ -99,6 +99,18 @@ size_t ssd_wgmma_ws_workspace(const SsdShape *s);
 void ssd_wgmma_ws(const SsdTensors *t, void *workspace);       // x, dt, z, B, C, y fp16 bits
 void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace);  // x, dt, z, B, C, y bf16 bits
 
+/* Version 18's walk over a row of sequences (wgmma_ws_varlen.cu, sm_90a): a
+ * plan cuts each sequence into segments by its own length, longest first; a
+ * rectangle is b sequences of L. Packed rows: chunk_states every chunk
+ * steps (64 divides the chunk). Workspace: the segments' flags and states,
+ * the plan's groups. */
+const char *ssd_wgmma_ws_varlen_unsupported(const SsdShape *s);
+size_t ssd_wgmma_ws_varlen_workspace(const SsdShape *s);
+void ssd_wgmma_ws_varlen(const SsdTensors *t, void *workspace);             // fp16 bits
+void ssd_wgmma_ws_varlen_bf16(const SsdTensors *t, void *workspace);        // bf16 bits
+void ssd_wgmma_ws_varlen_packed(const SsdPacked *pk, void *workspace);      // fp16 bits
+void ssd_wgmma_ws_varlen_bf16_packed(const SsdPacked *pk, void *workspace); // bf16 bits
+
 /* Version 18's walk on version 17's split operands (wgmma_ws_split.cuh, launched by wgmma_split.cu, sm_90a):
  * B and C split by a first kernel, x read and split (x and w ∘ x) by three
  * warps of the block, three bf16 products a multiply-add; one block an SM.

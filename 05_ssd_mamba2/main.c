@@ -96,6 +96,16 @@ static const SsdVersion versions[] = {
                  "version 20 with two computing warpgroups, each 32 of p's columns and of P's, P shared in smem"),
      .workspace_bytes = ssd_wgmma_ws_split_workspace,
      .unsupported = ssd_wgmma_ws_split_unsupported},
+    {GPU_VERSION(ssd_wgmma_ws_varlen, DT_FP16,
+                 "version 18 on a row of sequences: each cut into segments by its length, longest first"),
+     .workspace_bytes = ssd_wgmma_ws_varlen_workspace,
+     .unsupported = ssd_wgmma_ws_varlen_unsupported,
+     .run_packed = ssd_wgmma_ws_varlen_packed},
+    {GPU_VERSION(ssd_wgmma_ws_varlen_bf16, DT_BF16,
+                 "version 22 with bf16 inputs, outputs and tensor-core operands"),
+     .workspace_bytes = ssd_wgmma_ws_varlen_workspace,
+     .unsupported = ssd_wgmma_ws_varlen_unsupported,
+     .run_packed = ssd_wgmma_ws_varlen_bf16_packed},
 };
 
 int main(int argc, char **argv) {

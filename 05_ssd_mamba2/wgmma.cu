@@ -84,7 +84,7 @@ static WgmmaArgs wgmma_args(const SsdTensors *t, void *workspace, int64_t flags,
     a.heads_per_block = heads_per_block;
     a.segments = 1; a.seg_chunks = a.nchunks;
     a.cu_seqlens = nullptr; a.chunk_states = nullptr; a.nseq = 0; a.problem_chunk = s->chunk;
-    a.seq_order = nullptr; a.seq_first_chunk = nullptr;
+    a.walk_plan = nullptr; a.seq_first_chunk = nullptr;
     a.softplus = s->softplus; a.D_per_channel = s->D_per_channel;
     return a;
 }
@@ -205,7 +205,7 @@ static void launch_walk(const SsdTensors *t, const SsdPacked *pk, void *workspac
         int *order = reinterpret_cast<int *>(first_chunk + pk->nseq);
         packed_walk_plan<<<1, 1024>>>(pk->cu_seqlens, (int)pk->nseq, s->chunk, order, first_chunk);
         cuda_check_launch();
-        a.seq_order = order;
+        a.walk_plan = order;
         a.seq_first_chunk = first_chunk;
     } else {
         walk14_segments(s, &a.segments, &a.seg_chunks);

@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(NWG * 128, NWG == 2 ? 2 : 3)
     if (PACKED) {
         /* Longest sequences first (packed_walk_plan), so that the longest walks
          * do not start last. */
-        const int k = a.seq_order[item / (int)a.H];
+        const int k = a.walk_plan[item / (int)a.H];
         w.seg = 0;
         w.h = item % (int)a.H;
         w.b = 0;

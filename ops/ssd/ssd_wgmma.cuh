@@ -42,7 +42,8 @@ struct WgmmaArgs {
     const int32_t *cu_seqlens;         // (nseq + 1,) int32, a packed row's sequences (versions 14-15), or NULL
     float *chunk_states;               // (Σ ceil(length / chunk), h, p, N) fp32: the state after each chunk
     int64_t nseq, problem_chunk;       // packed: the sequences, and the chunk of chunk_states
-    const int *seq_order;              // (nseq,) packed: the sequences, longest first
+    const int *walk_plan;              // packed, the walks' order: (nseq,) the sequences, longest first (versions
+                                       // 14-15); (groups, WS_GROUP_INTS) segments of them (22-23, ssd_wgmma_ws.cuh)
     const int64_t *seq_first_chunk;    // (nseq,) packed: chunk_states' index of each sequence's first chunk
     bool softplus, D_per_channel;
 };

@@ -1,5 +1,7 @@
 /* 05_ssd_mamba2, GPU, versions 18-19: the walk of version 14 split by role
  * (sm_90a), and its launch (ws_launch, at the end; 05's wgmma.cu calls it).
+ * Versions 22-23 (05's wgmma_ws_varlen.cu) run it with PACKED over a row of
+ * sequences, each walk a segment of one from the plan (ws_walk_of_packed).
  * This file holds the segments, the kernel and its launch; the ring of
  * stages with the producer and storer roles is in ssd_wgmma_ws_ring.cuh, a
  * chunk on the consumer warpgroup in ssd_wgmma_ws_chunk.cuh.
@@ -82,22 +84,6 @@
 #include "ssd_wgmma_ws_ring.cuh"
 #include "ssd_wgmma_ws_chunk.cuh"
 
-/* Element e of n-tile mt of this thread is state (pi, ni) =
- * (p0 + (e / 4)·8 + (e & 1), n0 + (e & 2)·4), p0 = 2·(lane % 4),
- * n0 = mt·64 + 16·wq + lane / 4 (frag_pn): its offset in a (p, N) row
- * block is e's own multiple of N plus this thread's. The loops below run
- * once a walk, so they are written to be short: 32-bit offsets, and the
- * bounds of p and N tested per element only where the tile reaches past
- * them (as straight-line code with 64-bit indices and a test of h0 per
- * element they came to 1,500 instructions a thread, each fetched once into
- * the instruction cache, and cost a one-chunk walk as much as ten chunks). */
-static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
-/* wq of thread tid: its warp in its warpgroup, where a thread holds NE
- * values an n-tile (NE 32: the one computing warpgroup, threads 0-127; NE
- * 16: version 21's two, threads 0-255). */
-template <int NE, typename I>
-static __device__ __forceinline__ I ws_frag_warp(I tid) { return NE == 32 ? tid / 32 : (tid / 32) % 4; }
-
 /* n-tile mt of h0 of the walk's (b, h) (zero without); NE 16: the 32
  * columns of p from p_first of one of version 21's two warpgroups (NE 32:
  * the one warpgroup of threads 0-127). */
@@ -121,8 +107,15 @@ static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArg
  * padded to 128 bytes (the launcher's ring_slot is ws_slot_floats). */
 static __host__ __device__ constexpr int ws_slot_decay(int slabs) { return slabs * 64 * 64; }
 static __host__ __device__ constexpr int64_t ws_slot_floats(int slabs) { return ws_slot_decay(slabs) + 32; }
+/* Segment j's item of the flags and slots: the work item (segment j, b, h);
+ * PACKED, item h of the sequence's slot group slot0 + j (ws_varlen_plan). */
+template <bool PACKED>
+static __device__ __forceinline__ int64_t ws_slot_item(const WgmmaArgs &a, const WsWalk &w, int j) {
+    return PACKED ? (int64_t)(w.slot0 + j) * a.H + w.h : (int64_t)j * a.batch * a.H + w.bh;
+}
+template <bool PACKED = false>
 static __device__ __forceinline__ float *ws_slot(const WgmmaArgs &a, const WsWalk &w, int j) {
-    return a.ring + ((int64_t)j * a.batch * a.H + w.bh) * a.ring_slot;
+    return a.ring + ws_slot_item<PACKED>(a, w, j) * a.ring_slot;
 }
 
 /* The state entering segment seg > 0, summed from what the segments before
@@ -131,10 +124,10 @@ static __device__ __forceinline__ float *ws_slot(const WgmmaArgs &a, const WsWal
  * No segment waits for another's sum, so the hand-offs are not a chain:
  * every segment waits once, for the pass 0 of those before it.
  * states = scale * states + new_states (_state_passing_fwd_kernel), unrolled */
-template <int SLABS, int WGS = 1, int NE>
+template <int SLABS, int WGS = 1, int NE, bool PACKED = false>
 static __device__ __forceinline__ void ws_sum_published(float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w) {
     for (int j = thread_index(); j < w.seg; j += 128 * WGS)  // this thread's share of the flags
-        while (load_acquire(a.published + (int64_t)j * a.batch * a.H + w.bh) == 0) __nanosleep(64);
+        while (load_acquire(a.published + ws_slot_item<PACKED>(a, w, j)) == 0) __nanosleep(64);
     consumers_sync<WGS>();  // every flag seen: the slots' stores happened before the loads below
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
@@ -144,7 +137,7 @@ static __device__ __forceinline__ void ws_sum_published(float (&st)[2][NE], cons
     const int part = WGS > 1 ? (thread_index() / 128) * NE * 128 : 0;
     float f = 1.f;  // Π decay_i over the segments between j and seg
     for (int j = w.seg - 1; j >= 0; j--) {
-        const float *slot = ws_slot(a, w, j);
+        const float *slot = ws_slot<PACKED>(a, w, j);
 #pragma unroll
         for (int mt = 0; mt < SLABS; mt++) {
             float v[NE];
@@ -173,13 +166,39 @@ static __device__ __forceinline__ WsWalk ws_walk_of(const WgmmaArgs &a, int item
     return w;
 }
 
+/* Versions 22-23: work item `item` is head item % H of the plan's group
+ * item / H, a segment of one sequence of the row (ws_varlen_plan, 05's
+ * wgmma_ws_varlen.cu, writes the groups, each WS_GROUP_INTS int32: the
+ * segment, its chunks c_first .. c_end − 1 of the sequence, the sequence's
+ * slot group, its first chunk_states index, its steps t_begin .. t_end − 1,
+ * and the sequence, −1 for a group past the plan's last). */
+#define WS_GROUP_INTS 8
+static __device__ __forceinline__ WsWalk ws_walk_of_packed(const WgmmaArgs &a, int item) {
+    const int4 *g = reinterpret_cast<const int4 *>(a.walk_plan + (int64_t)(item / (int)a.H) * WS_GROUP_INTS);
+    const int4 g0 = g[0], g1 = g[1];
+    WsWalk w;
+    w.seg = g0.x;
+    w.c_first = g0.y;
+    w.c_end = g0.z;
+    w.slot0 = g0.w;
+    w.first_cs = g1.x;
+    w.t_begin = g1.y;
+    w.t_end = g1.z;
+    w.b = 0;
+    w.h = item % (int)a.H;
+    w.g = w.h / (int)(a.H / a.G);
+    w.bh = g1.w * (int)a.H + w.h;  // the sequence's row of h0 and final_state (−H past the plan's groups)
+    w.last_seg = w.t_begin + (int64_t)w.c_end * 64 >= w.t_end;
+    return w;
+}
+
 /* Pass 0's end: the segment's own state st (the first segment's with h0
  * carried through it, seg_decay being the segment's decay) and seg_decay into
  * its slot, then its flag raised, without waiting for any other segment. */
-template <int SLABS, int WGS = 1, int NE>
+template <int SLABS, int WGS = 1, int NE, bool PACKED = false>
 static __device__ __forceinline__ void ws_publish(float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w, int item,
                                                   float seg_decay) {
-    float *slot = ws_slot(a, w, w.seg);
+    float *slot = ws_slot<PACKED>(a, w, w.seg);
     const int wg = WGS > 1 ? thread_index() / 128 : 0;  // WGS 2: values 16·wg .. of the slot's 32, p from 32·wg
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
@@ -193,34 +212,25 @@ static __device__ __forceinline__ void ws_publish(float (&st)[2][NE], const Wgmm
     }
     if (threadIdx.x == 0) __stcg(slot + ws_slot_decay(SLABS), seg_decay);
     consumers_sync<WGS>();  // the warpgroups' writes of the slot happen before thread 0's release
-    if (threadIdx.x == 0) store_release(a.published + item, 1);
+    if (threadIdx.x == 0) store_release(a.published + (PACKED ? ws_slot_item<PACKED>(a, w, w.seg) : item), 1);
 }
 
-/* The walk's last state, its slabs (SLABS) n-tiles, to final_state. The loop
- * over n-tiles takes slabs at run time and picks the tile by a select, so
- * that it stays rolled: one copy of the 32 stores to fetch, not two. */
+/* The walk's last state to final_state (ws_state_store). */
 template <int NE>
 static __device__ __forceinline__ void ws_final_state(const float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w,
                                                       int slabs, int p_first = 0) {
-    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4);
-    for (int mt = 0; mt < slabs; mt++) {
-        const int n0 = mt * 64 + 16 * ws_frag_warp<NE>(thread_index()) + lane / 4;
-        float *dst = a.final_state + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
-        const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
-#pragma unroll
-        for (int e = 0; e < NE; e++)
-            if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N))
-                dst[ws_frag_offset(e, N)] = mt == 0 ? st[0][e] : st[1][e];
-    }
+    ws_state_store(st, a, a.final_state, w.bh, slabs, p_first);
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
  * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warp 5
  * stores y and brings z (ADD: the other direction's y). BACK, SHIFT, ADD:
- * 06's walks (ws_launch). */
-template <typename T, int SLABS, bool BACK = false, int SHIFT = 0, bool ADD = false>
+ * 06's walks (ws_launch). PACKED: versions 22-23's walks of a row's
+ * sequences, all their items by ticket, in the plan's order. */
+template <typename T, int SLABS, bool BACK = false, int SHIFT = 0, bool ADD = false, bool PACKED = false>
 __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ WsMaps maps) {
     static_assert(SHIFT == 0 || SHIFT == 1, "Hydra's shift is one step");
+    static_assert(!PACKED || (!BACK && !SHIFT && !ADD), "packed rows: 05's forward walk");
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     __shared__ int item;
@@ -228,7 +238,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     __shared__ alignas(8) float Dcol[64];  // (64,) fp32: D of each column of y
     const int tid = threadIdx.x;
     if (tid == 0) {
-        item = a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
+        item = PACKED || a.segments > 1 ? atomicAdd(a.ticket, 1) : (int)blockIdx.x;  // one segment: no order to keep
         for (int s = 0; s < WS_STAGES; s++) {
             mbar_init(&full[s], 32);  // the producer's lanes, and the bytes of the copies
             mbar_init(&empty[s], 128);  // each consumer thread, after its last read of the stage
@@ -240,7 +250,8 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     /* Work item (segment, b, h), segment-major, as version 14: with segments,
      * taken by ticket, so that a segment's block starts only after those of
      * the segments before it (it waits for their states). */
-    WsWalk w = ws_walk_of(a, item);
+    WsWalk w = PACKED ? ws_walk_of_packed(a, item) : ws_walk_of(a, item);
+    if (PACKED && w.seg < 0) return;  // the grid is the plan's bound on its items
     w.stages = smem;
     w.Ss = w.stages + WS_STAGES * ws_stage_bytes<SLABS>();
     w.Ys = w.Ss + SLABS * WS_TILE;
@@ -253,8 +264,8 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 
     if (tid >= 128) {
         warpgroup_regs_dec<WS_REGS_PRODUCER>();
-        if (tid < 160) ws_produce<T, SLABS, BACK, SHIFT>(a, maps.t, w);
-        else if (tid == 160) ws_store<BACK, ADD>(a, maps, w);
+        if (tid < 160) ws_produce<T, SLABS, BACK, SHIFT, PACKED>(a, maps.t, w);
+        else if (PACKED ? tid < 192 : tid == 160) ws_store<T, BACK, ADD, PACKED>(a, maps, w);
         return;
     }
     warpgroup_regs_inc<WS_REGS_CONSUMER>();
@@ -264,12 +275,13 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         /* ---- Pass 0: the segment's own state from zero (the first segment's
          * with h0 carried through it: S_0^pub = S_0), published with the
          * segment's decay without waiting for any other segment. */
-        ws_publish<SLABS>(st, a, w, item, exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD>(a, w, st, k)));
+        ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item,
+                                         exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD, PACKED>(a, w, st, k)));
     }
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs;
      * D of each column of y, read once (the barrier below orders it). */
     if (tid < 64) Dcol[tid] = D_of_column(a, w.h, a.D && !a.D_per_channel ? a.D[w.h] : 0.f, tid);
-    if (w.seg > 0) ws_sum_published<SLABS>(st, a, w);
+    if (w.seg > 0) ws_sum_published<SLABS, 1, 32, PACKED>(st, a, w);
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
         if (w.seg == 0) ws_h0_tile(st[mt], a, w, mt);
@@ -277,7 +289,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
-    ws_consume<T, SLABS, true, BACK, SHIFT, ADD>(a, w, st, k);
+    ws_consume<T, SLABS, true, BACK, SHIFT, ADD, PACKED>(a, w, st, k);
     if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS);
 }
 

@@ -7,6 +7,41 @@
 
 #include "ssd_wgmma_ws_ring.cuh"
 
+/* Element e of n-tile mt of this thread is state (pi, ni) =
+ * (p0 + (e / 4)·8 + (e & 1), n0 + (e & 2)·4), p0 = 2·(lane % 4),
+ * n0 = mt·64 + 16·wq + lane / 4 (frag_pn): its offset in a (p, N) row
+ * block is e's own multiple of N plus this thread's. The loops below run
+ * once a walk, so they are written to be short: 32-bit offsets, and the
+ * bounds of p and N tested per element only where the tile reaches past
+ * them (as straight-line code with 64-bit indices and a test of h0 per
+ * element they came to 1,500 instructions a thread, each fetched once into
+ * the instruction cache, and cost a one-chunk walk as much as ten chunks). */
+static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
+/* wq of thread tid: its warp in its warpgroup, where a thread holds NE
+ * values an n-tile (NE 32: the one computing warpgroup, threads 0-127; NE
+ * 16: version 21's two, threads 0-255). */
+template <int NE, typename I>
+static __device__ __forceinline__ I ws_frag_warp(I tid) { return NE == 32 ? tid / 32 : (tid / 32) % 4; }
+
+/* A state held in fragments, its slabs n-tiles, to row `row` of base, rows
+ * of (p, N) fp32 (final_state's, or chunk_states'). The loop over n-tiles
+ * takes slabs at run time and picks the tile by a select, so that it stays
+ * rolled: one copy of the 32 stores to fetch, not two. */
+template <int NE>
+static __device__ __forceinline__ void ws_state_store(const float (&st)[2][NE], const WgmmaArgs &a, float *base,
+                                                      int64_t row, int slabs, int p_first = 0) {
+    const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4);
+    for (int mt = 0; mt < slabs; mt++) {
+        const int n0 = mt * 64 + 16 * ws_frag_warp<NE>(thread_index()) + lane / 4;
+        float *dst = base + row * a.P * a.N + p0 * N + n0;
+        const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
+#pragma unroll
+        for (int e = 0; e < NE; e++)
+            if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N))
+                dst[ws_frag_offset(e, N)] = mt == 0 ? st[0][e] : st[1][e];
+    }
+}
+
 /* What Ys holds when the consumers turn a chunk's accumulators into y:
  * nothing, z (y is gated by it), or the y the other direction left (06's
  * forward walk adds it; z, when given, is then read from device memory,
@@ -220,25 +255,43 @@ static __device__ __forceinline__ void ws_decay_state(float (&st)[2][NE], float 
         for (int e = 0; e < NE; e++) st[mt][e] *= chunk_decay;
 }
 
+/* PACKED: rows len .. 63 of a sequence's last chunk zeroed in its x and B
+ * tiles (the copies brought the next sequence's rows there). Their dt is 0,
+ * so they add nothing, but 0·NaN would bring a NaN of the next sequence into
+ * this one's state and outputs. Whole 128-byte rows: the swizzle only moves
+ * pieces within a row. */
+template <int SLABS>
+static __device__ __forceinline__ void ws_zero_tail(unsigned char *x_tile, int len) {
+    const int per_tile = (64 - len) * 8;  // 16-byte pieces of a tile past len
+    for (int i = thread_index(); i < (1 + SLABS) * per_tile; i += 128)
+        *reinterpret_cast<uint4 *>(x_tile + (i / per_tile) * WS_TILE + len * 128 + (i % per_tile) * 16) =
+            make_uint4(0u, 0u, 0u, 0u);
+    fence_async_smem();  // the zeros, before wgmma reads the tiles
+    consumers_sync();
+}
+
 /* The consumers' pass over the walk's chunks (OUTPUTS: pass 1, else pass 0),
  * st the state entering the first (pass 0: zero), left holding the state
  * after the last; k: chunks consumed so far. Pass 1 expects the entering
  * state in Ss, ordered before its products by a barrier. Returns
- * Σ cum_last, the segment's decay in log2 units. */
-template <typename T, int SLABS, bool OUTPUTS, bool BACK, int SHIFT, bool ADD>
+ * Σ cum_last, the segment's decay in log2 units. PACKED (versions 22-23):
+ * the chunks of the walk's sequence, the state after every chunk of the
+ * problem's size and after the sequence's last chunk to chunk_states. */
+template <typename T, int SLABS, bool OUTPUTS, bool BACK, int SHIFT, bool ADD, bool PACKED = false>
 static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsWalk &w, float (&st)[2][32],
                                                    uint32_t &k) {
     const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
     const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss);
     float seg_log2 = 0.f;
     for (int v = w.c_first; v < w.c_end; v++, k++) {
-        const int64_t t0 = (int64_t)ws_chunk<BACK>(a, v) * 64;
-        const int len = (int)min((int64_t)64, a.L - t0), s = (int)(k % WS_STAGES);
+        const int64_t t0 = PACKED ? w.t_begin + (int64_t)v * 64 : (int64_t)ws_chunk<BACK>(a, v) * 64;
+        const int len = (int)min((int64_t)64, (PACKED ? (int64_t)w.t_end : a.L) - t0), s = (int)(k % WS_STAGES);
         const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), bs = xs + WS_TILE;
         /* The low words of x's, B's and C's descriptors (C's slabs after B's). */
         const uint32_t xd = sw128_desc_lo(xs), bd = xd + WS_TILE / 16, cd = bd + SLABS * WS_TILE / 16;
         const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
+        if (PACKED && len < 64 && t0 + 64 <= a.L) ws_zero_tail<SLABS>(w.stages + s * ws_stage_bytes<SLABS>(), len);
         const float cum_last = d.cum2[BACK ? 0 : len - 1];  // the chunk's Σ Δ·A (BACK: cum2 sums from j on)
         seg_log2 += cum_last;
 
@@ -297,6 +350,9 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         consumers_sync();
         mbar_arrive(&w.empty[s]);                  // this thread has read x, B, C and the decays
         if (lane == 0) mbar_arrive(w.ys_written);  // the barrier ordered every lane's y before it
+        /* The state after each chunk of the problem's size (64 divides it) and after the sequence's last. */
+        if (PACKED && a.chunk_states && ((v + 1) % (int)(a.problem_chunk / 64) == 0 || t0 + len == w.t_end))
+            ws_state_store(st, a, a.chunk_states, (w.first_cs + v / (a.problem_chunk / 64)) * a.H + w.h, SLABS);
     }
     return seg_log2;
 }

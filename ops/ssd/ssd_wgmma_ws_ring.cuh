@@ -44,7 +44,10 @@ struct WsWalk {
     int seg, c_first, c_end;  // segment seg: chunks c_first .. c_end − 1 of 64
     int b, h, g;              // its batch entry, head, and the head's group of B and C
     int bh;                   // b·H + h: its row of h0 and final_state; its item is seg·b·H + bh
+                              // (PACKED, versions 22-23: sequence·H + h, its item from the plan)
     bool last_seg;
+    int t_begin, t_end;       // PACKED: the sequence's steps t_begin .. t_end − 1 of the row (b 0)
+    int slot0, first_cs;      // PACKED: its first segment's slot group, chunk_states' index of its first chunk
     unsigned char *stages;    // WS_STAGES x [x (64, 64), B (64, 64·SLABS), C (64, 64·SLABS)] 16-bit, swizzled
     unsigned char *decays;    // WS_STAGES x [cum2, dts (64,) fp32, wts (64,) 16-bit, rows (64,) fp32] (ws_stage;
                               // versions 20-21: wts (64,) fp32 in wts and rows)
@@ -88,12 +91,12 @@ static __device__ __forceinline__ int ws_chunk(const WgmmaArgs &a, int k) {
  * 2·lane + 1 from their raw dt, as chunk_decays does for a block. WT: the
  * weights' type, 16-bit (versions 18-19, 06's 9-10) or fp32 (versions 20-21,
  * whose 64 fp32 weights take wts and rows: they have no SHIFT). */
-template <bool BACK, int SHIFT, typename WT>
+template <bool BACK, int SHIFT, typename WT, bool PACKED = false>
 static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const WsWalk &w, int c, const WsDecays &d,
                                                       float2 dt_raw) {
     static_assert(SHIFT == 0 || !std::is_same<WT, float>::value, "fp32 weights cover rows");
-    const int lane = threadIdx.x % 32, t0 = c * 64;
-    const int64_t len = min((int64_t)64, a.L - t0), j = 2 * lane;
+    const int lane = threadIdx.x % 32, t0 = PACKED ? w.t_begin + c * 64 : c * 64;
+    const int64_t len = min((int64_t)64, (PACKED ? (int64_t)w.t_end : a.L) - t0), j = 2 * lane;
     const float bias = a.dt_bias ? a.dt_bias[w.h] : 0.f, A2 = a.A[w.h] * LOG2E_F;
     const float d0 = j < len ? delta_of(dt_raw.x, bias, a.softplus) : 0.f;
     const float d1 = j + 1 < len ? delta_of(dt_raw.y, bias, a.softplus) : 0.f;
@@ -141,10 +144,10 @@ static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const 
  * every lane forms the decays of steps 2·lane and 2·lane + 1, as chunk_decays
  * does for a block, and arrives on `full` (32 arrivals and the copies' bytes
  * complete the phase). */
-template <typename T, int SLABS, bool BACK, int SHIFT>
+template <typename T, int SLABS, bool BACK, int SHIFT, bool PACKED>
 static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
                                                 bool with_C, float2 dt_raw) {
-    const int lane = threadIdx.x % 32, t0 = c * 64;
+    const int lane = threadIdx.x % 32, t0 = PACKED ? w.t_begin + c * 64 : c * 64;
     uint64_t *full = &w.full[s];
     if (lane == 0) {
         unsigned char *st = w.stages + s * ws_stage_bytes<SLABS>();
@@ -158,7 +161,7 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
             if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, tc, w.b);
         }
     }
-    ws_form_decays<BACK, SHIFT, T>(a, w, c, ws_decays_of(w, s), dt_raw);
+    ws_form_decays<BACK, SHIFT, T, PACKED>(a, w, c, ws_decays_of(w, s), dt_raw);
     mbar_arrive(full);  // releases this lane's writes of the decays
 }
 
@@ -173,10 +176,11 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
  * steps' lines: a step's row of dt is H 16-bit values, one 128-byte line
  * for both steps only while H·2 < 128. */
 #define WS_DT_AHEAD 4
-template <typename T, bool BACK>
+template <typename T, bool BACK, bool PACKED = false>
 static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const WsWalk &w, int c, bool ahead) {
     const int lane = threadIdx.x % 32;
-    const int64_t t0 = (int64_t)c * 64, len = min((int64_t)64, a.L - t0), j = 2 * lane;
+    const int64_t t0 = PACKED ? w.t_begin + (int64_t)c * 64 : (int64_t)c * 64, j = 2 * lane;
+    const int64_t len = min((int64_t)64, (PACKED ? (int64_t)w.t_end : a.L) - t0);
     const T *dt = static_cast<const T *>(a.dt) + ((int64_t)w.b * a.L + t0) * a.H + w.h;  // dt[b, t0 + j, h] at j·H
     const int64_t ahead_t0 = BACK ? t0 - WS_DT_AHEAD * 64 : t0 + WS_DT_AHEAD * 64;  // WS_DT_AHEAD chunks on in the walk
     if (ahead && (!BACK || ahead_t0 >= 0) && ahead_t0 + j + 1 < a.L) {
@@ -189,36 +193,60 @@ static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const Ws
 /* The producer warp: every chunk of the walk in the consumers' order, pass
  * 0's (x and B; segments but the last) then pass 1's (x, B and C), each
  * into the next stage once its consumers have given it back. */
-template <typename T, int SLABS, bool BACK, int SHIFT>
+template <typename T, int SLABS, bool BACK, int SHIFT, bool PACKED = false>
 static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w) {
     uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
     for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
         for (int v = w.c_first; v < w.c_end; v++, k++) {
             const int s = (int)(k % WS_STAGES), c = ws_chunk<BACK>(a, v);
-            const float2 dt_raw = ws_dt_load<T, BACK>(a, w, c, pass == 0);
+            const float2 dt_raw = ws_dt_load<T, BACK, PACKED>(a, w, c, pass == 0);
             if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-            ws_stage<T, SLABS, BACK, SHIFT>(a, maps, w, c, s, pass == 1, dt_raw);
+            ws_stage<T, SLABS, BACK, SHIFT, PACKED>(a, maps, w, c, s, pass == 1, dt_raw);
         }
 }
 
-/* The storer (lane 0 of the producer warpgroup's second warp), over the
- * chunks of pass 1: once the consumers have written a chunk's y into Ys, it
- * copies Ys out to y, waits until the copy has read it, brings the next
- * chunk's z into Ys (with z; ADD: what the other direction left in y, from
- * maps.ys_in, which is then y's map) and tells the consumers that Ys is theirs. */
-template <bool BACK, bool ADD>
+/* PACKED: a sequence's last chunk, its rows 0 .. len − 1 of y from Ys to
+ * device memory by the storer warp's 32 lanes, 16 bytes at a time (a bulk
+ * copy of the whole tile would write the next sequence's first rows). Ys
+ * rows are 128 bytes, their 16-byte pieces swizzled (sw128_offset). */
+template <typename T>
+static __device__ __forceinline__ void ws_y_clip(const WgmmaArgs &a, const WsWalk &w, int64_t t0, int len) {
+    const int pieces = (int)a.P / 8;  // 16-byte pieces of a row (P a multiple of 8)
+    T *y = static_cast<T *>(a.y) + (t0 * a.H + w.h) * a.P;  // y[0, t0 + r, h, 8·q] at r·H·P + 8·q
+    for (int i = threadIdx.x % 32; i < len * pieces; i += 32) {
+        const int r = i / pieces, q = i % pieces;
+        *reinterpret_cast<uint4 *>(y + r * a.H * a.P + 8 * q) =
+            *reinterpret_cast<const uint4 *>(w.Ys + sw128_offset(r, 8 * q));
+    }
+}
+
+/* The storer (lane 0 of the producer warpgroup's second warp; PACKED, the
+ * whole warp, for ws_y_clip), over the chunks of pass 1: once the consumers
+ * have written a chunk's y into Ys, it copies Ys out to y, waits until the
+ * copy has read it, brings the next chunk's z into Ys (with z; ADD: what the
+ * other direction left in y, from maps.ys_in, which is then y's map) and
+ * tells the consumers that Ys is theirs. */
+template <typename T, bool BACK, bool ADD, bool PACKED = false>
 static __device__ void ws_store(const WgmmaArgs &a, const WsMaps &maps, const WsWalk &w) {
+    const bool lead = !PACKED || threadIdx.x % 32 == 0;  // the lane that copies by bulk copies
     uint32_t u = 0;  // pass 1's chunks whose Ys has been handed to the consumers
     for (int v = w.c_first; v <= w.c_end; v++, u++) {
+        if (PACKED) __syncwarp();  // no lane a phase of ys_written behind another
         if (v > w.c_first) {
             mbar_wait(w.ys_written, (u - 1) & 1);
-            tma_store_4d(&maps.t.y, w.Ys, 0, w.h, ws_chunk<BACK>(a, v - 1) * 64, w.b);
-            tma_store_wait<true>();
+            const int t0 = PACKED ? w.t_begin + (v - 1) * 64 : ws_chunk<BACK>(a, v - 1) * 64;
+            if (PACKED && w.t_end - t0 < 64) {
+                ws_y_clip<T>(a, w, t0, w.t_end - t0);  // the sequence's last chunk: nothing after it
+            } else if (lead) {
+                tma_store_4d(&maps.t.y, w.Ys, 0, w.h, t0, w.b);
+                tma_store_wait<true>();
+            }
         }
         if (v == w.c_end) break;
+        if (!lead) continue;
         if (ADD || a.z) {
             mbar_arrive_expect_tx(w.ys_free, WS_TILE);
-            tma_load_4d(w.Ys, &maps.ys_in, w.ys_free, 0, w.h, ws_chunk<BACK>(a, v) * 64, w.b);
+            tma_load_4d(w.Ys, &maps.ys_in, w.ys_free, 0, w.h, PACKED ? w.t_begin + v * 64 : ws_chunk<BACK>(a, v) * 64, w.b);
         } else {
             mbar_arrive(w.ys_free);
         }
