@@ -24,7 +24,8 @@ SANITIZE_05_ssd_mamba2 = "05_ssd_mamba2" "$(SANITIZE_SSD_SHAPES)" "$(SANITIZE_SS
 # 2^31 elements. make front: the front page's shapes of this chapter (tests/front.sh).
 LONG_05_ssd_mamba2 = \
     "05_ssd_mamba2" "b1 L 2^20" "--batch 1 --seqlen 1048576" \
-    "05_ssd_mamba2" "b2 L 2^20 (> 2^31 elements: x, y)" "--batch 2 --seqlen 1048576"
+    "05_ssd_mamba2" "b2 L 2^20 (> 2^31 elements: x, y)" "--batch 2 --seqlen 1048576" \
+    "05_ssd_mamba2" "2^20 tokens packed in three sequences" "--seqlens 700001,300000,48575 --h0"
 FRONT_05_ssd_mamba2 = --batch 8 --seqlen 512,2048,8192
 # make check: extra runs ("NAME" "ARGS") and dump/load round trips ("KEY" "VERSION" "ARGS"
 # "EXPECT" "DROP"), tests/run_checks.sh says how.
