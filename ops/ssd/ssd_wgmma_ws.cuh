@@ -277,9 +277,11 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         /* ---- Pass 0: the segment's own state from zero (the first segment's
          * with h0 carried through it: S_0^pub = S_0), published with the
          * segment's decay without waiting for any other segment. */
-        const float seg_log2 = WIDE ? ws_consume_wide<T, SLABS>(w, st, k)
-                                    : ws_consume<T, SLABS, false, BACK, SHIFT, ADD, PACKED>(a, w, st, k);
-        ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item, exp2_approx(seg_log2));
+        if constexpr (WIDE)
+            ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item, exp2_approx(ws_consume_wide<T, SLABS>(w, st, k)));
+        else
+            ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item,
+                                             exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD, PACKED>(a, w, st, k)));
     }
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs;
      * D of each column of y, read once (the barrier below orders it). */
