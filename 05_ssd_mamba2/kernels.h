@@ -110,13 +110,6 @@ void ssd_wgmma_ws_varlen(const SsdTensors *t, void *workspace);             // f
 void ssd_wgmma_ws_varlen_bf16(const SsdTensors *t, void *workspace);        // bf16 bits
 void ssd_wgmma_ws_varlen_packed(const SsdPacked *pk, void *workspace);      // fp16 bits
 void ssd_wgmma_ws_varlen_bf16_packed(const SsdPacked *pk, void *workspace); // bf16 bits
-/* Version 22 with pass 0 as one product over the segment, its chunks from the
- * last to the first, each step weighted by its decay to the segment's end
- * (wgmma_ws_varlen.cu); the same workspace. */
-void ssd_wgmma_ws_wide(const SsdTensors *t, void *workspace);             // fp16 bits
-void ssd_wgmma_ws_wide_bf16(const SsdTensors *t, void *workspace);        // bf16 bits
-void ssd_wgmma_ws_wide_packed(const SsdPacked *pk, void *workspace);      // fp16 bits
-void ssd_wgmma_ws_wide_bf16_packed(const SsdPacked *pk, void *workspace); // bf16 bits
 
 /* Version 18's walk on version 17's split operands (wgmma_ws_split.cuh, launched by wgmma_split.cu, sm_90a):
  * B and C split by a first kernel, x read and split (x and w ∘ x) by three

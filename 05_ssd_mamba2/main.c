@@ -106,16 +106,6 @@ static const SsdVersion versions[] = {
      .workspace_bytes = ssd_wgmma_ws_varlen_workspace,
      .unsupported = ssd_wgmma_ws_varlen_unsupported,
      .run_packed = ssd_wgmma_ws_varlen_bf16_packed},
-    {GPU_VERSION(ssd_wgmma_ws_wide, DT_FP16,
-                 "version 22 with pass 0 as one product over the segment: no wait between its chunks"),
-     .workspace_bytes = ssd_wgmma_ws_varlen_workspace,
-     .unsupported = ssd_wgmma_ws_varlen_unsupported,
-     .run_packed = ssd_wgmma_ws_wide_packed},
-    {GPU_VERSION(ssd_wgmma_ws_wide_bf16, DT_BF16,
-                 "version 24 with bf16 inputs, outputs and tensor-core operands"),
-     .workspace_bytes = ssd_wgmma_ws_varlen_workspace,
-     .unsupported = ssd_wgmma_ws_varlen_unsupported,
-     .run_packed = ssd_wgmma_ws_wide_bf16_packed},
 };
 
 int main(int argc, char **argv) {

@@ -1,12 +1,9 @@
-/* 05_ssd_mamba2, GPU, versions 22-25: version 18's walk over a row of
+/* 05_ssd_mamba2, GPU, versions 22-23: version 18's walk over a row of
  * sequences of any lengths (sm_90a), packed requests and rectangles alike.
  *  22 ssd_wgmma_ws_varlen       every problem a row of sequences: a plan cuts
  *                               each into segments sized so that the walks fill
  *                               the GPU, longest first; fp16
  *  23 ssd_wgmma_ws_varlen_bf16  version 22 in bf16
- *  24 ssd_wgmma_ws_wide         version 22 with pass 0 as one product over the
- *                               segment: no wait between its chunks
- *  25 ssd_wgmma_ws_wide_bf16    version 24 in bf16
  *
  * Version 14 walks a packed row a (sequence, h) a block: the longest
  * sequence's walks set the time, and one long sequence fills 32 of 264
@@ -31,16 +28,7 @@
  * state after every chunk of the problem's size to chunk_states.
  * What the cut costs: pass 0 of every segment but a sequence's last (its
  * x and B products again) and the plan's launch, about a rectangle's
- * version 18 where no sequence is cut (versions.md).
- * Pass 0 in versions 22-23 is version 18's chunk loop without outputs:
- * each chunk scales the state by its decay, then adds its product, so it
- * waits for the product before. Versions 24-25 walk pass 0 backward and
- * give each step the weight dt·exp(Σ ΔA from it to the segment's end) (the
- * producer sums the chunks after it as it goes), so the products only add
- * into one accumulator and run back to back, bound by the copies of x and
- * B, not by a chain. The weights reach further (up to the segment's end
- * instead of the chunk's), so a fp16 weight can underflow sooner; such a
- * step's share of the state is below fp16's smallest step anyway. */
+ * version 18 where no sequence is cut (versions.md). */
 #include "kernels.h"
 
 #include <limits.h>
@@ -178,9 +166,8 @@ extern "C" size_t ssd_wgmma_ws_varlen_workspace(const SsdShape *s) {
            (size_t)(varlen_groups(s) * WS_GROUP_INTS + 2 * nseq) * sizeof(int);
 }
 
-/* One row of sequences: cu NULL for a rectangle, chunk_states NULL for none;
- * WIDE: versions 24-25. */
-template <typename T, bool WIDE>
+/* One row of sequences: cu NULL for a rectangle, chunk_states NULL for none. */
+template <typename T>
 static void launch_varlen(const SsdTensors *t, const int32_t *cu, float *chunk_states, void *workspace) {
     const SsdShape *s = &t->s, row = varlen_row(s);
     const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
@@ -211,8 +198,8 @@ static void launch_varlen(const SsdTensors *t, const int32_t *cu, float *chunk_s
 
     const int slabs = wgmma_slabs(s);
     const size_t smem = slabs == 2 ? ws_smem_bytes<2>() : ws_smem_bytes<1>();
-    void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2, false, 0, false, true, WIDE>
-                                                   : ssd_wgmma_ws_kernel<T, 1, false, 0, false, true, WIDE>;
+    void (*kernel)(WgmmaArgs, WsMaps) = slabs == 2 ? ssd_wgmma_ws_kernel<T, 2, false, 0, false, true>
+                                                   : ssd_wgmma_ws_kernel<T, 1, false, 0, false, true>;
     static size_t allowed[2];  // the shared memory each kernel is opted in to
     allow_smem(kernel, smem, &allowed[slabs - 1]);
     kernel<<<(unsigned)(groups_cap * s->heads), WS_THREADS, smem>>>(a, maps);
@@ -220,26 +207,14 @@ static void launch_varlen(const SsdTensors *t, const int32_t *cu, float *chunk_s
 }
 
 extern "C" void ssd_wgmma_ws_varlen(const SsdTensors *t, void *workspace) {
-    launch_varlen<__half, false>(t, nullptr, nullptr, workspace);
+    launch_varlen<__half>(t, nullptr, nullptr, workspace);
 }
 extern "C" void ssd_wgmma_ws_varlen_bf16(const SsdTensors *t, void *workspace) {
-    launch_varlen<__nv_bfloat16, false>(t, nullptr, nullptr, workspace);
+    launch_varlen<__nv_bfloat16>(t, nullptr, nullptr, workspace);
 }
 extern "C" void ssd_wgmma_ws_varlen_packed(const SsdPacked *pk, void *workspace) {
-    launch_varlen<__half, false>(&pk->t, pk->cu_seqlens, pk->chunk_states, workspace);
+    launch_varlen<__half>(&pk->t, pk->cu_seqlens, pk->chunk_states, workspace);
 }
 extern "C" void ssd_wgmma_ws_varlen_bf16_packed(const SsdPacked *pk, void *workspace) {
-    launch_varlen<__nv_bfloat16, false>(&pk->t, pk->cu_seqlens, pk->chunk_states, workspace);
-}
-extern "C" void ssd_wgmma_ws_wide(const SsdTensors *t, void *workspace) {
-    launch_varlen<__half, true>(t, nullptr, nullptr, workspace);
-}
-extern "C" void ssd_wgmma_ws_wide_bf16(const SsdTensors *t, void *workspace) {
-    launch_varlen<__nv_bfloat16, true>(t, nullptr, nullptr, workspace);
-}
-extern "C" void ssd_wgmma_ws_wide_packed(const SsdPacked *pk, void *workspace) {
-    launch_varlen<__half, true>(&pk->t, pk->cu_seqlens, pk->chunk_states, workspace);
-}
-extern "C" void ssd_wgmma_ws_wide_bf16_packed(const SsdPacked *pk, void *workspace) {
-    launch_varlen<__nv_bfloat16, true>(&pk->t, pk->cu_seqlens, pk->chunk_states, workspace);
+    launch_varlen<__nv_bfloat16>(&pk->t, pk->cu_seqlens, pk->chunk_states, workspace);
 }

@@ -226,10 +226,8 @@ static __device__ __forceinline__ void ws_final_state(const float (&st)[2][NE], 
  * (b, h): threads 0-127 compute, warp 4 copies and forms the decays, warp 5
  * stores y and brings z (ADD: the other direction's y). BACK, SHIFT, ADD:
  * 06's walks (ws_launch). PACKED: versions 22-23's walks of a row's
- * sequences, all their items by ticket, in the plan's order; WIDE: versions
- * 24-25's pass 0 as one product over the segment (ws_consume_wide). */
-template <typename T, int SLABS, bool BACK = false, int SHIFT = 0, bool ADD = false, bool PACKED = false,
-          bool WIDE = false>
+ * sequences, all their items by ticket, in the plan's order. */
+template <typename T, int SLABS, bool BACK = false, int SHIFT = 0, bool ADD = false, bool PACKED = false>
 __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a, const __grid_constant__ WsMaps maps) {
     static_assert(SHIFT == 0 || SHIFT == 1, "Hydra's shift is one step");
     static_assert(!PACKED || (!BACK && !SHIFT && !ADD), "packed rows: 05's forward walk");
@@ -266,7 +264,7 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
 
     if (tid >= 128) {
         warpgroup_regs_dec<WS_REGS_PRODUCER>();
-        if (tid < 160) ws_produce<T, SLABS, BACK, SHIFT, PACKED, WIDE>(a, maps.t, w);
+        if (tid < 160) ws_produce<T, SLABS, BACK, SHIFT, PACKED>(a, maps.t, w);
         else if (PACKED ? tid < 192 : tid == 160) ws_store<T, BACK, ADD, PACKED>(a, maps, w);
         return;
     }
@@ -277,11 +275,8 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
         /* ---- Pass 0: the segment's own state from zero (the first segment's
          * with h0 carried through it: S_0^pub = S_0), published with the
          * segment's decay without waiting for any other segment. */
-        if constexpr (WIDE)
-            ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item, exp2_approx(ws_consume_wide<T, SLABS>(w, st, k)));
-        else
-            ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item,
-                                             exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD, PACKED>(a, w, st, k)));
+        ws_publish<SLABS, 1, 32, PACKED>(st, a, w, item,
+                                         exp2_approx(ws_consume<T, SLABS, false, BACK, SHIFT, ADD, PACKED>(a, w, st, k)));
     }
     /* ---- Pass 1 from S_{seg−1} (h0 for the first segment), with the outputs;
      * D of each column of y, read once (the barrier below orders it). */

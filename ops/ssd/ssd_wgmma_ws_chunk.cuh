@@ -357,32 +357,4 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
     return seg_log2;
 }
 
-/* Versions 24-25's pass 0: the segment's own state as one product over its
- * chunks, from the last to the first as the producer brings them, each
- * chunk's weights already carrying the decay to the segment's end
- * (ws_produce's WIDE). No state is scaled between chunks, so a chunk's
- * product is issued while the one before it still runs, and a stage is
- * given back once the product after it has been issued (wgmma_wait<1>).
- * Returns the segment's Σ Δ·A in log2 units; k: chunks consumed so far.
- * states = tl.dot(x, b) with x scaled by dt * exp(dA_cs_last - dA_cs), over the whole segment */
-template <typename T, int SLABS>
-static __device__ __forceinline__ float ws_consume_wide(const WsWalk &w, float (&st)[2][32], uint32_t &k) {
-    float seg_log2 = 0.f;
-    for (int v = w.c_first; v < w.c_end; v++, k++) {
-        const int s = (int)(k % WS_STAGES);  // full chunks only: a segment that publishes is not a sequence's last
-        const uint32_t xs = smem_addr(w.stages + s * ws_stage_bytes<SLABS>()), xd = sw128_desc_lo(xs);
-        const WsDecays d = ws_decays_of(w, s);
-        mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
-        seg_log2 += d.cum2[63];
-        ws_state_issue<T, SLABS>(st, xs + WS_TILE, xd, static_cast<const T *>(d.wts));
-        wgmma_wait<1>();  // the chunk before's product is done: its stage goes back
-        if (v > w.c_first) mbar_arrive(&w.empty[(k - 1) % WS_STAGES]);
-    }
-    wgmma_wait<0>();
-    wgmma_touch(st[0]);
-    wgmma_touch(st[1]);
-    mbar_arrive(&w.empty[(k - 1) % WS_STAGES]);
-    return seg_log2;
-}
-
 #endif  // SSD_WGMMA_WS_CHUNK_CUH

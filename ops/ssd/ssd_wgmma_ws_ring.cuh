@@ -91,9 +91,9 @@ static __device__ __forceinline__ int ws_chunk(const WgmmaArgs &a, int k) {
  * 2·lane + 1 from their raw dt, as chunk_decays does for a block. WT: the
  * weights' type, 16-bit (versions 18-19, 06's 9-10) or fp32 (versions 20-21,
  * whose 64 fp32 weights take wts and rows: they have no SHIFT). */
-template <bool BACK, int SHIFT, typename WT, bool PACKED = false, bool WIDE = false>
+template <bool BACK, int SHIFT, typename WT, bool PACKED = false>
 static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const WsWalk &w, int c, const WsDecays &d,
-                                                      float2 dt_raw, float later = 0.f, float *sum = nullptr) {
+                                                      float2 dt_raw) {
     static_assert(SHIFT == 0 || !std::is_same<WT, float>::value, "fp32 weights cover rows");
     const int lane = threadIdx.x % 32, t0 = PACKED ? w.t_begin + c * 64 : c * 64;
     const int64_t len = min((int64_t)64, (PACKED ? (int64_t)w.t_end : a.L) - t0), j = 2 * lane;
@@ -125,11 +125,6 @@ static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const 
         w0 = c_last - c0;
         w1 = c_last - c1;
     }
-    if (WIDE) {  // versions 24-25's pass 0: weights to the segment's end, `later` the chunks after this one
-        w0 += later;
-        w1 += later;
-        *sum = c_last;
-    }
     *reinterpret_cast<float2 *>(d.cum2 + j) = make_float2(c0, c1);
     *reinterpret_cast<float2 *>(d.dts + j) = make_float2(d0, d1);
     if constexpr (std::is_same<WT, float>::value)
@@ -143,17 +138,15 @@ static __device__ __forceinline__ void ws_form_decays(const WgmmaArgs &a, const 
     }
 }
 
-/* The producer warp, chunk c of 64 into stage s (WIDE: its weights to the
- * segment's end, `later` the sum of the chunks after it, and its own Σ Δ·A
- * in log2 units into *sum): lane 0 issues the copies
+/* The producer warp, chunk c of 64 into stage s: lane 0 issues the copies
  * (C only with the outputs; with SHIFT its rows one step before the chunk's,
  * BACK: one after, the copy filling rows outside 0 .. L − 1 with zeros), then
  * every lane forms the decays of steps 2·lane and 2·lane + 1, as chunk_decays
  * does for a block, and arrives on `full` (32 arrivals and the copies' bytes
  * complete the phase). */
-template <typename T, int SLABS, bool BACK, int SHIFT, bool PACKED, bool WIDE = false>
+template <typename T, int SLABS, bool BACK, int SHIFT, bool PACKED>
 static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w, int c, int s,
-                                                bool with_C, float2 dt_raw, float later = 0.f, float *sum = nullptr) {
+                                                bool with_C, float2 dt_raw) {
     const int lane = threadIdx.x % 32, t0 = PACKED ? w.t_begin + c * 64 : c * 64;
     uint64_t *full = &w.full[s];
     if (lane == 0) {
@@ -168,7 +161,7 @@ static __device__ __forceinline__ void ws_stage(const WgmmaArgs &a, const TmaMap
             if (with_C) tma_load_4d(st + (1 + SLABS + sl) * WS_TILE, &maps.C, full, 64 * sl, w.g, tc, w.b);
         }
     }
-    ws_form_decays<BACK, SHIFT, T, PACKED, WIDE>(a, w, c, ws_decays_of(w, s), dt_raw, later, sum);
+    ws_form_decays<BACK, SHIFT, T, PACKED>(a, w, c, ws_decays_of(w, s), dt_raw);
     mbar_arrive(full);  // releases this lane's writes of the decays
 }
 
@@ -197,35 +190,13 @@ static __device__ __forceinline__ float2 ws_dt_load(const WgmmaArgs &a, const Ws
     return make_float2(j < len ? to_float(dt[j * a.H]) : 0.f, j + 1 < len ? to_float(dt[(j + 1) * a.H]) : 0.f);
 }
 
-/* Versions 24-25's pass 0 on the producer warp: the segment's chunks from
- * the last to the first, each chunk's weights carrying the decay of the
- * chunks after it (`later`, summed as they go; their dt brought into L2
- * ahead, backward); k: chunks issued so far. */
-template <typename T, int SLABS, bool PACKED>
-static __device__ __forceinline__ void ws_produce_wide(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w,
-                                                       uint32_t &k) {
-    float later = 0.f;  // Σ Δ·A (log2) of the chunks issued so far, those after this one
-    for (int c = w.c_end - 1; c >= w.c_first; c--, k++) {
-        const int s = (int)(k % WS_STAGES);
-        const float2 dt_raw = ws_dt_load<T, true, PACKED>(a, w, c, true);
-        if (k >= WS_STAGES) mbar_wait(&w.empty[s], ((k / WS_STAGES) & 1) ^ 1);
-        float sum;  // the chunk's Σ Δ·A
-        ws_stage<T, SLABS, false, 0, PACKED, true>(a, maps, w, c, s, false, dt_raw, later, &sum);
-        later += sum;
-    }
-}
-
 /* The producer warp: every chunk of the walk in the consumers' order, pass
  * 0's (x and B; segments but the last) then pass 1's (x, B and C), each
- * into the next stage once its consumers have given it back. WIDE: pass 0
- * by ws_produce_wide. */
-template <typename T, int SLABS, bool BACK, int SHIFT, bool PACKED = false, bool WIDE = false>
+ * into the next stage once its consumers have given it back. */
+template <typename T, int SLABS, bool BACK, int SHIFT, bool PACKED = false>
 static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const WsWalk &w) {
-    static_assert(!WIDE || (!BACK && !SHIFT), "the wide pass 0 is 05's forward walk");
     uint32_t k = 0;  // chunks issued: stage k % WS_STAGES, its use k / WS_STAGES
-    if constexpr (WIDE)
-        if (!w.last_seg) ws_produce_wide<T, SLABS, PACKED>(a, maps, w, k);
-    for (int pass = WIDE || w.last_seg ? 1 : 0; pass < 2; pass++)
+    for (int pass = w.last_seg ? 1 : 0; pass < 2; pass++)
         for (int v = w.c_first; v < w.c_end; v++, k++) {
             const int s = (int)(k % WS_STAGES), c = ws_chunk<BACK>(a, v);
             const float2 dt_raw = ws_dt_load<T, BACK, PACKED>(a, w, c, pass == 0);
