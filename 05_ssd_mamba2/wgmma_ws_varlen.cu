@@ -7,28 +7,32 @@
  *
  * Version 14 walks a packed row a (sequence, h) a block: the longest
  * sequence's walks set the time, and one long sequence fills 32 of 264
- * places. Version 18 cuts a rectangle's (b, h) walks into segments when
- * there are fewer walks than places, all of one length. Here a plan (one
- * block, before the walk) cuts each sequence by its own length:
- *   - a sequence of n chunks of 64 gets ceil(n / target) segments of equal
- *     chunks, target = ceil(Σ n / (places / H)) for the GPU's places (two
- *     blocks an SM): no segment is longer than the row's share of a place,
- *     and a sequence that fits in it stays whole, walked once;
+ * places (a place: one block of the walk at a time, two an SM). Version 18
+ * cuts a rectangle's (b, h) walks into segments when there are fewer walks
+ * than places, all of one length. Here a plan (one block, before the walk)
+ * cuts each sequence by its own length:
+ *   - the places a head has, P = places / H, are shared by the sequences
+ *     as their chunks of 64 are: a sequence of n of the row's T chunks gets
+ *     m = floor(n·P / T) segments (at least one, at most n), of
+ *     ceil(n / m) chunks, the last shorter. A rectangle is cut as version
+ *     18 cuts it; a request shorter than T / P chunks is walked once;
  *   - the walks go out by ticket, longest sequences first, a sequence's
  *     segments one after the other (segment-major within it, h fastest), so
- *     that a segment only waits for segments taken before it and the long
- *     walks start first;
+ *     that a segment only waits for walks taken before it, which are running
+ *     and never wait for later ones, and the long walks start first;
  *   - each group of H walks is one record of the plan (WS_GROUP_INTS,
- *     ssd_wgmma_ws.cuh's ws_walk_of_packed), the grid its bound on them,
- *     H·(sequences + places / H): Σ (segments − 1) < places / H.
+ *     ssd_wgmma_ws.cuh's ws_walk_of_packed). Σ (m − 1) < P, so the grid,
+ *     H·(sequences + P) blocks, bounds the walks, and P slot groups hold
+ *     the published states; blocks past the last group exit at once.
  * A rectangle is b sequences of L end to end: (b, L, h, p) is (1, b·L, h, p).
  * The kernel is version 18's with PACKED: chunks start at the sequence's
- * first step, a sequence's last chunk zeroes its rows past the sequence in
- * x and B and leaves y by 16-byte stores (ws_y_clip), and pass 1 writes the
- * state after every chunk of the problem's size to chunk_states.
- * What the cut costs: pass 0 of every segment but a sequence's last (its
- * x and B products again) and the plan's launch, about a rectangle's
- * version 18 where no sequence is cut (versions.md). */
+ * first step; a sequence's last chunk, when shorter than 64 steps, zeroes
+ * its rows past the sequence in x and B and leaves y by 16-byte stores
+ * (ws_y_clip); pass 1 writes the state after every chunk of the problem's
+ * size, and after the sequence's last, to chunk_states.
+ * What the cut costs: pass 0 of every segment but a sequence's last (its x
+ * and B products again), and the plan's launch and a ticket a walk on rows
+ * version 18 would cut the same way (tuning.md, the serving mix). */
 #include "kernels.h"
 
 #include <limits.h>
@@ -82,7 +86,7 @@ __global__ void __launch_bounds__(1024) ws_varlen_plan(const int32_t *cu, int ns
     for (int i = (int)threadIdx.x; i <= ncounters; i += 1024) counters[i] = 0;
     const int per = (nseq + 1023) / 1024, k0 = (int)threadIdx.x * per, k1 = min(nseq, k0 + per);
     auto begin = [&](int k) { return cu ? cu[k] : k * L; };
-    auto chunks = [&](int k) { return (begin(k + 1) - begin(k) + 63) / 64; };
+    auto chunks = [&](int k) { return (int)(((int64_t)begin(k + 1) - begin(k) + 63) / 64); };
     int64_t mine = 0, mine_cs = 0, total = 0, total_cs = 0;
     for (int k = k0; k < k1; k++) {
         const int n = chunks(k);
@@ -104,10 +108,11 @@ __global__ void __launch_bounds__(1024) ws_varlen_plan(const int32_t *cu, int ns
         at_cs += ceil_div(begin(k + 1) - begin(k), pchunk);
     }
     __syncthreads();  // order and first_cs, before other threads read them
-    /* A sequence of n chunks: m segments of seg chunks, none empty. */
-    const int64_t target = pph > 0 ? ceil_div(total, pph) : INT_MAX;
+    /* A sequence of n chunks: m segments of seg chunks, the last shorter, none empty. */
     auto cut = [&](int n, int *seg) {
-        *seg = n > 0 ? (int)ceil_div(n, ceil_div(n, target)) : 1;
+        const int64_t want = total > 0 ? (int64_t)n * pph / total : 0;  // its share of the places
+        const int64_t m = want < 1 ? 1 : want > n ? n : want;
+        *seg = n > 0 ? (int)ceil_div(n, m) : 1;
         return n > 0 ? (int)ceil_div(n, *seg) : 1;
     };
     int64_t mine_g = 0, mine_s = 0, ngroups = 0, nslots = 0;
@@ -153,7 +158,7 @@ extern "C" const char *ssd_wgmma_ws_varlen_unsupported(const SsdShape *s) {
     const SsdShape row = varlen_row(s);
     const char *why = wgmma_unsupported(&row, true);
     if (why) return why;
-    if (s->nseq && s->chunk % 64 != 0) return "packed: chunk_states every chunk steps need 64 to divide the chunk";
+    if (s->nseq && s->chunk % 64 != 0) return "packed rows: chunk_states are written every chunk steps, which 64 must divide";
     if (varlen_groups(s) * s->heads > INT_MAX) return "more than 2^31 work items (sequences + places / h, h)";
     return NULL;
 }

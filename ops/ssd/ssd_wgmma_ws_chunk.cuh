@@ -256,10 +256,12 @@ static __device__ __forceinline__ void ws_decay_state(float (&st)[2][NE], float 
 }
 
 /* PACKED: rows len .. 63 of a sequence's last chunk zeroed in its x and B
- * tiles (the copies brought the next sequence's rows there). Their dt is 0,
- * so they add nothing, but 0·NaN would bring a NaN of the next sequence into
- * this one's state and outputs. Whole 128-byte rows: the swizzle only moves
- * pieces within a row. */
+ * tiles (the copies brought the next sequence's rows there, or zeros past
+ * the row). Their dt is 0, so they add nothing, but 0·NaN would bring a NaN
+ * of the next sequence into this one's state and outputs; the official
+ * kernel's masked scale has the same hole (b *= scale, a NaN in b stays).
+ * Whole 128-byte rows: the swizzle only moves pieces within a row.
+ * scale = tl.where(seq_idx_k == seq_idx_last, tl.exp((dA_cs_last - dA_cs_k)) * dt_k, 0.0) */
 template <int SLABS>
 static __device__ __forceinline__ void ws_zero_tail(unsigned char *x_tile, int len) {
     const int per_tile = (64 - len) * 8;  // 16-byte pieces of a tile past len
@@ -291,7 +293,7 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         const uint32_t xd = sw128_desc_lo(xs), bd = xd + WS_TILE / 16, cd = bd + SLABS * WS_TILE / 16;
         const WsDecays d = ws_decays_of(w, s);
         mbar_wait(&w.full[s], (k / WS_STAGES) & 1);
-        if (PACKED && len < 64 && t0 + 64 <= a.L) ws_zero_tail<SLABS>(w.stages + s * ws_stage_bytes<SLABS>(), len);
+        if (PACKED && len < 64) ws_zero_tail<SLABS>(w.stages + s * ws_stage_bytes<SLABS>(), len);
         const float cum_last = d.cum2[BACK ? 0 : len - 1];  // the chunk's Σ Δ·A (BACK: cum2 sums from j on)
         seg_log2 += cum_last;
 
@@ -350,7 +352,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         consumers_sync();
         mbar_arrive(&w.empty[s]);                  // this thread has read x, B, C and the decays
         if (lane == 0) mbar_arrive(w.ys_written);  // the barrier ordered every lane's y before it
-        /* The state after each chunk of the problem's size (64 divides it) and after the sequence's last. */
+        /* The state after each chunk of the problem's size (64 divides it) and after the sequence's
+         * last: chunk_states, which the official kernels do not return for a packed row. */
         if (PACKED && a.chunk_states && ((v + 1) % (int)(a.problem_chunk / 64) == 0 || t0 + len == w.t_end))
             ws_state_store(st, a, a.chunk_states, (w.first_cs + v / (a.problem_chunk / 64)) * a.H + w.h, SLABS);
     }

@@ -205,10 +205,12 @@ static __device__ void ws_produce(const WgmmaArgs &a, const TmaMaps &maps, const
         }
 }
 
-/* PACKED: a sequence's last chunk, its rows 0 .. len − 1 of y from Ys to
- * device memory by the storer warp's 32 lanes, 16 bytes at a time (a bulk
- * copy of the whole tile would write the next sequence's first rows). Ys
- * rows are 128 bytes, their 16-byte pieces swizzled (sw128_offset). */
+/* PACKED: a sequence's last chunk when shorter than 64 steps, its rows
+ * 0 .. len − 1 of y from Ys to device memory by the storer warp's 32 lanes,
+ * 16 bytes at a time (a bulk copy of the whole tile would write the next
+ * sequence's first rows). Ys rows are 128 bytes, their 16-byte pieces
+ * swizzled (sw128_offset).
+ * tl.store(out_ptrs, acc, mask=(offs_out_m[:, None] < chunk_size_limit) & (offs_out_n[None, :] < hdim)) */
 template <typename T>
 static __device__ __forceinline__ void ws_y_clip(const WgmmaArgs &a, const WsWalk &w, int64_t t0, int len) {
     const int pieces = (int)a.P / 8;  // 16-byte pieces of a row (P a multiple of 8)
