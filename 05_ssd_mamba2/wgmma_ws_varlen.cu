@@ -158,7 +158,8 @@ extern "C" const char *ssd_wgmma_ws_varlen_unsupported(const SsdShape *s) {
     const SsdShape row = varlen_row(s);
     const char *why = wgmma_unsupported(&row, true);
     if (why) return why;
-    if (s->nseq && s->chunk % 64 != 0) return "packed rows: chunk_states are written every chunk steps, which 64 must divide";
+    if (s->nseq && s->chunk % 64 != 0)
+        return "packed rows: chunk_states are written every chunk steps, which 64 must divide";
     if (varlen_groups(s) * s->heads > INT_MAX) return "more than 2^31 work items (sequences + places / h, h)";
     return NULL;
 }
@@ -189,11 +190,12 @@ static void launch_varlen(const SsdTensors *t, const int32_t *cu, float *chunk_s
     WgmmaArgs a = wgmma_ws_args(t, workspace);
     a.batch = 1;
     a.L = row.seqlen;
-    a.published = static_cast<int *>(workspace);
+    a.published = static_cast<int *>(workspace);  // (pph, h) int32: a slot group's flags, then the ticket
     a.ticket = a.published + items;
-    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(items));
+    a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(items));  // (pph, h, slot) fp32
     a.ring_slot = ws_slot_floats(wgmma_slabs(s));
-    int *groups = reinterpret_cast<int *>(a.ring + items * a.ring_slot), *order = groups + groups_cap * WS_GROUP_INTS;
+    int *groups = reinterpret_cast<int *>(a.ring + items * a.ring_slot);  // (groups_cap, WS_GROUP_INTS) int32
+    int *order = groups + groups_cap * WS_GROUP_INTS;                      // (nseq,) int32, then first_cs (nseq,) int32
     a.walk_plan = groups;
     a.chunk_states = chunk_states;
     a.problem_chunk = s->chunk;
