@@ -244,14 +244,19 @@ extern "C" size_t ssd_wgmma_ws_workspace(const SsdShape *s) { return ws_workspac
 /* Versions 18-21's arguments: no flags or ring here, ws_place puts the
  * counters and slots in workspace. */
 WgmmaArgs wgmma_ws_args(const SsdTensors *t, void *workspace) { return wgmma_args(t, workspace, 0, 0, 1, 64); }
-template <typename T>
-static void launch_ws(const SsdTensors *t, void *workspace) {
-    const SsdShape *s = &t->s;
+/* Versions 18-19's and 22-23's maps: x, B, C in and y out by boxes of 64
+ * steps, and z's, which the storer brings in (none without z). */
+WsMaps wgmma_ws_maps(const SsdTensors *t, bool bf16) {
     WsMaps maps;
     memset(&maps, 0, sizeof maps);
-    maps.t = wgmma_maps<T>(t, 64);
-    if (t->z) maps.ys_in = wgmma_map_bhp(t->z, s, std::is_same<T, __nv_bfloat16>::value, 64);
-    ws_launch<T, false, 0, false>(wgmma_ws_args(t, workspace), maps, s, workspace);
+    maps.t = bf16 ? wgmma_maps<__nv_bfloat16>(t, 64) : wgmma_maps<__half>(t, 64);
+    if (t->z) maps.ys_in = wgmma_map_bhp(t->z, &t->s, bf16, 64);
+    return maps;
+}
+template <typename T>
+static void launch_ws(const SsdTensors *t, void *workspace) {
+    const WsMaps maps = wgmma_ws_maps(t, std::is_same<T, __nv_bfloat16>::value);
+    ws_launch<T, false, 0, false>(wgmma_ws_args(t, workspace), maps, &t->s, workspace);
 }
 extern "C" void ssd_wgmma_ws(const SsdTensors *t, void *workspace) { launch_ws<__half>(t, workspace); }
 extern "C" void ssd_wgmma_ws_bf16(const SsdTensors *t, void *workspace) { launch_ws<__nv_bfloat16>(t, workspace); }

@@ -36,13 +36,13 @@
 #include "kernels.h"
 
 #include <limits.h>
-#include <string.h>
 
 #include "cuda_check.h"
 #include "launch.cuh"
 #include "ssd_wgmma_ws.cuh"
 
 WgmmaArgs wgmma_ws_args(const SsdTensors *t, void *workspace);  // wgmma.cu: version 18's arguments
+WsMaps wgmma_ws_maps(const SsdTensors *t, bool bf16);            // wgmma.cu: version 18's tensor maps
 
 /* The exclusive prefix sums of (u, v) over the block's 1024 threads, each
  * warp's by shuffles, then the 32 warps' sums by the first warp; the sums
@@ -175,21 +175,16 @@ extern "C" size_t ssd_wgmma_ws_varlen_workspace(const SsdShape *s) {
 /* One row of sequences: cu NULL for a rectangle, chunk_states NULL for none. */
 template <typename T>
 static void launch_varlen(const SsdTensors *t, const int32_t *cu, float *chunk_states, void *workspace) {
-    const SsdShape *s = &t->s, row = varlen_row(s);
-    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
-    WsMaps maps;
-    memset(&maps, 0, sizeof maps);
-    maps.t.x = wgmma_map_bhp(t->x, &row, bf16, 64);
-    maps.t.B = wgmma_map_bgn(t->B, &row, bf16, 64);
-    maps.t.C = wgmma_map_bgn(t->C, &row, bf16, 64);
-    maps.t.y = wgmma_map_bhp(t->y, &row, bf16, 64);
-    if (t->z) maps.ys_in = wgmma_map_bhp(t->z, &row, bf16, 64);
+    const SsdShape *s = &t->s;
+    SsdTensors on_row = *t;  // the same tensors as one row of b·L steps
+    on_row.s = varlen_row(s);
+    const WsMaps maps = wgmma_ws_maps(&on_row, std::is_same<T, __nv_bfloat16>::value);
 
     const int64_t pph = varlen_slot_groups(s), items = pph * s->heads, groups_cap = varlen_groups(s);
     const int nseq = (int)(s->nseq ? s->nseq : s->batch);
     WgmmaArgs a = wgmma_ws_args(t, workspace);
     a.batch = 1;
-    a.L = row.seqlen;
+    a.L = on_row.s.seqlen;
     a.published = static_cast<int *>(workspace);  // (pph, h) int32: a slot group's flags, then the ticket
     a.ticket = a.published + items;
     a.ring = reinterpret_cast<float *>(static_cast<char *>(workspace) + counter_bytes(items));  // (pph, h, slot) fp32

@@ -284,6 +284,7 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
                                                    uint32_t &k) {
     const int tid = thread_index(), lane = tid % 32, row0 = (tid / 32) * 16 + lane / 4;
     const uint32_t ss = smem_addr(w.Ss), sd = sw128_desc_lo(ss);
+    const int per = PACKED && a.chunk_states ? (int)(a.problem_chunk / 64) : 1;  // PACKED: chunks a chunk_states entry
     float seg_log2 = 0.f;
     for (int v = w.c_first; v < w.c_end; v++, k++) {
         const int64_t t0 = PACKED ? w.t_begin + (int64_t)v * 64 : (int64_t)ws_chunk<BACK>(a, v) * 64;
@@ -354,8 +355,8 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         if (lane == 0) mbar_arrive(w.ys_written);  // the barrier ordered every lane's y before it
         /* The state after each chunk of the problem's size (64 divides it) and after the sequence's
          * last: chunk_states, which the official kernels do not return for a packed row. */
-        if (PACKED && a.chunk_states && ((v + 1) % (int)(a.problem_chunk / 64) == 0 || t0 + len == w.t_end))
-            ws_state_store(st, a, a.chunk_states, (w.first_cs + v / (a.problem_chunk / 64)) * a.H + w.h, SLABS);
+        if (PACKED && a.chunk_states && ((v + 1) % per == 0 || t0 + len == w.t_end))
+            ws_state_store(st, a, a.chunk_states, (int64_t)(w.first_cs + v / per) * a.H + w.h, SLABS);
     }
     return seg_log2;
 }

@@ -107,7 +107,7 @@ def serving_lines(chapter, rows, official, used):
             body.append([f"serving mix packed ≤ 1.15× the same tokens as a rectangle ({where})",
                          f"{sig(ratio)}× ({name}: {sig(packed['ms_median'])} against {sig(rect['ms_median'])} ms)",
                          verdict(ratio <= 1.15)])
-            if one and getattr(spec(chapter), "serving_one_vs_rectangle", lambda c: False)(chapter):
+            if one and getattr(spec(chapter), "SERVING_ONE_VS_RECTANGLE", False):
                 ratio = one["ms_median"] / rect["ms_median"]
                 body.append([f"the mix's tokens as one sequence ≤ 1.15× the same tokens as a rectangle ({where})",
                              f"{sig(ratio)}× ({name}: {sig(one['ms_median'])} against {sig(rect['ms_median'])} ms)",
@@ -119,15 +119,17 @@ def serving_lines(chapter, rows, official, used):
                      f"{sig(ratio)}× ({name}: padded {sig(padded['ms_median'])} against packed "
                      f"{sig(packed['ms_median'])} ms)", verdict(ratio >= 5.0)])
     if spec(chapter).NAME == "ssd":  # the official SSD times the serving mix too (seq_idx)
-        seq_idx = [o for o in official if o["op"] == "ssd_packed" and o["impl"] == "official_seq_idx"
-                   and o["dtype"] == packed["dtype"] and o["device"] == TARGET_DEVICE
-                   and same_call(o, packed) and o["ms_median"]]
+        # Claimed only where the same call timed it; measured against its best of every run.
+        runs = [o for o in official if o["op"] == "ssd_packed" and o["impl"] == "official_seq_idx"
+                and o["dtype"] == packed["dtype"] and o["device"] == TARGET_DEVICE and o["ms_median"]]
+        same = [o for o in runs if same_call(o, packed)]
         want = getattr(spec(chapter), "SEQ_IDX_TARGET", 3.0)
         what = f"serving mix ≥ {want:g}× faster than the official SSD with `seq_idx`"
-        if seq_idx:
-            ratio = seq_idx[0]["ms_median"] / packed["ms_median"]
-            body.append([what, f"{sig(ratio)}× ({name}: {sig(packed['ms_median'])} ms against the official "
-                         f"{sig(seq_idx[0]['ms_median'])} ms in the same call)", verdict(ratio >= want)])
+        if same:
+            best = min(o["ms_median"] for o in runs)
+            ratio = best / packed["ms_median"]
+            body.append([what, f"{sig(ratio)}× ({name}: {sig(packed['ms_median'])} ms against the official best "
+                         f"{sig(best)} ms; {sig(same[0]['ms_median'])} in the same call)", verdict(ratio >= want)])
         else:
             body.append([what, "the official kernel was never timed in the same call", "—"])
     return body
