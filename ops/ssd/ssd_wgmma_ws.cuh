@@ -86,8 +86,10 @@
 
 /* n-tile mt of h0 of the walk's (b, h) (zero without); NE 16: the 32
  * columns of p from p_first of one of version 21's two warpgroups (NE 32:
- * the one warpgroup of threads 0-127). */
-template <int NE>
+ * the one warpgroup of threads 0-127). WHOLE (versions 22-23, an h0 a
+ * request): as ws_state_store's, a thread inside p and N loads by rows with
+ * no test an element (with the test, each load is a branch of its own). */
+template <int NE, bool WHOLE = false>
 static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArgs &a, const WsWalk &w, int mt,
                                                   int p_first = 0) {
 #pragma unroll
@@ -97,6 +99,16 @@ static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArg
               n0 = mt * 64 + 16 * ws_frag_warp<NE>(thread_index()) + lane / 4;
     const float *src = a.h0 + (int64_t)w.bh * a.P * a.N + p0 * N + n0;  // (p, N) fp32 of this (b, h)
     const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;   // every element of the tile
+    if (WHOLE && inside) {
+#pragma unroll
+        for (int r = 0; r < NE / 2; r++) {  // row p0 + 8·(r / 2) + r % 2 holds elements e and e + 2
+            const int e = (r / 2) * 4 + r % 2;
+            const float *at = src + ((r / 2) * 8 + r % 2) * N;
+            v[e] = at[0];
+            v[e + 2] = at[8];
+        }
+        return;
+    }
 #pragma unroll
     for (int e = 0; e < NE; e++)
         if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N)) v[e] = src[ws_frag_offset(e, N)];
@@ -204,7 +216,7 @@ static __device__ __forceinline__ void ws_publish(float (&st)[2][NE], const Wgmm
     for (int mt = 0; mt < SLABS; mt++) {
         if (w.seg == 0) {
             float h0[NE];
-            ws_h0_tile(h0, a, w, mt, 2 * NE * wg);
+            ws_h0_tile<NE, PACKED>(h0, a, w, mt, 2 * NE * wg);
 #pragma unroll
             for (int e = 0; e < NE; e++) st[mt][e] = fmaf(seg_decay, h0[e], st[mt][e]);
         }
@@ -216,10 +228,10 @@ static __device__ __forceinline__ void ws_publish(float (&st)[2][NE], const Wgmm
 }
 
 /* The walk's last state to final_state (ws_state_store). */
-template <int NE>
+template <int NE, bool WHOLE = false>
 static __device__ __forceinline__ void ws_final_state(const float (&st)[2][NE], const WgmmaArgs &a, const WsWalk &w,
                                                       int slabs, int p_first = 0) {
-    ws_state_store(st, a, a.final_state, w.bh, slabs, p_first);
+    ws_state_store<NE, WHOLE>(st, a, a.final_state, w.bh, slabs, p_first);
 }
 
 /* SLABS: N rounded up to 64, over 64. One block walks one segment of one
@@ -284,13 +296,13 @@ __global__ void __launch_bounds__(WS_THREADS, 2) ssd_wgmma_ws_kernel(WgmmaArgs a
     if (w.seg > 0) ws_sum_published<SLABS, 1, 32, PACKED>(st, a, w);
 #pragma unroll
     for (int mt = 0; mt < SLABS; mt++) {
-        if (w.seg == 0) ws_h0_tile(st[mt], a, w, mt);
+        if (w.seg == 0) ws_h0_tile<32, PACKED>(st[mt], a, w, mt);
         frag_to_smem<T>(smem_addr(w.Ss), st[mt], mt);
     }
     fence_async_smem();  // the state's stmatrix stores, before wgmma reads them
     consumers_sync();
     ws_consume<T, SLABS, true, BACK, SHIFT, ADD, PACKED>(a, w, st, k);
-    if (w.last_seg && a.final_state) ws_final_state(st, a, w, SLABS);
+    if (w.last_seg && a.final_state) ws_final_state<32, PACKED>(st, a, w, SLABS);
 }
 
 

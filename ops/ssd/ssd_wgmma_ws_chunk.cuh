@@ -26,8 +26,14 @@ static __device__ __forceinline__ I ws_frag_warp(I tid) { return NE == 32 ? tid 
 /* A state held in fragments, its slabs n-tiles, to row `row` of base, rows
  * of (p, N) fp32 (final_state's, or chunk_states'). The loop over n-tiles
  * takes slabs at run time and picks the tile by a select, so that it stays
- * rolled: one copy of the 32 stores to fetch, not two. */
-template <int NE>
+ * rolled: one copy of the 32 stores to fetch, not two.
+ * WHOLE (versions 22-23, which store a state every few chunks): a thread
+ * whose elements all lie inside p and N stores them by rows, elements e and
+ * e + 2 of a row 8 floats apart, with no test an element; written as one
+ * loop with the test in it, the compiler turns each store into a predicated
+ * one with its own 64-bit address and bound tests, some 15 instructions a
+ * store. */
+template <int NE, bool WHOLE = false>
 static __device__ __forceinline__ void ws_state_store(const float (&st)[2][NE], const WgmmaArgs &a, float *base,
                                                       int64_t row, int slabs, int p_first = 0) {
     const int P = (int)a.P, N = (int)a.N, lane = thread_index() % 32, p0 = p_first + 2 * (lane % 4);
@@ -35,6 +41,16 @@ static __device__ __forceinline__ void ws_state_store(const float (&st)[2][NE], 
         const int n0 = mt * 64 + 16 * ws_frag_warp<NE>(thread_index()) + lane / 4;
         float *dst = base + row * a.P * a.N + p0 * N + n0;
         const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
+        if (WHOLE && inside) {
+#pragma unroll
+            for (int r = 0; r < NE / 2; r++) {  // row p0 + 8·(r / 2) + r % 2 holds elements e and e + 2
+                const int e = (r / 2) * 4 + r % 2;
+                float *at = dst + ((r / 2) * 8 + r % 2) * N;
+                at[0] = mt == 0 ? st[0][e] : st[1][e];
+                at[8] = mt == 0 ? st[0][e + 2] : st[1][e + 2];
+            }
+            continue;
+        }
 #pragma unroll
         for (int e = 0; e < NE; e++)
             if (inside || (p0 + (e / 4) * 8 + (e & 1) < P && n0 + (e & 2) * 4 < N))
@@ -356,7 +372,7 @@ static __device__ __forceinline__ float ws_consume(const WgmmaArgs &a, const WsW
         /* The state after each chunk of the problem's size (64 divides it) and after the sequence's
          * last: chunk_states, which the official kernels do not return for a packed row. */
         if (PACKED && a.chunk_states && ((v + 1) % per == 0 || t0 + len == w.t_end))
-            ws_state_store(st, a, a.chunk_states, (int64_t)(w.first_cs + v / per) * a.H + w.h, SLABS);
+            ws_state_store<32, true>(st, a, a.chunk_states, (int64_t)(w.first_cs + v / per) * a.H + w.h, SLABS);
     }
     return seg_log2;
 }
