@@ -51,8 +51,8 @@ def recipe_target(chapter, measured, verdict, fused, official):
         return what + ": not timed"
     measured.append(ours)
     ratio = best["ms_median"] / ours["ms_median"]
-    return (f"{what}: {sig(ratio)}× ({label(ours)} {sig(ours['ms_median'])} ms {where}, "
-            f"the recipe {sig(same['ms_median'])} ms in the same call, its best {sig(best['ms_median'])}; "
+    return (f"{what}: {sig(ratio)}× against the recipe's best {sig(best['ms_median'])} ms ({label(ours)} "
+            f"{sig(ours['ms_median'])} ms {where}, the recipe {sig(same['ms_median'])} in the same call; "
             f"{verdict(ratio >= 3.5)})")
 
 
