@@ -151,7 +151,7 @@ static SsdShape varlen_row(const SsdShape *s) {
     return row;
 }
 /* Slot groups (places / H for two blocks an SM) and the plan's groups. */
-static int64_t varlen_slot_groups(const SsdShape *s) { return 2 * (int64_t)sm_count() / s->heads; }
+static int64_t varlen_slot_groups(const SsdShape *s) { return walk_places(2) / s->heads; }
 static int64_t varlen_groups(const SsdShape *s) { return (s->nseq ? s->nseq : s->batch) + varlen_slot_groups(s); }
 
 extern "C" const char *ssd_wgmma_ws_varlen_unsupported(const SsdShape *s) {

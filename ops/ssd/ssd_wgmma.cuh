@@ -482,13 +482,16 @@ static inline const char *wgmma_unsupported(const SsdShape *s, bool tma) {
  * starts on 256 bytes. */
 static inline size_t counter_bytes(int64_t flags) { return ((size_t)(flags + 1) * sizeof(int) + 255) / 256 * 256; }
 
+/* The places the GPU has for walking blocks (a place: one block at a time), per_sm an SM. */
+static inline int64_t walk_places(int per_sm) { return per_sm * (int64_t)sm_count(); }
+
 /* The segments of each (b, h)'s walk in chunks of Q (05's versions 14-15
  * and 18-21, 06's 9-10). As many as fill the places the GPU has for blocks
  * (per_sm an SM) when there are fewer (b, h) than places, at most one a
  * chunk; then no segment is left empty. */
 static inline void walk_segments(const SsdShape *s, int Q, int per_sm, int *segments, int *seg_chunks) {
     const int64_t nchunks = ceil_div(s->seqlen, Q);
-    const int64_t places = per_sm * (int64_t)sm_count(), bh = s->batch * s->heads;
+    const int64_t places = walk_places(per_sm), bh = s->batch * s->heads;
     const int64_t want = places / bh < 1 ? 1 : places / bh > nchunks ? nchunks : places / bh;
     *seg_chunks = (int)ceil_div(nchunks, want);
     *segments = (int)ceil_div(nchunks, *seg_chunks);

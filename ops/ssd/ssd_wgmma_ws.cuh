@@ -101,9 +101,9 @@ static __device__ __forceinline__ void ws_h0_tile(float (&v)[NE], const WgmmaArg
     const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;   // every element of the tile
     if (WHOLE && inside) {
 #pragma unroll
-        for (int r = 0; r < NE / 2; r++) {  // row p0 + 8·(r / 2) + r % 2 holds elements e and e + 2
-            const int e = (r / 2) * 4 + r % 2;
-            const float *at = src + ((r / 2) * 8 + r % 2) * N;
+        for (int r = 0; r < NE / 2; r++) {
+            const int e = ws_row_elem(r);
+            const float *at = src + ws_row_offset(r, N);
             v[e] = at[0];
             v[e + 2] = at[8];
         }

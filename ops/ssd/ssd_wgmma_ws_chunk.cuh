@@ -17,6 +17,11 @@
  * element they came to 1,500 instructions a thread, each fetched once into
  * the instruction cache, and cost a one-chunk walk as much as ten chunks). */
 static __device__ __forceinline__ int ws_frag_offset(int e, int N) { return ((e / 4) * 8 + (e & 1)) * N + (e & 2) * 4; }
+/* By rows (WHOLE, below): a thread's row r of NE / 2 holds its elements
+ * ws_row_elem(r) at column n0 and ws_row_elem(r) + 2 at n0 + 8, the row
+ * ws_row_offset(r, N) floats after the thread's first. */
+static __device__ __forceinline__ int ws_row_elem(int r) { return (r / 2) * 4 + r % 2; }
+static __device__ __forceinline__ int ws_row_offset(int r, int N) { return ((r / 2) * 8 + r % 2) * N; }
 /* wq of thread tid: its warp in its warpgroup, where a thread holds NE
  * values an n-tile (NE 32: the one computing warpgroup, threads 0-127; NE
  * 16: version 21's two, threads 0-255). */
@@ -43,9 +48,9 @@ static __device__ __forceinline__ void ws_state_store(const float (&st)[2][NE], 
         const bool inside = p0 + (NE / 4 - 1) * 8 + 1 < P && n0 + 8 < N;
         if (WHOLE && inside) {
 #pragma unroll
-            for (int r = 0; r < NE / 2; r++) {  // row p0 + 8·(r / 2) + r % 2 holds elements e and e + 2
-                const int e = (r / 2) * 4 + r % 2;
-                float *at = dst + ((r / 2) * 8 + r % 2) * N;
+            for (int r = 0; r < NE / 2; r++) {
+                const int e = ws_row_elem(r);
+                float *at = dst + ws_row_offset(r, N);
                 at[0] = mt == 0 ? st[0][e] : st[1][e];
                 at[8] = mt == 0 ? st[0][e + 2] : st[1][e + 2];
             }
